@@ -1,0 +1,346 @@
+"""``openclaw-desktop``: the headless node, one-shot operator calls, identity and doctor.
+
+Exit codes: 0 ok, 1 the gateway refused the request, 2 bad usage or configuration,
+3 authentication / identity failure, 4 TLS trust failure, 5 pairing required,
+6 gateway unreachable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from openclaw_desktop import __version__
+from openclaw_desktop.config.client_profile import cli_client, node_client, user_agent
+from openclaw_desktop.config.paths import AppPaths
+from openclaw_desktop.errors import (
+    AuthError,
+    ConfigError,
+    ConnectionClosed,
+    GatewayError,
+    IdentityError,
+    OpenClawError,
+    PairingRequired,
+    ProtocolMismatch,
+    ReconnectPaused,
+    RequestOutcomeUnknown,
+    RequestTimeout,
+    TrustError,
+)
+from openclaw_desktop.identity import (
+    CredentialStore,
+    DeviceIdentity,
+    IdentityStore,
+    gateway_key,
+    open_secret_store,
+)
+from openclaw_desktop.log import configure_logging
+from openclaw_desktop.node import InvokeDispatcher, NodeSession, default_handlers, default_registry
+from openclaw_desktop.protocol import MIN_NODE_PROTOCOL_VERSION, OperatorScope, Role
+from openclaw_desktop.transport import ConnectionOptions, ConnectionState, GatewayConnection
+from openclaw_desktop.trust import (
+    TrustCallback,
+    TrustPrompt,
+    format_fingerprint,
+    normalize_fingerprint,
+)
+
+__all__ = ["main"]
+
+log = logging.getLogger("openclaw.cli")
+
+DEFAULT_URL = "ws://127.0.0.1:18789"
+DEFAULT_CALL_SCOPES = (
+    OperatorScope.READ,
+    OperatorScope.WRITE,
+    OperatorScope.ADMIN,
+    OperatorScope.APPROVALS,
+    OperatorScope.PAIRING,
+)
+#: The node's settings until the settings schema lands: notifications on.
+NODE_SETTINGS = {"notifications": True}
+
+
+def _exit_code(error: BaseException) -> int:
+    if isinstance(error, ReconnectPaused):
+        return _exit_code(error.cause)
+    if isinstance(error, TrustError):
+        return 4
+    if isinstance(error, PairingRequired):
+        return 5
+    if isinstance(error, AuthError | ProtocolMismatch | IdentityError):
+        return 3
+    if isinstance(error, ConfigError):
+        return 2
+    if isinstance(error, ConnectionClosed | RequestOutcomeUnknown | RequestTimeout | OSError):
+        return 6
+    if isinstance(error, GatewayError) and error.method == "connect":
+        return 3
+    return 1
+
+
+def _explain(error: BaseException) -> str:
+    cause = error.cause if isinstance(error, ReconnectPaused) else error
+    if isinstance(cause, PairingRequired) and cause.request_id:
+        return (
+            f"pairing required: this device waits for approval (requestId {cause.request_id}).\n"
+            f"Approve it on the gateway host with:\n  {cause.approve_command}\n"
+            f"(on a bundled gateway: openclaw-desktop devices approve {cause.request_id})"
+        )
+    return str(cause)
+
+
+def _add_connection_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--url",
+        default=os.environ.get("OPENCLAW_GATEWAY_URL", DEFAULT_URL),
+        help="gateway URL, ws:// (loopback/LAN only) or wss:// (default %(default)s)",
+    )
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("OPENCLAW_GATEWAY_TOKEN"),
+        help="shared gateway token (or env OPENCLAW_GATEWAY_TOKEN)",
+    )
+    parser.add_argument(
+        "--password",
+        default=os.environ.get("OPENCLAW_GATEWAY_PASSWORD"),
+        help="shared gateway password (or env OPENCLAW_GATEWAY_PASSWORD)",
+    )
+    parser.add_argument(
+        "--tls-fingerprint",
+        help="pin the gateway's TLS certificate (SHA-256, hex; colons and sha256: prefix ok)",
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="openclaw-desktop", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"openclaw-desktop {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    sub = parser.add_subparsers(dest="command")
+
+    node = sub.add_parser("node", help="run this computer as an OpenClaw node (headless)")
+    _add_connection_args(node)
+    node.add_argument("--display-name", help="name shown to operators (default: hostname)")
+
+    call = sub.add_parser("call", help="one operator RPC; prints the JSON result")
+    _add_connection_args(call)
+    call.add_argument("method", help="gateway method, e.g. health or node.list")
+    call.add_argument("params", nargs="?", default=None, help="JSON params (default none)")
+    call.add_argument("--scopes", help="comma-separated operator scopes to request")
+    call.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
+
+    ident = sub.add_parser("identity", help="show or reset this device's identity")
+    ident.add_argument("action", choices=["show", "reset"])
+
+    sub.add_parser("doctor", help="what works here and why not")
+    return parser
+
+
+def _load_identity(paths: AppPaths) -> DeviceIdentity:
+    return IdentityStore(paths.identity_file).load_or_create()
+
+
+def _cli_trust_callback() -> TrustCallback | None:
+    if not sys.stdin.isatty():
+        return None
+
+    async def ask(prompt: TrustPrompt) -> bool:
+        print(
+            f"\nThe gateway {prompt.endpoint} presents a TLS certificate that is not trusted yet."
+            f"\nSHA-256 fingerprint:\n{format_fingerprint(prompt.fingerprint)}\n"
+            "Verify it out of band (on the gateway host) before trusting it.",
+            file=sys.stderr,
+        )
+        answer = await asyncio.to_thread(input, "Trust this certificate? [y/N] ")
+        return answer.strip().lower() in ("y", "yes")
+
+    return ask
+
+
+def _options(args: argparse.Namespace, role: Role, paths: AppPaths) -> ConnectionOptions:
+    identity = _load_identity(paths)
+    credentials = CredentialStore(open_secret_store(paths.secrets_file))
+    pin: str | None = None
+    if args.tls_fingerprint:
+        try:
+            pin = normalize_fingerprint(args.tls_fingerprint)
+        except ValueError as exc:
+            raise ConfigError(f"--tls-fingerprint: {exc}") from None
+    options = ConnectionOptions(
+        url=args.url,
+        role=role,
+        client=node_client(getattr(args, "display_name", None))
+        if role is Role.NODE
+        else cli_client(),
+        signer=identity,
+        credentials=credentials,
+        shared_token=args.token,
+        password=args.password,
+        tls_fingerprint=pin,
+        trust_callback=_cli_trust_callback(),
+        user_agent=user_agent(),
+    )
+    if pin is not None and args.url.startswith("wss://"):
+        credentials.save_tls_pin(gateway_key(args.url), pin)
+    return options
+
+
+async def _call(args: argparse.Namespace, paths: AppPaths) -> int:
+    options = _options(args, Role.OPERATOR, paths)
+    options.reconnect = False
+    options.scopes = (
+        tuple(s.strip() for s in args.scopes.split(",") if s.strip())
+        if args.scopes
+        else tuple(s.value for s in DEFAULT_CALL_SCOPES)
+    )
+    params: Any = None
+    if args.params is not None:
+        try:
+            params = json.loads(args.params)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"params are not valid JSON: {exc}") from None
+    async with GatewayConnection(options) as conn:
+        await conn.wait_ready(timeout=args.timeout)
+        result = await conn.request(args.method, params, timeout_s=args.timeout)
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    return 0
+
+
+async def _node(args: argparse.Namespace, paths: AppPaths) -> int:
+    options = _options(args, Role.NODE, paths)
+    registry = default_registry()
+    options.commands = tuple(registry.advertised_commands(NODE_SETTINGS))
+    options.caps = tuple(registry.advertised_caps(NODE_SETTINGS))
+    options.min_protocol = MIN_NODE_PROTOCOL_VERSION
+    options.wait_for_pairing = True
+    dispatcher = InvokeDispatcher(registry, default_handlers(), lambda: NODE_SETTINGS)
+    stop = asyncio.Event()
+    failure: list[BaseException] = []
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+
+    conn = GatewayConnection(options)
+    announced: set[str] = set()
+
+    def on_status(status: Any) -> None:
+        if status.state is ConnectionState.CONNECTED and status.hello is not None:
+            device = options.signer.device_id if options.signer else "?"
+            commands = ", ".join(options.commands or ())
+            print(
+                f"connected to {conn.endpoint.display} as node {device} ({commands}); "
+                "waiting for invokes",
+                file=sys.stderr,
+            )
+        elif status.state is ConnectionState.AWAITING_APPROVAL and status.pairing:
+            rid = status.pairing.request_id or "?"
+            if rid not in announced:
+                announced.add(rid)
+                print(
+                    _explain(status.pairing)
+                    + "\nWaiting; this node continues by itself once approved.",
+                    file=sys.stderr,
+                )
+        elif status.state is ConnectionState.PAUSED and status.error is not None:
+            failure.append(status.error)
+            stop.set()
+
+    conn.on_status(on_status)
+    node = NodeSession(conn, dispatcher)
+    conn.start()
+    try:
+        await stop.wait()
+    finally:
+        await node.aclose()
+        await conn.aclose()
+    if failure:
+        print(f"error: {_explain(failure[0])}", file=sys.stderr)
+        return _exit_code(failure[0])
+    return 0
+
+
+def _identity(args: argparse.Namespace, paths: AppPaths) -> int:
+    store = IdentityStore(paths.identity_file)
+    identity = store.reset() if args.action == "reset" else store.load_or_create()
+    print(
+        json.dumps(
+            {
+                "deviceId": identity.device_id,
+                "publicKey": identity.public_key,
+                "path": str(paths.identity_file),
+            },
+            indent=2,
+        )
+    )
+    if args.action == "reset":
+        print(
+            "A new identity was created; approve this device again on each gateway.",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _doctor(paths: AppPaths) -> int:
+    store = IdentityStore(paths.identity_file)
+    try:
+        ident = f"ok ({store.load().device_id})" if store.exists() else "not created yet"
+    except IdentityError as exc:
+        ident = f"UNUSABLE: {exc}"
+    secrets = open_secret_store(paths.secrets_file)
+    print(f"identity:      {paths.identity_file}: {ident}")
+    print(f"secret store:  {secrets.description}")
+    registry = default_registry()
+    print("node commands:")
+    for spec in registry.specs:
+        avail = spec.availability()
+        enabled = registry.enabled(spec, NODE_SETTINGS)
+        available = "yes" if avail.available else f"no ({avail.reason})"
+        advertised = "yes" if enabled and avail.available else "no"
+        print(
+            f"  {spec.name:<16} available: {available}; enabled: {'yes' if enabled else 'no'}; "
+            f"advertised: {advertised}"
+        )
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``openclaw-desktop``."""
+    args = _parser().parse_args(argv)
+    configure_logging(args.verbose)
+    paths = AppPaths.default()
+    try:
+        if args.command == "call":
+            return asyncio.run(_call(args, paths))
+        if args.command == "node":
+            return asyncio.run(_node(args, paths))
+        if args.command == "identity":
+            return _identity(args, paths)
+        if args.command == "doctor":
+            return _doctor(paths)
+        print(
+            "The desktop window arrives with the desktop-app work; for now use the "
+            "subcommands (see --help).",
+            file=sys.stderr,
+        )
+        return 2
+    except (OpenClawError, OSError, TimeoutError) as exc:
+        if isinstance(exc, TimeoutError):
+            print("error: timed out waiting for the gateway", file=sys.stderr)
+            return 6
+        print(f"error: {_explain(exc)}", file=sys.stderr)
+        return _exit_code(exc)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""Where OpenClaw Desktop keeps its files.
+
+By default the platformdirs locations for the app name ``openclaw-desktop``. Setting
+``OPENCLAW_DESKTOP_HOME`` puts everything under one folder instead (tests, portable installs,
+several instances side by side).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+__all__ = ["APP_NAME", "HOME_ENV", "AppPaths"]
+
+APP_NAME = "openclaw-desktop"
+HOME_ENV = "OPENCLAW_DESKTOP_HOME"
+
+
+@dataclass(frozen=True, slots=True)
+class AppPaths:
+    """The folders of one installation."""
+
+    config_dir: Path
+    data_dir: Path
+    state_dir: Path
+    cache_dir: Path
+
+    @classmethod
+    def default(cls) -> AppPaths:
+        """The folders for this user, honouring ``OPENCLAW_DESKTOP_HOME``."""
+        home = os.environ.get(HOME_ENV)
+        if home:
+            return cls.under(Path(home))
+        return cls(
+            config_dir=Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)),
+            data_dir=Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)),
+            state_dir=Path(platformdirs.user_state_dir(APP_NAME, appauthor=False)),
+            cache_dir=Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False)),
+        )
+
+    @classmethod
+    def under(cls, root: Path) -> AppPaths:
+        """All folders below one root."""
+        return cls(
+            config_dir=root / "config",
+            data_dir=root / "data",
+            state_dir=root / "state",
+            cache_dir=root / "cache",
+        )
+
+    @property
+    def identity_file(self) -> Path:
+        """The device identity (Ed25519 key), mode 0600."""
+        return self.data_dir / "identity" / "device.json"
+
+    @property
+    def secrets_file(self) -> Path:
+        """The fallback secret store used when no keyring backend exists, mode 0600."""
+        return self.data_dir / "secrets.json"

@@ -1,0 +1,55 @@
+"""Logger categories and console logging setup.
+
+Loggers are named ``openclaw.<area>``. Nothing in the core logs tokens, passwords, setup
+codes or private keys; :class:`RedactingFilter` is a second line of defence for anything
+that looks like one in a message's arguments.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+
+__all__ = ["LOGGER_NAMES", "RedactingFilter", "configure_logging"]
+
+LOGGER_NAMES = (
+    "openclaw.transport",
+    "openclaw.session",
+    "openclaw.identity",
+    "openclaw.trust",
+    "openclaw.node",
+    "openclaw.cli",
+    "gateway",
+)
+
+_SECRET_FIELDS = re.compile(
+    r'("?(?:token|password|deviceToken|bootstrapToken|privateKey|setupCode)"?\s*[:=]\s*"?)'
+    r'([^",\s}]+)',
+    re.IGNORECASE,
+)
+
+
+class RedactingFilter(logging.Filter):
+    """Masks ``token=…``/``"password": "…"`` style values in formatted messages."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        redacted = _SECRET_FIELDS.sub(r"\1<redacted>", message)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        return True
+
+
+def configure_logging(verbosity: int = 0) -> None:
+    """Log to stderr: warnings by default, info with ``-v``, debug with ``-vv``."""
+    level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity == 1 else logging.DEBUG
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    # The node prints invokes and notifications at WARNING/INFO; keep them visible.
+    logging.getLogger("openclaw.node").setLevel(min(level, logging.INFO))
+    logging.getLogger("websockets").setLevel(max(level, logging.WARNING))

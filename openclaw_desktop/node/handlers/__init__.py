@@ -1,0 +1,1 @@
+"""One module per command area; each handler returns an InvokeResult."""

@@ -1,0 +1,102 @@
+"""Chat, agent and talk event payloads (tolerant: the gateway adds fields over time)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from openclaw_desktop.protocol.base import ClosedModel, OpenModel
+
+__all__ = [
+    "AgentEvent",
+    "ChatEvent",
+    "ChatSendAck",
+    "ChatSendParams",
+    "ShutdownEvent",
+    "TalkEvent",
+    "TickEvent",
+]
+
+ChatState = Literal["status", "delta", "final", "aborted", "error"]
+
+
+class ChatSendParams(ClosedModel):
+    """The ``chat.send`` params this client sends (a subset of the real schema)."""
+
+    session_key: str = Field(min_length=1)
+    message: str
+    idempotency_key: str = Field(min_length=1)
+    thinking: str | None = None
+    attachments: list[dict[str, Any]] | None = None
+    queue_mode: str | None = None
+
+
+class ChatSendAck(OpenModel):
+    """``chat.send`` response: ``{runId, status}``."""
+
+    run_id: str
+    status: str
+
+
+class ChatEvent(OpenModel):
+    """``chat`` event payload. ``seq`` is the per-run sequence shared with ``agent``."""
+
+    run_id: str
+    session_key: str
+    state: ChatState
+    seq: int | None = None
+    agent_id: str | None = None
+    phase: str | None = None
+    delta_text: str | None = None
+    message: dict[str, Any] | None = None
+    replace: bool | None = None
+    stop_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    error_message: str | None = None
+    error_kind: str | None = None
+    error_detail: dict[str, Any] | None = None
+
+
+class AgentEvent(OpenModel):
+    """``agent`` event payload: ``stream`` is lifecycle, assistant, item, tool, usage, ..."""
+
+    run_id: str
+    stream: str
+    data: dict[str, Any] = Field(default_factory=dict)
+    seq: int | None = None
+    session_key: str | None = None
+    session_id: str | None = None
+    agent_id: str | None = None
+    ts: int | None = None
+
+
+class TalkEvent(OpenModel):
+    """``talk.event`` envelope."""
+
+    id: str
+    type: str
+    session_id: str
+    seq: int = Field(ge=1)
+    timestamp: int | str
+    mode: str
+    transport: str
+    brain: str
+    payload: Any = None
+    turn_id: str | None = None
+    capture_id: str | None = None
+    provider: str | None = None
+    final: bool | None = None
+
+
+class TickEvent(OpenModel):
+    """``tick`` payload."""
+
+    ts: int = Field(ge=0)
+
+
+class ShutdownEvent(OpenModel):
+    """``shutdown`` payload."""
+
+    reason: str
+    restart_expected_ms: int | None = None

@@ -1,0 +1,222 @@
+"""Wire strings as enums: client ids and modes, roles, scopes, caps, error codes, names."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = [
+    "ClientCap",
+    "ClientId",
+    "ClientMode",
+    "ConnectErrorCode",
+    "ErrorCode",
+    "EventName",
+    "Method",
+    "NextStep",
+    "NodeErrorCode",
+    "OperatorScope",
+    "Role",
+]
+
+
+class ClientId(StrEnum):
+    """``connect.params.client.id`` (closed set of the real gateway)."""
+
+    WEBCHAT_UI = "webchat-ui"
+    CONTROL_UI = "openclaw-control-ui"
+    BROWSER_COPILOT = "openclaw-browser-copilot"
+    TUI = "openclaw-tui"
+    WEBCHAT = "webchat"
+    CLI = "cli"
+    GATEWAY_CLIENT = "gateway-client"
+    MACOS = "openclaw-macos"
+    LINUX = "openclaw-linux"
+    IOS = "openclaw-ios"
+    WATCHOS = "openclaw-watchos"
+    ANDROID = "openclaw-android"
+    NODE_HOST = "node-host"
+    WORKER = "openclaw-worker"
+    TEST = "test"
+    FINGERPRINT = "fingerprint"
+    PROBE = "openclaw-probe"
+
+
+class ClientMode(StrEnum):
+    """``connect.params.client.mode``."""
+
+    WEBCHAT = "webchat"
+    CLI = "cli"
+    UI = "ui"
+    BACKEND = "backend"
+    NODE = "node"
+    WORKER = "worker"
+    PROBE = "probe"
+    TEST = "test"
+
+
+class Role(StrEnum):
+    """``connect.params.role``."""
+
+    OPERATOR = "operator"
+    NODE = "node"
+
+
+class OperatorScope(StrEnum):
+    """Operator scopes."""
+
+    READ = "operator.read"
+    WRITE = "operator.write"
+    ADMIN = "operator.admin"
+    APPROVALS = "operator.approvals"
+    PAIRING = "operator.pairing"
+    TALK = "operator.talk"
+    TALK_SECRETS = "operator.talk.secrets"
+    QUESTIONS = "operator.questions"
+
+
+class ClientCap(StrEnum):
+    """Operator client capabilities (``connect.params.caps`` of an operator)."""
+
+    AGENT_KIND = "agent-kind"
+    APPROVALS = "approvals"
+    CHAT_ONLY_ASSISTANT_TEXT = "chat-only-assistant-text"
+    DEVICE_PAIRING_WAIT = "device-pairing-wait"
+    EXEC_APPROVALS = "exec-approvals"
+    INLINE_WIDGETS = "inline-widgets"
+    MODEL_CATALOG_SNAPSHOT = "model-catalog-snapshot"
+    MODEL_SELECTION_POLICY = "model-selection-policy"
+    RUN_TOOL_BINDINGS = "run-tool-bindings"
+    SESSION_SCOPED_EVENTS = "session-scoped-events"
+    PLUGIN_APPROVALS = "plugin-approvals"
+    TOOL_EVENTS = "tool-events"
+    UI_COMMANDS = "ui-commands"
+
+
+class ErrorCode(StrEnum):
+    """Top-level ``error.code`` values."""
+
+    NOT_LINKED = "NOT_LINKED"
+    NOT_PAIRED = "NOT_PAIRED"
+    AGENT_TIMEOUT = "AGENT_TIMEOUT"
+    AGENT_RESULT_NOT_FOUND = "AGENT_RESULT_NOT_FOUND"
+    INVALID_REQUEST = "INVALID_REQUEST"
+    FORBIDDEN = "FORBIDDEN"
+    APPROVAL_NOT_FOUND = "APPROVAL_NOT_FOUND"
+    UNAVAILABLE = "UNAVAILABLE"
+
+
+class ConnectErrorCode(StrEnum):
+    """``error.details.code`` values of handshake failures (and MISSING_SCOPE)."""
+
+    AUTH_REQUIRED = "AUTH_REQUIRED"
+    AUTH_UNAUTHORIZED = "AUTH_UNAUTHORIZED"
+    AUTH_TOKEN_MISSING = "AUTH_TOKEN_MISSING"
+    AUTH_TOKEN_MISMATCH = "AUTH_TOKEN_MISMATCH"
+    AUTH_TOKEN_NOT_CONFIGURED = "AUTH_TOKEN_NOT_CONFIGURED"
+    AUTH_PASSWORD_MISSING = "AUTH_PASSWORD_MISSING"
+    AUTH_PASSWORD_MISMATCH = "AUTH_PASSWORD_MISMATCH"
+    AUTH_PASSWORD_NOT_CONFIGURED = "AUTH_PASSWORD_NOT_CONFIGURED"
+    AUTH_BOOTSTRAP_TOKEN_INVALID = "AUTH_BOOTSTRAP_TOKEN_INVALID"
+    AUTH_DEVICE_TOKEN_MISMATCH = "AUTH_DEVICE_TOKEN_MISMATCH"
+    AUTH_SCOPE_MISMATCH = "AUTH_SCOPE_MISMATCH"
+    AUTH_RATE_LIMITED = "AUTH_RATE_LIMITED"
+    AUTH_TAILSCALE_IDENTITY_MISSING = "AUTH_TAILSCALE_IDENTITY_MISSING"
+    AUTH_TAILSCALE_PROXY_MISSING = "AUTH_TAILSCALE_PROXY_MISSING"
+    AUTH_TAILSCALE_WHOIS_FAILED = "AUTH_TAILSCALE_WHOIS_FAILED"
+    AUTH_TAILSCALE_IDENTITY_MISMATCH = "AUTH_TAILSCALE_IDENTITY_MISMATCH"
+    AUTH_IDENTITY_HEADER_REQUIRED = "AUTH_IDENTITY_HEADER_REQUIRED"
+    AUTH_VERIFIED_USER_REQUIRED = "AUTH_VERIFIED_USER_REQUIRED"
+    AUTHENTICATED_PROFILE_UNAVAILABLE = "AUTHENTICATED_PROFILE_UNAVAILABLE"
+    OPERATOR_ACCESS_DENIED = "OPERATOR_ACCESS_DENIED"
+    CONTROL_UI_BUILD_MISMATCH = "CONTROL_UI_BUILD_MISMATCH"
+    CONTROL_UI_ORIGIN_NOT_ALLOWED = "CONTROL_UI_ORIGIN_NOT_ALLOWED"
+    PROTOCOL_MISMATCH = "PROTOCOL_MISMATCH"
+    CONTROL_UI_DEVICE_IDENTITY_REQUIRED = "CONTROL_UI_DEVICE_IDENTITY_REQUIRED"
+    DEVICE_IDENTITY_REQUIRED = "DEVICE_IDENTITY_REQUIRED"
+    DEVICE_AUTH_INVALID = "DEVICE_AUTH_INVALID"
+    DEVICE_AUTH_DEVICE_ID_MISMATCH = "DEVICE_AUTH_DEVICE_ID_MISMATCH"
+    DEVICE_AUTH_SIGNATURE_EXPIRED = "DEVICE_AUTH_SIGNATURE_EXPIRED"
+    DEVICE_AUTH_NONCE_REQUIRED = "DEVICE_AUTH_NONCE_REQUIRED"
+    DEVICE_AUTH_NONCE_MISMATCH = "DEVICE_AUTH_NONCE_MISMATCH"
+    DEVICE_AUTH_SIGNATURE_INVALID = "DEVICE_AUTH_SIGNATURE_INVALID"
+    DEVICE_AUTH_PUBLIC_KEY_INVALID = "DEVICE_AUTH_PUBLIC_KEY_INVALID"
+    PAIRING_REQUIRED = "PAIRING_REQUIRED"
+    PAIRING_REJECTED = "PAIRING_REJECTED"
+    PAIRING_EXPIRED = "PAIRING_EXPIRED"
+    CLIENT_VERSION_MISMATCH = "CLIENT_VERSION_MISMATCH"
+    MISSING_SCOPE = "MISSING_SCOPE"
+
+
+class NextStep(StrEnum):
+    """``error.details.recommendedNextStep``."""
+
+    RETRY_WITH_DEVICE_TOKEN = "retry_with_device_token"
+    UPDATE_AUTH_CONFIGURATION = "update_auth_configuration"
+    UPDATE_AUTH_CREDENTIALS = "update_auth_credentials"
+    WAIT_THEN_RETRY = "wait_then_retry"
+    REVIEW_AUTH_CONFIGURATION = "review_auth_configuration"
+
+
+class NodeErrorCode(StrEnum):
+    """Error codes a node returns in ``node.invoke.result``."""
+
+    INVALID_REQUEST = "INVALID_REQUEST"
+    UNAVAILABLE = "UNAVAILABLE"
+    TIMEOUT = "TIMEOUT"
+    NOT_AUTHORIZED = "NOT_AUTHORIZED"
+    CAMERA_DISABLED = "CAMERA_DISABLED"
+    PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
+    NODE_BACKGROUND_UNAVAILABLE = "NODE_BACKGROUND_UNAVAILABLE"
+    CANCELLED = "CANCELLED"
+
+
+class Method(StrEnum):
+    """RPC method names used by this code base."""
+
+    CONNECT = "connect"
+    HEALTH = "health"
+    STATUS = "status"
+    SYSTEM_PRESENCE = "system-presence"
+    NODE_LIST = "node.list"
+    NODE_DESCRIBE = "node.describe"
+    NODE_RENAME = "node.rename"
+    NODE_INVOKE = "node.invoke"
+    NODE_INVOKE_RESULT = "node.invoke.result"
+    NODE_INVOKE_PROGRESS = "node.invoke.progress"
+    NODE_EVENT = "node.event"
+    NODE_PAIR_LIST = "node.pair.list"
+    NODE_PAIR_APPROVE = "node.pair.approve"
+    NODE_PAIR_REJECT = "node.pair.reject"
+    NODE_PAIR_REMOVE = "node.pair.remove"
+    DEVICE_PAIR_LIST = "device.pair.list"
+    DEVICE_PAIR_APPROVE = "device.pair.approve"
+    DEVICE_PAIR_REJECT = "device.pair.reject"
+    DEVICE_PAIR_REMOVE = "device.pair.remove"
+    DEVICE_PAIR_SETUP_CODE = "device.pair.setupCode"
+    DEVICE_TOKEN_ROTATE = "device.token.rotate"
+    DEVICE_TOKEN_REVOKE = "device.token.revoke"
+    CHAT_SEND = "chat.send"
+    CHAT_ABORT = "chat.abort"
+    CHAT_HISTORY = "chat.history"
+    CHAT_INJECT = "chat.inject"
+
+
+class EventName(StrEnum):
+    """Event names used by this code base."""
+
+    CONNECT_CHALLENGE = "connect.challenge"
+    TICK = "tick"
+    PRESENCE = "presence"
+    HEALTH = "health"
+    SHUTDOWN = "shutdown"
+    CHAT = "chat"
+    AGENT = "agent"
+    NODE_INVOKE_REQUEST = "node.invoke.request"
+    NODE_INVOKE_CANCEL = "node.invoke.cancel"
+    NODE_INVOKE_INPUT = "node.invoke.input"
+    NODE_PAIR_REQUESTED = "node.pair.requested"
+    NODE_PAIR_RESOLVED = "node.pair.resolved"
+    DEVICE_PAIR_REQUESTED = "device.pair.requested"
+    DEVICE_PAIR_RESOLVED = "device.pair.resolved"
+    TALK_EVENT = "talk.event"
+    TALK_MODE = "talk.mode"

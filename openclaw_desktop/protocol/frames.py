@@ -1,0 +1,190 @@
+"""Frames: request, response, event and cancel, plus ErrorShape and the JSON codec.
+
+Decoding is done once per frame with orjson into plain dicts, then checked against the frame
+shapes with cheap type checks (:func:`decode_frame`). The pydantic models below describe the
+same shapes for validation where speed does not matter (tests, the gateway's bad-input path).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import orjson
+from pydantic import Field
+
+from openclaw_desktop.protocol.base import ClosedModel, OpenModel
+
+__all__ = [
+    "CancelFrame",
+    "ErrorShape",
+    "EventFrame",
+    "Frame",
+    "FrameDecodeError",
+    "RequestFrame",
+    "ResponseFrame",
+    "StateVersion",
+    "decode_frame",
+    "encode_frame",
+    "error_shape",
+]
+
+
+class FrameDecodeError(ValueError):
+    """Bytes that are not a protocol frame. ``kind`` names the problem for logs."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(kind, detail)
+        self.kind = kind
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.detail}"
+
+
+class ErrorShape(OpenModel):
+    """``{code, message, details?, retryable?, retryAfterMs?}``."""
+
+    code: str
+    message: str
+    details: Any = None
+    retryable: bool | None = None
+    retry_after_ms: int | None = Field(default=None, ge=0)
+
+
+class StateVersion(OpenModel):
+    """``{presence, health}`` counters carried by state events."""
+
+    presence: int = 0
+    health: int = 0
+
+
+class RequestFrame(ClosedModel):
+    """``{type:"req", id, method, params?, traceparent?, expectedProfileId?}``."""
+
+    type: Literal["req"] = "req"
+    id: str = Field(min_length=1)
+    method: str = Field(min_length=1)
+    params: Any = None
+    traceparent: str | None = Field(default=None, max_length=128)
+    expected_profile_id: str | None = None
+
+
+class ResponseFrame(ClosedModel):
+    """``{type:"res", id, ok, payload?, error?}``."""
+
+    type: Literal["res"] = "res"
+    id: str
+    ok: bool
+    payload: Any = None
+    error: ErrorShape | None = None
+
+
+class EventFrame(ClosedModel):
+    """``{type:"event", event, payload?, seq?, stateVersion?, recipientProfileId?}``."""
+
+    type: Literal["event"] = "event"
+    event: str = Field(min_length=1)
+    payload: Any = None
+    seq: int | None = Field(default=None, ge=0)
+    state_version: StateVersion | None = None
+    recipient_profile_id: str | None = None
+
+
+class CancelFrame(ClosedModel):
+    """``{type:"cancel", id}``: abort a pending request (additive; old servers ignore it)."""
+
+    type: Literal["cancel"] = "cancel"
+    id: str = Field(min_length=1)
+
+
+Frame = RequestFrame | ResponseFrame | EventFrame | CancelFrame
+
+
+def encode_frame(frame: dict[str, Any]) -> bytes:
+    """Serialise a frame dict to UTF-8 JSON bytes."""
+    return orjson.dumps(frame)
+
+
+def error_shape(
+    code: str,
+    message: str,
+    details: Any = None,
+    *,
+    retryable: bool | None = None,
+    retry_after_ms: int | None = None,
+) -> dict[str, Any]:
+    """An ErrorShape dict, leaving out absent fields."""
+    out: dict[str, Any] = {"code": code, "message": message}
+    if details is not None:
+        out["details"] = details
+    if retryable is not None:
+        out["retryable"] = retryable
+    if retry_after_ms is not None:
+        out["retryAfterMs"] = retry_after_ms
+    return out
+
+
+def _expect(cond: bool, kind: str, detail: str) -> None:
+    if not cond:
+        raise FrameDecodeError(kind, detail)
+
+
+def decode_frame(data: str | bytes) -> dict[str, Any]:
+    """Parse one WebSocket message into a frame dict with its required fields checked.
+
+    Raises:
+        FrameDecodeError: not UTF-8 (``encoding``), not JSON (``json``), not an object,
+            unknown ``type`` (``unknown-type``) or a required field missing or mistyped
+            (``invalid-frame``).
+    """
+    if isinstance(data, bytes):
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise FrameDecodeError("encoding", f"not UTF-8 at byte {exc.start}") from None
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise FrameDecodeError("json", str(exc)) from None
+    _expect(isinstance(obj, dict), "invalid-frame", "frame is not a JSON object")
+    kind = obj.get("type")
+    if kind == "event":
+        _expect(
+            isinstance(obj.get("event"), str) and obj["event"] != "",
+            "invalid-frame",
+            "event frame without an event name",
+        )
+        seq = obj.get("seq")
+        _expect(
+            seq is None or (type(seq) is int and seq >= 0),
+            "invalid-frame",
+            "event seq is not a non-negative integer",
+        )
+    elif kind == "res":
+        _expect(isinstance(obj.get("id"), str), "invalid-frame", "response without a string id")
+        _expect(isinstance(obj.get("ok"), bool), "invalid-frame", "response without a boolean ok")
+        err = obj.get("error")
+        _expect(
+            err is None or isinstance(err, dict), "invalid-frame", "response error is not an object"
+        )
+    elif kind == "req":
+        _expect(
+            isinstance(obj.get("id"), str) and obj["id"] != "",
+            "invalid-frame",
+            "request without an id",
+        )
+        _expect(
+            isinstance(obj.get("method"), str) and obj["method"] != "",
+            "invalid-frame",
+            "request without a method",
+        )
+    elif kind == "cancel":
+        _expect(
+            isinstance(obj.get("id"), str) and obj["id"] != "",
+            "invalid-frame",
+            "cancel without an id",
+        )
+    else:
+        raise FrameDecodeError("unknown-type", f"unknown frame type {kind!r}")
+    frame: dict[str, Any] = obj
+    return frame

@@ -1,0 +1,38 @@
+"""Protocol version numbers and wire limits shared by the client and the bundled gateway."""
+
+from __future__ import annotations
+
+__all__ = [
+    "DEFAULT_GATEWAY_PORT",
+    "DEFAULT_TICK_INTERVAL_MS",
+    "DEVICE_SIGNATURE_SKEW_MS",
+    "HANDSHAKE_TIMEOUT_MS",
+    "MAX_BUFFERED_BYTES",
+    "MAX_PAYLOAD_BYTES",
+    "MAX_PREAUTH_PAYLOAD_BYTES",
+    "MIN_CLIENT_PROTOCOL_VERSION",
+    "MIN_NODE_PROTOCOL_VERSION",
+    "MIN_PROBE_PROTOCOL_VERSION",
+    "PROTOCOL_VERSION",
+]
+
+#: The protocol this code speaks (gateway 2026.9.x).
+PROTOCOL_VERSION = 4
+#: Operators and UIs must include the current version.
+MIN_CLIENT_PROTOCOL_VERSION = 4
+#: Sessions with role ``node`` and client mode ``node`` may speak N-1.
+MIN_NODE_PROTOCOL_VERSION = 3
+#: Lightweight probes (client mode ``probe``) may speak N-1.
+MIN_PROBE_PROTOCOL_VERSION = 3
+
+DEFAULT_GATEWAY_PORT = 18789
+#: Frame cap before ``hello-ok``.
+MAX_PREAUTH_PAYLOAD_BYTES = 64 * 1024
+#: Frame cap after ``hello-ok`` (advertised as ``policy.maxPayload``).
+MAX_PAYLOAD_BYTES = 25 * 1024 * 1024
+MAX_BUFFERED_BYTES = 50 * 1024 * 1024
+#: Assumed tick interval until ``hello-ok`` says otherwise.
+DEFAULT_TICK_INTERVAL_MS = 30_000
+HANDSHAKE_TIMEOUT_MS = 15_000
+#: Accepted clock skew of ``device.signedAt``.
+DEVICE_SIGNATURE_SKEW_MS = 120_000

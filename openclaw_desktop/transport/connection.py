@@ -1,0 +1,582 @@
+"""The asyncio adapter: one gateway connection with its reconnect loop.
+
+It drives :class:`~openclaw_desktop.session.GatewayClientProtocol` over
+``websockets.asyncio.client``: TLS trust and pinning before any credential is sent,
+request futures, event listeners, the tick watchdog (through the core's deadlines), device
+token storage and the reconnect policy (backoff, pause on auth failures, pairing waits).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+from collections.abc import Callable
+from typing import Any
+
+import websockets
+from websockets.asyncio.client import ClientConnection, connect
+
+from openclaw_desktop.errors import (
+    ConfigError,
+    ConnectionClosed,
+    GatewayError,
+    InvalidState,
+    OpenClawError,
+    PairingRequired,
+    ReconnectPaused,
+    TrustError,
+)
+from openclaw_desktop.identity.credentials import StoredDeviceToken, gateway_key
+from openclaw_desktop.protocol import HelloOk, Role
+from openclaw_desktop.session import (
+    AuthSelection,
+    CloseRequested,
+    ConnectPlan,
+    Credentials,
+    ErrorCategory,
+    EventReceived,
+    FailureDecision,
+    GatewayClientProtocol,
+    HandshakeComplete,
+    HandshakeFailed,
+    ProtocolViolation,
+    RequestFailed,
+    ResponseReceived,
+    SequenceGap,
+    SessionState,
+    decide_after_failure,
+    select_auth,
+)
+from openclaw_desktop.transport.options import (
+    ConnectionOptions,
+    ConnectionState,
+    ConnectionStatus,
+    Endpoint,
+)
+from openclaw_desktop.trust import TlsPlan, resolve_tls, verify_pin
+
+__all__ = ["EventListener", "GatewayConnection", "StatusListener"]
+
+log = logging.getLogger("openclaw.transport")
+
+EventListener = Callable[[EventReceived], None]
+StatusListener = Callable[[ConnectionStatus], None]
+GapListener = Callable[[SequenceGap], None]
+
+
+class GatewayConnection:
+    """A self-healing connection to one gateway in one role.
+
+    Use :meth:`start` (or ``async with``), then :meth:`wait_ready`, :meth:`request` and the
+    listener registrations, each of which returns an unsubscribe callable.
+    """
+
+    def __init__(self, options: ConnectionOptions) -> None:
+        self.options = options
+        self.endpoint = Endpoint.parse(options.url)
+        self._gateway = gateway_key(self.endpoint.url)
+        self._status = ConnectionStatus(ConnectionState.IDLE)
+        self._core: GatewayClientProtocol | None = None
+        self._ws: ClientConnection | None = None
+        self._send_lock = asyncio.Lock()
+        self._futures: dict[str, asyncio.Future[Any]] = {}
+        self._event_listeners: list[EventListener] = []
+        self._status_listeners: list[StatusListener] = []
+        self._gap_listeners: list[GapListener] = []
+        self._ready: asyncio.Event = asyncio.Event()
+        self._wake: asyncio.Event = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._closing = False
+        self._device_retry_used = False
+        self._auth: AuthSelection | None = None
+        self._announced_pairing: str | None = None
+        self._close_request: tuple[int, str] | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    async def __aenter__(self) -> GatewayConnection:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def start(self) -> None:
+        """Start the connection loop in the background."""
+        if self._task is not None:
+            raise InvalidState("connection already started")
+        self._task = asyncio.create_task(self._run(), name=f"gateway-{self.options.role}")
+
+    async def aclose(self) -> None:
+        """Close the socket, stop reconnecting and fail pending requests."""
+        self._closing = True
+        self._wake.set()
+        ws = self._ws
+        if ws is not None:
+            with contextlib.suppress(Exception):
+                await ws.close(1000, "client closing")
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self._fail_futures(ConnectionClosed(1000, "client closed"))
+        self._set_status(ConnectionStatus(ConnectionState.CLOSED, error=self._status.error))
+
+    def resume(self) -> None:
+        """The user acted (approved, changed a token, trusted a pin): try again now."""
+        self._device_retry_used = False
+        self._wake.set()
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def status(self) -> ConnectionStatus:
+        """The current status snapshot."""
+        return self._status
+
+    @property
+    def hello(self) -> HelloOk | None:
+        """The ``hello-ok`` of the live session, if connected."""
+        return self._core.hello if self._core is not None and self._ready.is_set() else None
+
+    async def wait_ready(self, timeout: float | None = None) -> HelloOk:
+        """Wait for a live session.
+
+        Raises:
+            ReconnectPaused: reconnecting paused and waits for the user.
+            OpenClawError: the last failure, when reconnecting is off.
+            TimeoutError: not ready in ``timeout`` seconds.
+        """
+        async with asyncio.timeout(timeout):
+            while True:
+                if self._ready.is_set() and self.hello is not None:
+                    return self.hello
+                status = self._status
+                if status.state is ConnectionState.PAUSED and status.error is not None:
+                    raise ReconnectPaused(status.error)
+                if status.state is ConnectionState.CLOSED:
+                    raise status.error or ConnectionClosed(None, "connection closed")
+                waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+                def wake(_status: ConnectionStatus, w: asyncio.Future[None] = waiter) -> None:
+                    if not w.done():
+                        w.set_result(None)
+
+                unsubscribe = self.on_status(wake)
+                try:
+                    await waiter
+                finally:
+                    unsubscribe()
+
+    # ------------------------------------------------------------------ listeners
+    def on_event(self, listener: EventListener) -> Callable[[], None]:
+        """Call ``listener`` for every gateway event. Returns the unsubscribe callable."""
+        return _subscribe(self._event_listeners, listener)
+
+    def on_status(self, listener: StatusListener) -> Callable[[], None]:
+        """Call ``listener`` on every status change."""
+        return _subscribe(self._status_listeners, listener)
+
+    def on_gap(self, listener: GapListener) -> Callable[[], None]:
+        """Call ``listener`` when events were missed (resync needed)."""
+        return _subscribe(self._gap_listeners, listener)
+
+    # ------------------------------------------------------------------ requests
+    async def request(
+        self, method: str, params: Any = None, *, timeout_s: float | None = None
+    ) -> Any:
+        """Send one request on the live session and return its payload.
+
+        Raises:
+            InvalidState: not connected.
+            GatewayError: the gateway answered ``ok: false`` (typed subclasses).
+            RequestTimeout: no answer in time (a ``cancel`` frame was sent).
+            RequestOutcomeUnknown: the connection dropped before the answer.
+            PayloadTooLarge: the frame exceeds ``policy.maxPayload``.
+        """
+        core = self._core
+        if core is None or not self._ready.is_set():
+            raise InvalidState(f"cannot send {method!r}: not connected ({self._status.state})")
+        timeout = self.options.request_timeout_s if timeout_s is None else timeout_s
+        request_id = core.send_request(method, params, timeout_s=timeout)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._futures[request_id] = future
+        try:
+            await self._flush(core)
+            return await future
+        except asyncio.CancelledError:
+            core.abandon_request(request_id)
+            with contextlib.suppress(Exception):
+                await self._flush(core)
+            raise
+        finally:
+            self._futures.pop(request_id, None)
+
+    # ------------------------------------------------------------------ the loop
+    async def _run(self) -> None:
+        attempt = 0
+        while not self._closing:
+            self._set_status(ConnectionStatus(ConnectionState.CONNECTING, attempt=attempt))
+            decision = FailureDecision(ErrorCategory.NETWORK, pause=False)
+            error: OpenClawError = ConnectionClosed(None, "connection lost")
+            try:
+                await self._attempt()
+                attempt = 0
+                error = self._status.error or error
+            except OpenClawError as exc:
+                error = exc
+                decision = self._decide(exc)
+            except (OSError, websockets.InvalidHandshake, websockets.InvalidURI) as exc:
+                error = ConnectionClosed(None, f"{type(exc).__name__}: {exc}")
+            except TimeoutError:
+                error = ConnectionClosed(None, "timed out opening the connection")
+            finally:
+                self._ready.clear()
+                self._ws = None
+            if self._is_closing():
+                break
+            if not self.options.reconnect:
+                self._set_status(
+                    ConnectionStatus(
+                        ConnectionState.CLOSED, attempt, None, decision.category, error
+                    )
+                )
+                return
+            if decision.retry_now:
+                continue
+            if decision.pause and not (
+                decision.category is ErrorCategory.PAIRING and self.options.wait_for_pairing
+            ):
+                log.warning("reconnect paused until you act: %s", error)
+                self._set_status(
+                    ConnectionStatus(
+                        ConnectionState.PAUSED, attempt, None, decision.category, error
+                    )
+                )
+                await self._sleep(None)
+                attempt = 0
+                continue
+            delay_s = (
+                self.options.retry.delay_ms(attempt, decision.category, decision.retry_after_ms)
+                / 1000
+            )
+            state = (
+                ConnectionState.AWAITING_APPROVAL
+                if decision.category is ErrorCategory.PAIRING
+                else ConnectionState.RECONNECTING
+            )
+            if state is ConnectionState.RECONNECTING:
+                log.info(
+                    "connection to %s failed (%s); retrying in %.1fs",
+                    self.endpoint.display,
+                    error,
+                    delay_s,
+                )
+            self._set_status(
+                ConnectionStatus(state, attempt + 1, delay_s, decision.category, error)
+            )
+            attempt += 1
+            await self._sleep(delay_s)
+
+    async def _sleep(self, seconds: float | None) -> None:
+        self._wake.clear()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await self._wake.wait()
+
+    def _is_closing(self) -> bool:
+        return self._closing
+
+    def _requested_close(self) -> tuple[int, str]:
+        return self._close_request or (1000, "")
+
+    def _decide(self, error: OpenClawError) -> FailureDecision:
+        source = self._auth.source if self._auth else "none"
+        creds = self._credentials()
+        decision = decide_after_failure(
+            error,
+            auth_source=source,
+            device_token_retry_available=(
+                not self._device_retry_used
+                and creds.stored_device_token is not None
+                and self._trusted_endpoint()
+            ),
+            has_fallback_credential=bool(creds.shared_token or creds.bootstrap_token),
+        )
+        if decision.clear_device_token and self.options.credentials and self.options.signer:
+            log.warning("stored device token was refused by the gateway; removing it")
+            self.options.credentials.clear_device_token(
+                self._gateway, self.options.signer.device_id, self.options.role.value
+            )
+        if decision.retry_with_device_token:
+            self._device_retry_used = True
+        return decision
+
+    def _trusted_endpoint(self) -> bool:
+        """Loopback or LAN cleartext, or TLS with a pin in force."""
+        if not self.endpoint.tls:
+            return True
+        return self._pin() is not None
+
+    def _pin(self) -> str | None:
+        if self.options.tls_fingerprint:
+            return self.options.tls_fingerprint
+        if self.options.credentials is not None:
+            return self.options.credentials.tls_pin(self._gateway)
+        return None
+
+    def _credentials(self) -> Credentials:
+        opts = self.options
+        stored: StoredDeviceToken | None = None
+        if opts.credentials is not None and opts.signer is not None:
+            stored = opts.credentials.device_token(
+                self._gateway, opts.signer.device_id, opts.role.value
+            )
+        shared = opts.shared_token
+        password = opts.password
+        if opts.credentials is not None:
+            shared = shared or opts.credentials.shared_token(self._gateway)
+            password = password or opts.credentials.password(self._gateway)
+        return Credentials(shared, password, opts.bootstrap_token, stored)
+
+    async def _resolve_tls(self) -> TlsPlan | None:
+        if not self.endpoint.tls:
+            return None
+        creds = self.options.credentials
+        gateway = self._gateway
+
+        def save_pin(fingerprint: str) -> None:
+            if creds is not None:
+                creds.save_tls_pin(gateway, fingerprint)
+
+        return await resolve_tls(
+            self.endpoint.host,
+            self.endpoint.port,
+            pin=self._pin(),
+            trust_callback=self.options.trust_callback,
+            save_pin=save_pin,
+            hint=self.options.tls_hint,
+        )
+
+    async def _attempt(self) -> None:
+        opts = self.options
+        tls = await self._resolve_tls()
+        ssl_ctx: ssl.SSLContext | None = tls.context if tls else None
+        extra: dict[str, Any] = {}
+        if tls is not None and tls.server_hostname is not None:
+            extra["server_hostname"] = tls.server_hostname
+        ws = await connect(
+            self.endpoint.url,
+            ssl=ssl_ctx,
+            open_timeout=opts.open_timeout_s,
+            max_size=opts.max_inbound_bytes,
+            ping_interval=30,
+            ping_timeout=30,
+            close_timeout=2,
+            user_agent_header=opts.user_agent,
+            **extra,
+        )
+        self._ws = ws
+        try:
+            if tls is not None and tls.pin is not None:
+                ssl_object = ws.transport.get_extra_info("ssl_object")
+                verify_pin(ssl_object, tls.pin, self.endpoint.display)
+            await self._session(ws)
+        finally:
+            with contextlib.suppress(Exception):
+                await ws.close()
+
+    async def _session(self, ws: ClientConnection) -> None:
+        opts = self.options
+        creds = self._credentials()
+        use_device_retry = self._device_retry_used and creds.stored_device_token is not None
+        self._auth = select_auth(
+            creds, role=opts.role, requested_scopes=opts.scopes, device_token_retry=use_device_retry
+        )
+        plan = ConnectPlan(
+            client=opts.client,
+            role=opts.role,
+            auth=self._auth,
+            signer=opts.signer,
+            caps=opts.caps,
+            commands=opts.commands,
+            permissions=opts.permissions,
+            path_env=opts.path_env,
+            min_protocol=opts.min_protocol,
+            max_protocol=opts.max_protocol,
+            locale=opts.locale,
+            user_agent=opts.user_agent,
+        )
+        loop = asyncio.get_running_loop()
+        core = GatewayClientProtocol(
+            plan,
+            now=loop.time(),
+            challenge_timeout_s=opts.challenge_timeout_s,
+            connect_timeout_s=opts.connect_timeout_s,
+            default_timeout_s=opts.request_timeout_s,
+        )
+        self._core = core
+        self._close_request = None
+        failure: OpenClawError | None = None
+        try:
+            while True:
+                deadline = core.next_deadline()
+                timeout = None if deadline is None else max(0.0, deadline - loop.time())
+                try:
+                    async with asyncio.timeout(timeout):
+                        message = await ws.recv()
+                except TimeoutError:
+                    core.advance(loop.time())
+                except websockets.ConnectionClosed as exc:
+                    rcvd = exc.rcvd
+                    core.connection_lost(rcvd.code if rcvd else None, rcvd.reason if rcvd else "")
+                    failure = self._process(core) or failure
+                    break
+                else:
+                    core.receive_data(message, loop.time())
+                failure = self._process(core) or failure
+                await self._flush(core)
+                if core.state >= SessionState.CLOSING:
+                    code, reason = self._requested_close()
+                    with contextlib.suppress(Exception):
+                        await ws.close(code, reason)  # bounded by close_timeout
+                    core.connection_lost(ws.close_code, ws.close_reason or "")
+                    failure = self._process(core) or failure
+                    break
+        finally:
+            self._ready.clear()
+            self._core = None
+            self._fail_futures(ConnectionClosed(ws.close_code, ws.close_reason or ""))
+        if failure is not None:
+            raise failure
+        if self._status.state is ConnectionState.CONNECTED:
+            self._set_status(
+                ConnectionStatus(
+                    ConnectionState.RECONNECTING,
+                    error=ConnectionClosed(ws.close_code, ws.close_reason or ""),
+                )
+            )
+
+    def _process(self, core: GatewayClientProtocol) -> OpenClawError | None:
+        failure: OpenClawError | None = None
+        for event in core.events_received():
+            if isinstance(event, EventReceived):
+                self._dispatch(self._event_listeners, event)
+            elif isinstance(event, ResponseReceived):
+                future = self._futures.get(event.request_id)
+                if future is not None and not future.done():
+                    if event.ok:
+                        future.set_result(event.payload)
+                    else:
+                        future.set_exception(
+                            event.error or GatewayError("UNKNOWN", "request failed")
+                        )
+            elif isinstance(event, RequestFailed):
+                future = self._futures.get(event.request_id)
+                if future is not None and not future.done():
+                    future.set_exception(event.error)
+            elif isinstance(event, HandshakeComplete):
+                self._on_hello(event.hello)
+            elif isinstance(event, HandshakeFailed):
+                failure = failure or event.error
+                self._log_handshake_failure(event.error)
+            elif isinstance(event, SequenceGap):
+                log.info("missed events %d..%d; resync", event.expected, event.received - 1)
+                self._dispatch(self._gap_listeners, event)
+            elif isinstance(event, CloseRequested):
+                self._close_request = (event.code, event.reason)
+                if event.code == 4000:
+                    log.warning("gateway silent for two tick intervals; reconnecting")
+            elif isinstance(event, ProtocolViolation):
+                log.warning("dropped invalid frame from gateway (%s): %s", event.kind, event.detail)
+        return failure
+
+    def _log_handshake_failure(self, error: OpenClawError) -> None:
+        if isinstance(error, PairingRequired):
+            rid = error.request_id
+            if rid != self._announced_pairing:
+                self._announced_pairing = rid
+                log.warning(
+                    "pairing required (requestId %s): approve on the gateway with `%s`",
+                    rid,
+                    error.approve_command,
+                )
+        elif not isinstance(error, ConnectionClosed | TrustError | ConfigError):
+            log.info("handshake failed: %s", error)
+
+    def _on_hello(self, hello: HelloOk) -> None:
+        self._device_retry_used = False
+        self._announced_pairing = None
+        self._store_tokens(hello)
+        self._ready.set()
+        log.info(
+            "connected to %s as %s (protocol %d, gateway %s)",
+            self.endpoint.display,
+            hello.auth.role,
+            hello.protocol,
+            hello.server.version,
+        )
+        self._set_status(ConnectionStatus(ConnectionState.CONNECTED, hello=hello))
+
+    def _store_tokens(self, hello: HelloOk) -> None:
+        store, signer = self.options.credentials, self.options.signer
+        if store is None or signer is None:
+            return
+        auth = hello.auth
+        if auth.device_token:
+            store.save_device_token(
+                self._gateway,
+                signer.device_id,
+                StoredDeviceToken(
+                    auth.device_token, auth.role, tuple(auth.scopes), auth.issued_at_ms
+                ),
+            )
+        # Bootstrap hand-off tokens are kept only over TLS or to this machine / the LAN;
+        # Endpoint.parse already refuses cleartext to anything else.
+        if auth.device_tokens:
+            for grant in auth.device_tokens:
+                if grant.role not in (Role.NODE.value, Role.OPERATOR.value):
+                    continue
+                store.save_device_token(
+                    self._gateway,
+                    signer.device_id,
+                    StoredDeviceToken(
+                        grant.device_token, grant.role, tuple(grant.scopes), grant.issued_at_ms
+                    ),
+                )
+
+    async def _flush(self, core: GatewayClientProtocol) -> None:
+        frames = core.data_to_send()
+        if not frames or self._ws is None:
+            return
+        async with self._send_lock:
+            for frame in frames:
+                await self._ws.send(frame.decode("utf-8"))
+
+    def _fail_futures(self, error: OpenClawError) -> None:
+        for future in self._futures.values():
+            if not future.done():
+                future.set_exception(error)
+                future.exception()  # mark retrieved: the caller may already be gone
+
+    def _set_status(self, status: ConnectionStatus) -> None:
+        self._status = status
+        self._dispatch(self._status_listeners, status)
+
+    @staticmethod
+    def _dispatch(listeners: list[Callable[[Any], None]], item: Any) -> None:
+        for listener in list(listeners):
+            try:
+                listener(item)
+            except Exception:
+                log.exception("listener %r failed", listener)
+
+
+def _subscribe(listeners: list[Any], listener: Any) -> Callable[[], None]:
+    listeners.append(listener)
+
+    def unsubscribe() -> None:
+        with contextlib.suppress(ValueError):
+            listeners.remove(listener)
+
+    return unsubscribe

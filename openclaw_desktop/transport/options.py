@@ -1,0 +1,156 @@
+"""Connection options and the status snapshot a connection reports."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from urllib.parse import urlsplit
+
+from openclaw_desktop.errors import ConfigError, OpenClawError, PairingRequired
+from openclaw_desktop.identity.credentials import CredentialStore
+from openclaw_desktop.protocol import (
+    DEFAULT_GATEWAY_PORT,
+    MIN_CLIENT_PROTOCOL_VERSION,
+    PROTOCOL_VERSION,
+    ClientInfo,
+    HelloOk,
+    Role,
+)
+from openclaw_desktop.session.failures import ErrorCategory
+from openclaw_desktop.session.plan import Signer
+from openclaw_desktop.transport.retry import RetryPolicy
+from openclaw_desktop.trust import TrustCallback, cleartext_allowed, is_loopback_host
+
+__all__ = ["ConnectionOptions", "ConnectionState", "ConnectionStatus", "Endpoint"]
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """A parsed gateway URL."""
+
+    url: str
+    scheme: str
+    host: str
+    port: int
+    path: str
+
+    @classmethod
+    def parse(cls, url: str) -> Endpoint:
+        """Parse and check a ``ws://`` / ``wss://`` URL.
+
+        Raises:
+            ConfigError: not a WebSocket URL, or cleartext ``ws://`` to a host that is not
+                loopback, private LAN or ``.local``.
+        """
+        parts = urlsplit(url.strip())
+        if parts.scheme not in ("ws", "wss") or not parts.hostname:
+            raise ConfigError(f"gateway URL must be ws://host:port or wss://host:port, got {url!r}")
+        try:
+            port = parts.port or DEFAULT_GATEWAY_PORT
+        except ValueError:
+            raise ConfigError(f"invalid port in gateway URL {url!r}") from None
+        host = parts.hostname
+        if parts.scheme == "ws" and not cleartext_allowed(host):
+            raise ConfigError(
+                f"refusing cleartext ws:// to {host}: only loopback, private LAN and .local "
+                "hosts may use ws://; use wss:// (TLS) for this gateway"
+            )
+        netloc = f"[{host}]" if ":" in host else host
+        path = parts.path or ""
+        return cls(f"{parts.scheme}://{netloc}:{port}{path}", parts.scheme, host, port, path)
+
+    @property
+    def tls(self) -> bool:
+        """Whether this endpoint uses TLS."""
+        return self.scheme == "wss"
+
+    @property
+    def display(self) -> str:
+        """``host:port`` for messages."""
+        netloc = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{netloc}:{self.port}"
+
+    @property
+    def loopback(self) -> bool:
+        """Whether the host is this machine."""
+        return is_loopback_host(self.host)
+
+
+@dataclass(slots=True)
+class ConnectionOptions:
+    """Everything a :class:`~openclaw_desktop.transport.GatewayConnection` needs.
+
+    Explicit credentials (``shared_token``, ``password``, ``bootstrap_token``,
+    ``tls_fingerprint``) come from the command line or settings; stored ones (device tokens,
+    pins) come from ``credentials``.
+    """
+
+    url: str
+    role: Role
+    client: ClientInfo
+    signer: Signer | None = None
+    credentials: CredentialStore | None = None
+    scopes: tuple[str, ...] = ()
+    caps: tuple[str, ...] = ()
+    commands: tuple[str, ...] | None = None
+    permissions: Mapping[str, bool] | None = None
+    path_env: str | None = None
+    shared_token: str | None = None
+    password: str | None = None
+    bootstrap_token: str | None = None
+    tls_fingerprint: str | None = None
+    tls_hint: str | None = None
+    trust_callback: TrustCallback | None = None
+    min_protocol: int = MIN_CLIENT_PROTOCOL_VERSION
+    max_protocol: int = PROTOCOL_VERSION
+    locale: str | None = None
+    user_agent: str | None = None
+    reconnect: bool = True
+    #: Keep retrying every few seconds while a pairing request waits (instead of pausing).
+    wait_for_pairing: bool = False
+    request_timeout_s: float = 30.0
+    challenge_timeout_s: float = 15.0
+    connect_timeout_s: float = 15.0
+    open_timeout_s: float = 10.0
+    #: Inbound frame cap (bytes): bigger frames close the connection (1009).
+    max_inbound_bytes: int = 64 * 1024 * 1024
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+
+class ConnectionState(StrEnum):
+    """What a connection is doing, as shown to the user."""
+
+    IDLE = "idle"
+    CONNECTING = "connecting"
+    CONNECTED = "connected"
+    RECONNECTING = "reconnecting"
+    AWAITING_APPROVAL = "awaiting-approval"
+    PAUSED = "paused"
+    CLOSED = "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionStatus:
+    """An honest, immutable snapshot of a connection for status displays.
+
+    Attributes:
+        state: the current state.
+        attempt: failed attempts since the last success.
+        retry_in_s: seconds until the next attempt, while reconnecting.
+        category: why the last attempt failed.
+        error: the last failure.
+        hello: the ``hello-ok`` of the live session, when connected.
+    """
+
+    state: ConnectionState
+    attempt: int = 0
+    retry_in_s: float | None = None
+    category: ErrorCategory | None = None
+    error: OpenClawError | None = None
+    hello: HelloOk | None = None
+
+    @property
+    def pairing(self) -> PairingRequired | None:
+        """The pending pairing request, if that is what we wait for."""
+        return self.error if isinstance(self.error, PairingRequired) else None
