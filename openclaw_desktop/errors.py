@@ -81,7 +81,7 @@ class ConnectionClosed(OpenClawError):
 
     def __str__(self) -> str:
         if self.code is None:
-            return "connection lost"
+            return f"connection lost: {self.reason}" if self.reason else "connection lost"
         return f"connection closed ({self.code}{': ' + self.reason if self.reason else ''})"
 
 

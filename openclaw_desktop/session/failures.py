@@ -15,12 +15,13 @@ from openclaw_desktop.errors import (
     GatewayError,
     OpenClawError,
     PairingRequired,
+    PayloadTooLarge,
     ProtocolError,
     ProtocolMismatch,
     RequestTimeout,
     TrustError,
 )
-from openclaw_desktop.protocol import ConnectErrorCode, ErrorCode, NextStep
+from openclaw_desktop.protocol import ConnectErrorCode, ErrorCode, NextStep, Role
 from openclaw_desktop.session.plan import AuthSource
 
 __all__ = ["ErrorCategory", "FailureDecision", "decide_after_failure"]
@@ -99,6 +100,7 @@ def decide_after_failure(
     auth_source: AuthSource,
     device_token_retry_available: bool = False,
     has_fallback_credential: bool = False,
+    role: str | None = None,
 ) -> FailureDecision:
     """Classify a failed attempt.
 
@@ -109,6 +111,8 @@ def decide_after_failure(
             (loopback/LAN cleartext or pinned TLS) and the one retry was not used yet.
         has_fallback_credential: a shared or bootstrap token remains if the stored device
             token turns out to be dead.
+        role: the role the attempt connected as (``operator`` or ``node``); when not given,
+            ``details.requestedRole`` of a pairing error stands in for it.
     """
     if isinstance(error, TrustError):
         return FailureDecision(ErrorCategory.TRUST, pause=True)
@@ -118,12 +122,16 @@ def decide_after_failure(
         return FailureDecision(ErrorCategory.NETWORK, pause=False)
     if isinstance(error, ProtocolMismatch):
         return FailureDecision(ErrorCategory.PROTOCOL_MISMATCH, pause=True)
+    if isinstance(error, PayloadTooLarge):
+        # Our own connect frame is over the gateway's cap: the same plan fails every time.
+        return FailureDecision(ErrorCategory.PROTOCOL, pause=True)
     if isinstance(error, GatewayError):
         return _decide_gateway_error(
             error,
             auth_source=auth_source,
             device_token_retry_available=device_token_retry_available,
             has_fallback_credential=has_fallback_credential,
+            role=role,
         )
     if isinstance(error, ProtocolError | RequestTimeout):
         return FailureDecision(ErrorCategory.PROTOCOL, pause=False)
@@ -136,6 +144,7 @@ def _decide_gateway_error(
     auth_source: AuthSource,
     device_token_retry_available: bool,
     has_fallback_credential: bool,
+    role: str | None,
 ) -> FailureDecision:
     detail = error.detail_code
     next_step = error.detail("recommendedNextStep")
@@ -144,8 +153,16 @@ def _decide_gateway_error(
             ErrorCategory.UNAVAILABLE, pause=False, retry_after_ms=error.retry_after_ms
         )
     if isinstance(error, PairingRequired):
+        # The one exception (Android): a bootstrap-token node connect (nodes request no
+        # scopes) that the gateway says to keep retrying while approval is pending.
         waiting = next_step == NextStep.WAIT_THEN_RETRY or error.detail("pauseReconnect") is False
-        if auth_source == "bootstrap-token" and waiting:
+        connect_role = role if role is not None else error.detail("requestedRole")
+        if (
+            auth_source == "bootstrap-token"
+            and connect_role == Role.NODE
+            and error.detail("reason") == "not-paired"
+            and waiting
+        ):
             return FailureDecision(ErrorCategory.PAIRING, pause=False)
         return FailureDecision(ErrorCategory.PAIRING, pause=True)
     if detail == ConnectErrorCode.AUTH_RATE_LIMITED:
@@ -176,6 +193,8 @@ def _decide_gateway_error(
     if (
         detail in _PAUSE_DETAIL_CODES
         or next_step in _PAUSE_NEXT_STEPS
+        # The device-token retry was not taken above (used, untrusted endpoint, no token).
+        or next_step == NextStep.RETRY_WITH_DEVICE_TOKEN
         or detail == ConnectErrorCode.AUTH_TOKEN_MISMATCH
     ):
         return FailureDecision(ErrorCategory.AUTH, pause=True)

@@ -91,6 +91,8 @@ def select_auth(
     widen its own scopes); nodes request no scopes.
     """
     stored = creds.stored_device_token
+    # An empty password is no password (as for the tokens below): never send ``""``.
+    password = creds.password or None
     scopes = () if role is Role.NODE else requested_scopes
     token: str | None = None
     device_token: str | None = None
@@ -106,17 +108,17 @@ def select_auth(
         token, source = creds.shared_token, "shared-token"
     elif creds.bootstrap_token:
         bootstrap, source = creds.bootstrap_token, "bootstrap-token"
-    elif creds.password:
+    elif password:
         source = "password"
     else:
         source = "none"
-    if token is None and bootstrap is None and creds.password is None:
+    if token is None and bootstrap is None and password is None:
         return AuthSelection(None, source, scopes)
     auth = ConnectAuth(
         token=token,
         device_token=device_token,
         bootstrap_token=bootstrap,
-        password=creds.password,
+        password=password,
     )
     return AuthSelection(auth, source, scopes)
 

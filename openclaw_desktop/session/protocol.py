@@ -244,13 +244,21 @@ class GatewayClientProtocol:
 
     # ------------------------------------------------------------------ commands
     def send_request(
-        self, method: str, params: Any = None, *, timeout_s: float | None = None
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        timeout_s: float | None = None,
+        now: float | None = None,
     ) -> str:
         """Queue a request; returns its id.
 
         Args:
             timeout_s: seconds until a ``cancel`` is sent and the request fails; ``None`` uses
                 the default, ``0`` or less waits for ever.
+            now: monotonic seconds of the send. The deadline counts from here; without it,
+                it counts from the last time passed to :meth:`receive_data` or
+                :meth:`advance`, which may be up to a tick interval in the past.
 
         Raises:
             InvalidState: the session is not ready.
@@ -258,6 +266,8 @@ class GatewayClientProtocol:
         """
         if self.state is not READY:
             raise InvalidState(f"cannot send {method!r}: session is {self.state.name}")
+        if now is not None:
+            self._now = now
         request_id = self._new_id()
         frame: dict[str, Any] = {"type": "req", "id": request_id, "method": method}
         if params is not None:
@@ -318,11 +328,15 @@ class GatewayClientProtocol:
         self.challenge = challenge
         params = build_connect_params(self.plan, challenge)
         self._connect_id = self._new_id()
-        self._out.append(
-            encode_frame(
-                {"type": "req", "id": self._connect_id, "method": "connect", "params": params}
-            )
+        data = encode_frame(
+            {"type": "req", "id": self._connect_id, "method": "connect", "params": params}
         )
+        if len(data) > self.max_payload:
+            # The gateway caps frames before hello-ok (MAX_PREAUTH_PAYLOAD_BYTES) and would
+            # drop the socket; the plan is too big (commands, pathEnv), so fail here.
+            self._fail_handshake(PayloadTooLarge(len(data), self.max_payload), close_code=1000)
+            return
+        self._out.append(data)
         self.state = AUTHENTICATING
         self._connect_deadline = self._now + self._connect_timeout_s
 
@@ -363,7 +377,9 @@ class GatewayClientProtocol:
         self._connect_deadline = None
         self._events.append(HandshakeComplete(hello))
 
-    def _fail_handshake(self, error: ProtocolError | RequestTimeout, *, close_code: int) -> None:
+    def _fail_handshake(
+        self, error: ProtocolError | RequestTimeout | PayloadTooLarge, *, close_code: int
+    ) -> None:
         self._events.append(HandshakeFailed(error))
         self._request_close(close_code, str(error)[:120])
 

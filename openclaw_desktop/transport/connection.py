@@ -93,6 +93,9 @@ class GatewayConnection:
         self._auth: AuthSelection | None = None
         self._announced_pairing: str | None = None
         self._close_request: tuple[int, str] | None = None
+        self._failure: OpenClawError | None = None
+        self._rearm = asyncio.Event()
+        self._timer_deadline: float | None = None
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> GatewayConnection:
@@ -126,6 +129,8 @@ class GatewayConnection:
     def resume(self) -> None:
         """The user acted (approved, changed a token, trusted a pin): try again now."""
         self._device_retry_used = False
+        if self._status.state is ConnectionState.PAUSED:
+            self._set_status(ConnectionStatus(ConnectionState.CONNECTING))
         self._wake.set()
 
     # ------------------------------------------------------------------ queries
@@ -201,6 +206,7 @@ class GatewayConnection:
         request_id = core.send_request(method, params, timeout_s=timeout)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._futures[request_id] = future
+        self._rearm_if_earlier(core)
         try:
             await self._flush(core)
             return await future
@@ -417,38 +423,32 @@ class GatewayConnection:
         )
         self._core = core
         self._close_request = None
-        failure: OpenClawError | None = None
+        self._failure = None
+        timer = asyncio.create_task(self._timer(core, ws), name="gateway-deadlines")
         try:
             while True:
-                deadline = core.next_deadline()
-                timeout = None if deadline is None else max(0.0, deadline - loop.time())
                 try:
-                    async with asyncio.timeout(timeout):
-                        message = await ws.recv()
-                except TimeoutError:
-                    core.advance(loop.time())
+                    message = await ws.recv()
                 except websockets.ConnectionClosed as exc:
                     rcvd = exc.rcvd
                     core.connection_lost(rcvd.code if rcvd else None, rcvd.reason if rcvd else "")
-                    failure = self._process(core) or failure
+                    self._process(core)
                     break
-                else:
-                    core.receive_data(message, loop.time())
-                failure = self._process(core) or failure
+                core.receive_data(message, loop.time())
+                self._process(core)
                 await self._flush(core)
+                self._rearm_if_earlier(core)
                 if core.state >= SessionState.CLOSING:
-                    code, reason = self._requested_close()
-                    with contextlib.suppress(Exception):
-                        await ws.close(code, reason)  # bounded by close_timeout
-                    core.connection_lost(ws.close_code, ws.close_reason or "")
-                    failure = self._process(core) or failure
-                    break
+                    await self._close_socket(ws)
         finally:
+            timer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await timer
             self._ready.clear()
             self._core = None
             self._fail_futures(ConnectionClosed(ws.close_code, ws.close_reason or ""))
-        if failure is not None:
-            raise failure
+        if self._failure is not None:
+            raise self._failure
         if self._status.state is ConnectionState.CONNECTED:
             self._set_status(
                 ConnectionStatus(
@@ -457,8 +457,35 @@ class GatewayConnection:
                 )
             )
 
-    def _process(self, core: GatewayClientProtocol) -> OpenClawError | None:
-        failure: OpenClawError | None = None
+    async def _timer(self, core: GatewayClientProtocol, ws: ClientConnection) -> None:
+        """Fire the core's deadlines: handshake, request timeouts, tick watchdog."""
+        loop = asyncio.get_running_loop()
+        while core.state < SessionState.CLOSING:
+            deadline = core.next_deadline()
+            self._timer_deadline = deadline
+            self._rearm.clear()
+            timeout = None if deadline is None else max(0.0, deadline - loop.time())
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self._rearm.wait()
+            core.advance(loop.time())
+            self._process(core)
+            await self._flush(core)
+        await self._close_socket(ws)
+
+    def _rearm_if_earlier(self, core: GatewayClientProtocol) -> None:
+        deadline = core.next_deadline()
+        if deadline is not None and (
+            self._timer_deadline is None or deadline < self._timer_deadline
+        ):
+            self._rearm.set()
+
+    async def _close_socket(self, ws: ClientConnection) -> None:
+        code, reason = self._requested_close()
+        with contextlib.suppress(Exception):
+            await ws.close(code, reason)  # bounded by close_timeout
+
+    def _process(self, core: GatewayClientProtocol) -> None:
         for event in core.events_received():
             if isinstance(event, EventReceived):
                 self._dispatch(self._event_listeners, event)
@@ -478,7 +505,7 @@ class GatewayConnection:
             elif isinstance(event, HandshakeComplete):
                 self._on_hello(event.hello)
             elif isinstance(event, HandshakeFailed):
-                failure = failure or event.error
+                self._failure = self._failure or event.error
                 self._log_handshake_failure(event.error)
             elif isinstance(event, SequenceGap):
                 log.info("missed events %d..%d; resync", event.expected, event.received - 1)
@@ -489,7 +516,6 @@ class GatewayConnection:
                     log.warning("gateway silent for two tick intervals; reconnecting")
             elif isinstance(event, ProtocolViolation):
                 log.warning("dropped invalid frame from gateway (%s): %s", event.kind, event.detail)
-        return failure
 
     def _log_handshake_failure(self, error: OpenClawError) -> None:
         if isinstance(error, PairingRequired):
