@@ -256,6 +256,21 @@ async def _node(args: argparse.Namespace, paths: AppPaths) -> int:
 
     conn.on_status(on_status)
     node = NodeSession(conn, dispatcher)
+
+    def on_surface(state: str) -> None:
+        if state == "pending":
+            print(
+                "This node's commands wait for operator approval on the gateway:\n"
+                "  openclaw nodes pending   then   openclaw nodes approve <requestId>\n"
+                "(no reconnect needed; they become active as soon as they are approved)",
+                file=sys.stderr,
+            )
+        elif state == "approved":
+            print("node commands approved and active", file=sys.stderr)
+        else:
+            print(f"node command surface: {state}", file=sys.stderr)
+
+    node.surface_listeners.append(on_surface)
     conn.start()
     try:
         await stop.wait()

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import Any
 
-from openclaw_desktop.errors import OpenClawError
+from openclaw_desktop.errors import GatewayError, OpenClawError
 from openclaw_desktop.node.dispatcher import InvokeDispatcher
 from openclaw_desktop.node.results import InvokeResult
 from openclaw_desktop.protocol import (
@@ -18,7 +19,7 @@ from openclaw_desktop.protocol import (
     NodeInvokeRequest,
 )
 from openclaw_desktop.session import EventReceived
-from openclaw_desktop.transport import GatewayConnection
+from openclaw_desktop.transport import ConnectionState, ConnectionStatus, GatewayConnection
 
 __all__ = ["NodeSession"]
 
@@ -36,20 +37,67 @@ class NodeSession:
         self.connection = connection
         self.dispatcher = dispatcher
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._unsubscribe = connection.on_event(self._on_event)
+        self._unsubscribe = [
+            connection.on_event(self._on_event),
+            connection.on_status(self._on_status),
+        ]
+        self._surface_check: asyncio.Task[None] | None = None
         self.handled = 0
+        #: ``"pending"`` while the gateway holds the command surface for operator approval,
+        #: ``"approved"`` once it is active, ``"unknown"`` before the first check.
+        self.surface = "unknown"
+        self.surface_listeners: list[Callable[[str], None]] = []
 
     async def aclose(self) -> None:
         """Stop listening and cancel running invokes."""
-        self._unsubscribe()
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
         tasks = list(self._tasks.values())
+        if self._surface_check is not None:
+            tasks.append(self._surface_check)
         for task in tasks:
             task.cancel()
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
+    def _on_status(self, status: ConnectionStatus) -> None:
+        if status.state is ConnectionState.CONNECTED and self._surface_check is None:
+            self._surface_check = asyncio.create_task(self._check_surface(), name="node-surface")
+
+    async def _check_surface(self) -> None:
+        """Ask whether the command surface is active yet.
+
+        Gateways hold a new or widened surface for approval and answer the node's pending
+        queue with ``PAIRING_CHANGED`` meanwhile; ``node.pair.resolved`` ends the wait.
+        """
+        try:
+            await self.connection.request(Method.NODE_PENDING_PULL, {}, timeout_s=15)
+        except GatewayError as exc:
+            if exc.detail_code == "PAIRING_CHANGED":
+                self._set_surface("pending")
+        except OpenClawError as exc:
+            log.debug("surface check failed: %s", exc)
+        else:
+            self._set_surface("approved")
+        finally:
+            self._surface_check = None
+
+    def _set_surface(self, state: str) -> None:
+        if state == self.surface:
+            return
+        self.surface = state
+        for listener in list(self.surface_listeners):
+            listener(state)
+
     def _on_event(self, event: EventReceived) -> None:
+        if event.event == EventName.NODE_PAIR_RESOLVED:
+            payload = event.payload if isinstance(event.payload, dict) else {}
+            if payload.get("decision") == "approved":
+                self._set_surface("approved")
+            elif payload.get("decision") is not None:
+                self._set_surface(f"{payload.get('decision')}")
+            return
         if event.event == EventName.NODE_INVOKE_REQUEST:
             self._start_invoke(event.payload)
         elif event.event == EventName.NODE_INVOKE_CANCEL:

@@ -184,6 +184,7 @@ class Method(StrEnum):
     NODE_INVOKE_RESULT = "node.invoke.result"
     NODE_INVOKE_PROGRESS = "node.invoke.progress"
     NODE_EVENT = "node.event"
+    NODE_PENDING_PULL = "node.pending.pull"
     NODE_PAIR_LIST = "node.pair.list"
     NODE_PAIR_APPROVE = "node.pair.approve"
     NODE_PAIR_REJECT = "node.pair.reject"

@@ -308,6 +308,7 @@ class GatewayConnection:
                 and self._trusted_endpoint()
             ),
             has_fallback_credential=bool(creds.shared_token or creds.bootstrap_token),
+            role=self.options.role.value,
         )
         if decision.clear_device_token and self.options.credentials and self.options.signer:
             log.warning("stored device token was refused by the gateway; removing it")

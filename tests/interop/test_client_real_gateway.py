@@ -225,12 +225,14 @@ async def test_node_pairing_and_invoke(
         # Approve the device; our node goes on by itself, without a restart.
         await asyncio.to_thread(gw.cli, "devices", "approve", pairing.request_id)
         await node_conn.wait_ready(30)
-        # Approve the node's command surface.
+        await wait_for(lambda: node.surface == "pending", 30)
+        # Approve the node's command surface; it becomes active without a reconnect.
         pending = await asyncio.to_thread(gw.cli_json, "nodes", "pending")
         mine = [p for p in pending if p["nodeId"] == ident.device_id]
         assert mine, pending
         assert sorted(mine[0]["commands"]) == ["device.info", "device.status", "system.notify"]
         await asyncio.to_thread(gw.cli_json, "nodes", "approve", mine[0]["requestId"])
+        await wait_for(lambda: node.surface == "approved", 30)
 
         # Invoked through the real CLI.
         info = await asyncio.to_thread(
