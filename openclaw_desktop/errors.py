@@ -225,7 +225,13 @@ def gateway_error_from_shape(
         message,
         details,
         retryable=retryable if isinstance(retryable, bool) else None,
-        retry_after_ms=retry_after if isinstance(retry_after, int) else None,
+        retry_after_ms=(
+            retry_after
+            if isinstance(retry_after, int)
+            and not isinstance(retry_after, bool)
+            and retry_after >= 0
+            else None
+        ),
         method=method,
     )
 

@@ -203,7 +203,9 @@ class GatewayConnection:
         if core is None or not self._ready.is_set():
             raise InvalidState(f"cannot send {method!r}: not connected ({self._status.state})")
         timeout = self.options.request_timeout_s if timeout_s is None else timeout_s
-        request_id = core.send_request(method, params, timeout_s=timeout)
+        request_id = core.send_request(
+            method, params, timeout_s=timeout, now=asyncio.get_running_loop().time()
+        )
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._futures[request_id] = future
         self._rearm_if_earlier(core)

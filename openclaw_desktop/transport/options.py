@@ -43,14 +43,17 @@ class Endpoint:
             ConfigError: not a WebSocket URL, or cleartext ``ws://`` to a host that is not
                 loopback, private LAN or ``.local``.
         """
-        parts = urlsplit(url.strip())
-        if parts.scheme not in ("ws", "wss") or not parts.hostname:
-            raise ConfigError(f"gateway URL must be ws://host:port or wss://host:port, got {url!r}")
         try:
+            parts = urlsplit(url.strip())
+            hostname = parts.hostname
             port = parts.port or DEFAULT_GATEWAY_PORT
-        except ValueError:
-            raise ConfigError(f"invalid port in gateway URL {url!r}") from None
-        host = parts.hostname
+        except ValueError as exc:
+            raise ConfigError(f"invalid gateway URL {url!r}: {exc}") from None
+        if parts.scheme not in ("ws", "wss") or not hostname:
+            raise ConfigError(f"gateway URL must be ws://host:port or wss://host:port, got {url!r}")
+        if hostname.startswith("[") or (":" not in hostname and "[" in parts.netloc):
+            raise ConfigError(f"invalid host in gateway URL {url!r}")
+        host = hostname
         if parts.scheme == "ws" and not cleartext_allowed(host):
             raise ConfigError(
                 f"refusing cleartext ws:// to {host}: only loopback, private LAN and .local "

@@ -1,0 +1,236 @@
+"""Unit tests for openclaw_desktop.protocol.frames: the codec and the frame models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from openclaw_desktop.protocol import (
+    CancelFrame,
+    ErrorShape,
+    EventFrame,
+    FrameDecodeError,
+    RequestFrame,
+    ResponseFrame,
+    StateVersion,
+    decode_frame,
+    encode_frame,
+    error_shape,
+)
+
+pytestmark = pytest.mark.unit
+
+
+# ---------------------------------------------------------------- decode_frame
+
+
+@pytest.mark.parametrize(
+    ("data", "kind"),
+    [
+        (b"\xff\xfe{}", "encoding"),
+        (b'{"type":"event","event":"\xc3"}', "encoding"),
+        ("not json", "json"),
+        ("", "json"),
+        (b"", "json"),
+        ('{"type":"event"', "json"),
+        ('"\ud800"', "json"),
+        ("NaN", "json"),
+        ("[]", "invalid-frame"),
+        ("null", "invalid-frame"),
+        ("42", "invalid-frame"),
+        ('"res"', "invalid-frame"),
+        ("{}", "unknown-type"),
+        ('{"type":"ping"}', "unknown-type"),
+        ('{"type":null}', "unknown-type"),
+        ('{"type":"event"}', "invalid-frame"),
+        ('{"type":"event","event":""}', "invalid-frame"),
+        ('{"type":"event","event":7}', "invalid-frame"),
+        ('{"type":"event","event":"tick","seq":-1}', "invalid-frame"),
+        ('{"type":"event","event":"tick","seq":"3"}', "invalid-frame"),
+        ('{"type":"event","event":"tick","seq":true}', "invalid-frame"),
+        ('{"type":"event","event":"tick","seq":1.0}', "invalid-frame"),
+        ('{"type":"res","ok":true}', "invalid-frame"),
+        ('{"type":"res","id":1,"ok":true}', "invalid-frame"),
+        ('{"type":"res","id":"a"}', "invalid-frame"),
+        ('{"type":"res","id":"a","ok":"true"}', "invalid-frame"),
+        ('{"type":"res","id":"a","ok":false,"error":"bad"}', "invalid-frame"),
+        ('{"type":"req","method":"health"}', "invalid-frame"),
+        ('{"type":"req","id":"","method":"health"}', "invalid-frame"),
+        ('{"type":"req","id":"1","method":""}', "invalid-frame"),
+        ('{"type":"req","id":"1"}', "invalid-frame"),
+        ('{"type":"cancel"}', "invalid-frame"),
+        ('{"type":"cancel","id":""}', "invalid-frame"),
+    ],
+)
+def test_decode_frame_rejects_with_a_kind(data: str | bytes, kind: str) -> None:
+    """Bad input raises FrameDecodeError naming the problem."""
+    with pytest.raises(FrameDecodeError) as info:
+        decode_frame(data)
+    assert info.value.kind == kind
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        '{"type":"event","event":"tick"}',
+        '{"type":"event","event":"tick","seq":0,"payload":{"ts":1}}',
+        '{"type":"event","event":"tick","seq":null}',
+        '{"type":"res","id":"a","ok":true}',
+        '{"type":"res","id":"","ok":false,"error":null}',
+        '{"type":"res","id":"a","ok":false,"error":{"code":"X","message":"m"}}',
+        '{"type":"req","id":"1","method":"health"}',
+        '{"type":"cancel","id":"1"}',
+        b'{"type":"event","event":"caf\xc3\xa9"}',
+    ],
+)
+def test_decode_frame_accepts_minimal_frames(data: str | bytes) -> None:
+    """The smallest valid frame of each type decodes to a dict."""
+    frame = decode_frame(data)
+    assert isinstance(frame, dict)
+    assert frame["type"] in ("event", "res", "req", "cancel")
+
+
+def test_decode_frame_keeps_unknown_fields() -> None:
+    """decode_frame checks the required fields only; newer fields pass through."""
+    frame = decode_frame('{"type":"event","event":"x","recipientProfileId":"p","future":1}')
+    assert frame["future"] == 1
+
+
+def test_frame_decode_error_is_a_value_error_with_readable_str() -> None:
+    """FrameDecodeError is a ValueError and prints as 'kind: detail'."""
+    with pytest.raises(ValueError, match="unknown-type: unknown frame type 'ping'"):
+        decode_frame('{"type":"ping"}')
+    error = FrameDecodeError("json", "oops")
+    assert str(error) == "json: oops"
+    assert error.detail == "oops"
+
+
+def test_encoding_error_names_the_offset() -> None:
+    """A non-UTF-8 message reports the offending byte offset."""
+    with pytest.raises(FrameDecodeError, match="byte 2"):
+        decode_frame(b"{}\xff")
+
+
+# ---------------------------------------------------------------- encode_frame
+
+
+def test_encode_frame_is_compact_utf8_json() -> None:
+    """Frames serialise to compact UTF-8 JSON, non-ASCII left unescaped."""
+    data = encode_frame({"type": "req", "id": "1", "method": "chat.send", "params": {"m": "é"}})
+    assert data == '{"type":"req","id":"1","method":"chat.send","params":{"m":"é"}}'.encode()
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        {"type": "req", "id": "1", "method": "health"},
+        {"type": "req", "id": "2", "method": "x", "params": {"a": [1, 2.5, None, True]}},
+        {"type": "res", "id": "1", "ok": True, "payload": {"nested": {"k": "v"}}},
+        {"type": "event", "event": "tick", "payload": {"ts": 1796023931231}, "seq": 3},
+        {"type": "cancel", "id": "9"},
+    ],
+)
+def test_encode_then_decode_round_trips(frame: dict[str, Any]) -> None:
+    """What we encode decodes back to the same dict."""
+    assert decode_frame(encode_frame(frame)) == frame
+
+
+def test_error_shape_leaves_out_absent_fields() -> None:
+    """error_shape only writes the fields that were given, falsy ones included."""
+    assert error_shape("X", "m") == {"code": "X", "message": "m"}
+    assert error_shape("X", "m", {"a": 1}, retryable=False, retry_after_ms=0) == {
+        "code": "X",
+        "message": "m",
+        "details": {"a": 1},
+        "retryable": False,
+        "retryAfterMs": 0,
+    }
+
+
+# ---------------------------------------------------------------- models
+
+
+def test_error_shape_model_uses_wire_names() -> None:
+    """ErrorShape reads and writes retryAfterMs and keeps unknown fields."""
+    shape = ErrorShape.model_validate(
+        {"code": "UNAVAILABLE", "message": "m", "retryAfterMs": 500, "extra": 1}
+    )
+    assert shape.retry_after_ms == 500
+    assert shape.to_wire() == {
+        "code": "UNAVAILABLE",
+        "message": "m",
+        "retryAfterMs": 500,
+        "extra": 1,
+    }
+
+
+def test_error_shape_rejects_negative_retry_after() -> None:
+    """A negative retryAfterMs is not a valid ErrorShape."""
+    with pytest.raises(ValidationError):
+        ErrorShape.model_validate({"code": "X", "message": "m", "retryAfterMs": -1})
+
+
+def test_request_frame_is_closed() -> None:
+    """RequestFrame rejects an unknown property, as the gateway's closed schema does."""
+    with pytest.raises(ValidationError, match="bogus"):
+        RequestFrame.model_validate({"type": "req", "id": "1", "method": "m", "bogus": 1})
+
+
+def test_request_frame_optional_fields() -> None:
+    """traceparent and expectedProfileId use wire names; traceparent is capped at 128."""
+    frame = RequestFrame(id="1", method="m", traceparent="00-abc", expected_profile_id="p")
+    assert frame.to_wire() == {
+        "type": "req",
+        "id": "1",
+        "method": "m",
+        "traceparent": "00-abc",
+        "expectedProfileId": "p",
+    }
+    with pytest.raises(ValidationError):
+        RequestFrame(id="1", method="m", traceparent="x" * 129)
+
+
+def test_request_frame_requires_non_empty_id_and_method() -> None:
+    """An empty id or method is not a request."""
+    with pytest.raises(ValidationError):
+        RequestFrame(id="", method="m")
+    with pytest.raises(ValidationError):
+        RequestFrame(id="1", method="")
+
+
+def test_response_frame_parses_error_shape() -> None:
+    """A res error frame carries a typed ErrorShape."""
+    res = ResponseFrame.model_validate(
+        {"type": "res", "id": "1", "ok": False, "error": {"code": "X", "message": "m"}}
+    )
+    assert res.error == ErrorShape(code="X", message="m")
+
+
+def test_response_frame_rejects_wrong_type_literal() -> None:
+    """A req frame is not a ResponseFrame."""
+    with pytest.raises(ValidationError):
+        ResponseFrame.model_validate({"type": "req", "id": "1", "ok": True})
+
+
+def test_event_frame_state_version_and_seq() -> None:
+    """EventFrame reads stateVersion and refuses a negative seq."""
+    frame = EventFrame.model_validate(
+        {"type": "event", "event": "presence", "seq": 4, "stateVersion": {"presence": 2}}
+    )
+    assert frame.state_version == StateVersion(presence=2, health=0)
+    with pytest.raises(ValidationError):
+        EventFrame.model_validate({"type": "event", "event": "x", "seq": -1})
+
+
+def test_cancel_frame_wire_shape() -> None:
+    """CancelFrame serialises to {type:cancel, id}."""
+    assert CancelFrame(id="abc").to_wire() == {"type": "cancel", "id": "abc"}
+
+
+def test_wire_models_are_frozen() -> None:
+    """Wire models are immutable once built."""
+    frame = CancelFrame(id="abc")
+    with pytest.raises(ValidationError):
+        frame.id = "other"  # type: ignore[misc]
