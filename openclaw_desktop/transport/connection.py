@@ -28,13 +28,11 @@ from openclaw_desktop.errors import (
     ReconnectPaused,
     TrustError,
 )
-from openclaw_desktop.identity.credentials import StoredDeviceToken, gateway_key
-from openclaw_desktop.protocol import HelloOk, Role
+from openclaw_desktop.protocol import HelloOk
 from openclaw_desktop.session import (
     AuthSelection,
     CloseRequested,
     ConnectPlan,
-    Credentials,
     ErrorCategory,
     EventReceived,
     FailureDecision,
@@ -46,7 +44,6 @@ from openclaw_desktop.session import (
     ResponseReceived,
     SequenceGap,
     SessionState,
-    decide_after_failure,
     select_auth,
 )
 from openclaw_desktop.transport.options import (
@@ -55,7 +52,8 @@ from openclaw_desktop.transport.options import (
     ConnectionStatus,
     Endpoint,
 )
-from openclaw_desktop.trust import TlsPlan, resolve_tls, verify_pin
+from openclaw_desktop.transport.vault import ConnectionVault
+from openclaw_desktop.trust import verify_pin
 
 __all__ = ["EventListener", "GatewayConnection", "StatusListener"]
 
@@ -76,7 +74,7 @@ class GatewayConnection:
     def __init__(self, options: ConnectionOptions) -> None:
         self.options = options
         self.endpoint = Endpoint.parse(options.url)
-        self._gateway = gateway_key(self.endpoint.url)
+        self._vault = ConnectionVault(options, self.endpoint)
         self._status = ConnectionStatus(ConnectionState.IDLE)
         self._core: GatewayClientProtocol | None = None
         self._ws: ClientConnection | None = None
@@ -89,7 +87,6 @@ class GatewayConnection:
         self._wake: asyncio.Event = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closing = False
-        self._device_retry_used = False
         self._auth: AuthSelection | None = None
         self._announced_pairing: str | None = None
         self._close_request: tuple[int, str] | None = None
@@ -128,7 +125,7 @@ class GatewayConnection:
 
     def resume(self) -> None:
         """The user acted (approved, changed a token, trusted a pin): try again now."""
-        self._device_retry_used = False
+        self._vault.device_retry_used = False
         if self._status.state is ConnectionState.PAUSED:
             self._set_status(ConnectionStatus(ConnectionState.CONNECTING))
         self._wake.set()
@@ -233,7 +230,7 @@ class GatewayConnection:
                 error = self._status.error or error
             except OpenClawError as exc:
                 error = exc
-                decision = self._decide(exc)
+                decision = self._vault.decide(exc, self._auth.source if self._auth else "none")
             except (OSError, websockets.InvalidHandshake, websockets.InvalidURI) as exc:
                 error = ConnectionClosed(None, f"{type(exc).__name__}: {exc}")
             except TimeoutError:
@@ -298,78 +295,9 @@ class GatewayConnection:
     def _requested_close(self) -> tuple[int, str]:
         return self._close_request or (1000, "")
 
-    def _decide(self, error: OpenClawError) -> FailureDecision:
-        source = self._auth.source if self._auth else "none"
-        creds = self._credentials()
-        decision = decide_after_failure(
-            error,
-            auth_source=source,
-            device_token_retry_available=(
-                not self._device_retry_used
-                and creds.stored_device_token is not None
-                and self._trusted_endpoint()
-            ),
-            has_fallback_credential=bool(creds.shared_token or creds.bootstrap_token),
-            role=self.options.role.value,
-        )
-        if decision.clear_device_token and self.options.credentials and self.options.signer:
-            log.warning("stored device token was refused by the gateway; removing it")
-            self.options.credentials.clear_device_token(
-                self._gateway, self.options.signer.device_id, self.options.role.value
-            )
-        if decision.retry_with_device_token:
-            self._device_retry_used = True
-        return decision
-
-    def _trusted_endpoint(self) -> bool:
-        """Loopback or LAN cleartext, or TLS with a pin in force."""
-        if not self.endpoint.tls:
-            return True
-        return self._pin() is not None
-
-    def _pin(self) -> str | None:
-        if self.options.tls_fingerprint:
-            return self.options.tls_fingerprint
-        if self.options.credentials is not None:
-            return self.options.credentials.tls_pin(self._gateway)
-        return None
-
-    def _credentials(self) -> Credentials:
-        opts = self.options
-        stored: StoredDeviceToken | None = None
-        if opts.credentials is not None and opts.signer is not None:
-            stored = opts.credentials.device_token(
-                self._gateway, opts.signer.device_id, opts.role.value
-            )
-        shared = opts.shared_token
-        password = opts.password
-        if opts.credentials is not None:
-            shared = shared or opts.credentials.shared_token(self._gateway)
-            password = password or opts.credentials.password(self._gateway)
-        return Credentials(shared, password, opts.bootstrap_token, stored)
-
-    async def _resolve_tls(self) -> TlsPlan | None:
-        if not self.endpoint.tls:
-            return None
-        creds = self.options.credentials
-        gateway = self._gateway
-
-        def save_pin(fingerprint: str) -> None:
-            if creds is not None:
-                creds.save_tls_pin(gateway, fingerprint)
-
-        return await resolve_tls(
-            self.endpoint.host,
-            self.endpoint.port,
-            pin=self._pin(),
-            trust_callback=self.options.trust_callback,
-            save_pin=save_pin,
-            hint=self.options.tls_hint,
-        )
-
     async def _attempt(self) -> None:
         opts = self.options
-        tls = await self._resolve_tls()
+        tls = await self._vault.resolve_tls()
         ssl_ctx: ssl.SSLContext | None = tls.context if tls else None
         extra: dict[str, Any] = {}
         if tls is not None and tls.server_hostname is not None:
@@ -397,8 +325,8 @@ class GatewayConnection:
 
     async def _session(self, ws: ClientConnection) -> None:
         opts = self.options
-        creds = self._credentials()
-        use_device_retry = self._device_retry_used and creds.stored_device_token is not None
+        creds = self._vault.credentials()
+        use_device_retry = self._vault.device_retry_used and creds.stored_device_token is not None
         self._auth = select_auth(
             creds, role=opts.role, requested_scopes=opts.scopes, device_token_retry=use_device_retry
         )
@@ -534,9 +462,8 @@ class GatewayConnection:
             log.info("handshake failed: %s", error)
 
     def _on_hello(self, hello: HelloOk) -> None:
-        self._device_retry_used = False
         self._announced_pairing = None
-        self._store_tokens(hello)
+        self._vault.store_tokens(hello)
         self._ready.set()
         log.info(
             "connected to %s as %s (protocol %d, gateway %s)",
@@ -546,33 +473,6 @@ class GatewayConnection:
             hello.server.version,
         )
         self._set_status(ConnectionStatus(ConnectionState.CONNECTED, hello=hello))
-
-    def _store_tokens(self, hello: HelloOk) -> None:
-        store, signer = self.options.credentials, self.options.signer
-        if store is None or signer is None:
-            return
-        auth = hello.auth
-        if auth.device_token:
-            store.save_device_token(
-                self._gateway,
-                signer.device_id,
-                StoredDeviceToken(
-                    auth.device_token, auth.role, tuple(auth.scopes), auth.issued_at_ms
-                ),
-            )
-        # Bootstrap hand-off tokens are kept only over TLS or to this machine / the LAN;
-        # Endpoint.parse already refuses cleartext to anything else.
-        if auth.device_tokens:
-            for grant in auth.device_tokens:
-                if grant.role not in (Role.NODE.value, Role.OPERATOR.value):
-                    continue
-                store.save_device_token(
-                    self._gateway,
-                    signer.device_id,
-                    StoredDeviceToken(
-                        grant.device_token, grant.role, tuple(grant.scopes), grant.issued_at_ms
-                    ),
-                )
 
     async def _flush(self, core: GatewayClientProtocol) -> None:
         frames = core.data_to_send()
