@@ -14,11 +14,13 @@ import json
 import logging
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from openclaw_desktop import __version__
+from openclaw_desktop.cli_admin import add_admin_parsers, admin_request, print_admin_result
 from openclaw_desktop.config.client_profile import cli_client, node_client, user_agent
 from openclaw_desktop.config.paths import AppPaths
 from openclaw_desktop.errors import (
@@ -45,7 +47,12 @@ from openclaw_desktop.identity import (
 from openclaw_desktop.log import configure_logging
 from openclaw_desktop.node import InvokeDispatcher, NodeSession, default_handlers, default_registry
 from openclaw_desktop.protocol import MIN_NODE_PROTOCOL_VERSION, OperatorScope, Role
-from openclaw_desktop.transport import ConnectionOptions, ConnectionState, GatewayConnection
+from openclaw_desktop.transport import (
+    ConnectionOptions,
+    ConnectionState,
+    Endpoint,
+    GatewayConnection,
+)
 from openclaw_desktop.trust import (
     TrustCallback,
     TrustPrompt,
@@ -141,6 +148,8 @@ def _parser() -> argparse.ArgumentParser:
     ident.add_argument("action", choices=["show", "reset"])
 
     sub.add_parser("doctor", help="what works here and why not")
+    sub.add_parser("gateway", help="run or administer the bundled gateway (see: gateway --help)")
+    add_admin_parsers(sub, _add_connection_args)
     return parser
 
 
@@ -165,6 +174,23 @@ def _cli_trust_callback() -> TrustCallback | None:
     return ask
 
 
+def _bundled_token(args: argparse.Namespace, paths: AppPaths) -> str | None:
+    """The bundled gateway's token, when talking to it on this machine without --token."""
+    explicit: str | None = args.token
+    if explicit or args.password:
+        return explicit
+    try:
+        endpoint = Endpoint.parse(args.url)
+    except ConfigError:
+        return None
+    if not endpoint.loopback:
+        return None
+    try:
+        return paths.gateway_token_file.read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
 def _options(args: argparse.Namespace, role: Role, paths: AppPaths) -> ConnectionOptions:
     identity = _load_identity(paths)
     credentials = CredentialStore(open_secret_store(paths.secrets_file))
@@ -182,7 +208,7 @@ def _options(args: argparse.Namespace, role: Role, paths: AppPaths) -> Connectio
         else cli_client(),
         signer=identity,
         credentials=credentials,
-        shared_token=args.token,
+        shared_token=_bundled_token(args, paths),
         password=args.password,
         tls_fingerprint=pin,
         trust_callback=_cli_trust_callback(),
@@ -193,10 +219,25 @@ def _options(args: argparse.Namespace, role: Role, paths: AppPaths) -> Connectio
     return options
 
 
-async def _call(args: argparse.Namespace, paths: AppPaths) -> int:
+async def _operator_rpc(
+    args: argparse.Namespace,
+    paths: AppPaths,
+    method: str,
+    params: Any,
+    *,
+    scopes: tuple[str, ...],
+    timeout: float,
+) -> Any:
     options = _options(args, Role.OPERATOR, paths)
     options.reconnect = False
-    options.scopes = (
+    options.scopes = scopes
+    async with GatewayConnection(options) as conn:
+        await conn.wait_ready(timeout=timeout)
+        return await conn.request(method, params, timeout_s=timeout)
+
+
+async def _call(args: argparse.Namespace, paths: AppPaths) -> int:
+    scopes = (
         tuple(s.strip() for s in args.scopes.split(",") if s.strip())
         if args.scopes
         else tuple(s.value for s in DEFAULT_CALL_SCOPES)
@@ -207,11 +248,27 @@ async def _call(args: argparse.Namespace, paths: AppPaths) -> int:
             params = json.loads(args.params)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"params are not valid JSON: {exc}") from None
-    async with GatewayConnection(options) as conn:
-        await conn.wait_ready(timeout=args.timeout)
-        result = await conn.request(args.method, params, timeout_s=args.timeout)
+    result = await _operator_rpc(
+        args, paths, args.method, params, scopes=scopes, timeout=args.timeout
+    )
     print(json.dumps(result, indent=2, ensure_ascii=False))
     return 0
+
+
+async def _admin(args: argparse.Namespace, paths: AppPaths) -> int:
+    method, params, timeout = admin_request(args)
+    scopes = tuple(s.value for s in DEFAULT_CALL_SCOPES)
+    result = await _operator_rpc(args, paths, method, params, scopes=scopes, timeout=timeout)
+    print_admin_result(args, result)
+    return 0
+
+
+def _exec_gateway(argv: Sequence[str]) -> int:
+    """``openclaw-desktop gateway …`` runs ``python -m gateway …`` (the core never imports it)."""
+    command = [sys.executable, "-m", "gateway", *argv]
+    if os.name == "posix":
+        os.execv(sys.executable, command)
+    return subprocess.call(command)
 
 
 async def _node(args: argparse.Namespace, paths: AppPaths) -> int:
@@ -329,7 +386,10 @@ def _doctor(paths: AppPaths) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``openclaw-desktop``."""
-    args = _parser().parse_args(argv)
+    raw = list(sys.argv[1:] if argv is None else argv)
+    if raw and raw[0] == "gateway":
+        return _exec_gateway(raw[1:])
+    args = _parser().parse_args(raw)
     configure_logging(args.verbose)
     paths = AppPaths.default()
     try:
@@ -337,6 +397,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_call(args, paths))
         if args.command == "node":
             return asyncio.run(_node(args, paths))
+        if args.command in ("devices", "nodes"):
+            return asyncio.run(_admin(args, paths))
         if args.command == "identity":
             return _identity(args, paths)
         if args.command == "doctor":

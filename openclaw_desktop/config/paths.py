@@ -57,6 +57,16 @@ class AppPaths:
         return self.data_dir / "identity" / "device.json"
 
     @property
+    def gateway_state_dir(self) -> Path:
+        """The bundled gateway's state folder (its SQLite database, token, TLS key)."""
+        return self.state_dir / "gateway"
+
+    @property
+    def gateway_token_file(self) -> Path:
+        """The bundled gateway's shared token, mode 0600."""
+        return self.gateway_state_dir / "gateway-token"
+
+    @property
     def secrets_file(self) -> Path:
         """The fallback secret store used when no keyring backend exists, mode 0600."""
         return self.data_dir / "secrets.json"

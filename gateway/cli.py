@@ -1,0 +1,177 @@
+"""``python -m gateway`` (also ``openclaw-desktop gateway``): run and administer the gateway."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import signal
+import socket
+import sys
+from collections.abc import Sequence
+
+from gateway import __version__
+from gateway.config import GatewayConfig
+from gateway.hub import now_ms
+from gateway.setup_code import build_setup_payload, encode_setup_code, render_qr_terminal
+from gateway.state import GatewayState, read_or_create_shared_token
+
+__all__ = ["main", "serve"]
+
+log = logging.getLogger("gateway")
+
+
+def _csv(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="openclaw-desktop gateway", description="The bundled OpenClaw gateway"
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"openclaw-desktop gateway {__version__}"
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0)
+    parser.add_argument("--state-dir", help="state folder (database, token, TLS key)")
+    sub = parser.add_subparsers(dest="command")
+    run = sub.add_parser("run", help="serve (the default)")
+    run.add_argument(
+        "--bind",
+        choices=["loopback", "lan"],
+        default="loopback",
+        help="loopback (default) or lan (all interfaces, for phones)",
+    )
+    run.add_argument("--port", type=int, default=18789)
+    run.add_argument(
+        "--tls", action="store_true", help="serve wss:// with a self-signed certificate"
+    )
+    run.add_argument("--auth", choices=["token", "password", "none"], default="token")
+    run.add_argument("--password", help="shared password (with --auth password)")
+    run.add_argument("--allow", type=_csv, default=[], help="extra node commands to allow (a,b)")
+    run.add_argument("--deny", type=_csv, default=[], help="node commands to always deny (a,b)")
+    run.add_argument(
+        "--mdns",
+        choices=["off", "minimal", "full"],
+        default=None,
+        help="mDNS advertising (default: on with --bind lan)",
+    )
+    run.add_argument(
+        "--manual-pairing",
+        action="store_true",
+        help="do not approve devices on this machine automatically",
+    )
+    run.add_argument("--display-name", help="name shown to phones on the LAN")
+    sub.add_parser("token", help="print the shared gateway token")
+    setup = sub.add_parser("setup-code", help="print a one-time setup code and QR for a phone")
+    setup.add_argument("--url", action="append", help="gateway URL phones should use (repeatable)")
+    setup.add_argument("--port", type=int, default=18789)
+    setup.add_argument("--tls", action="store_true", help="the gateway serves wss://")
+    setup.add_argument("--limited", action="store_true", help="no operator.admin for the phone")
+    return parser
+
+
+def lan_urls(port: int, tls: bool) -> list[str]:
+    """URLs of this machine on private networks (no traffic is sent to find them)."""
+    scheme = "wss" if tls else "ws"
+    found: list[str] = []
+    with contextlib.suppress(OSError):
+        for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
+            address = str(info[4][0])
+            ip = ipaddress.ip_address(address)
+            if ip.is_private and not ip.is_loopback and address not in found:
+                found.append(address)
+    return [f"{scheme}://{a}:{port}" for a in found]
+
+
+async def serve(config: GatewayConfig, *, ready: asyncio.Event | None = None) -> None:
+    """Run a gateway until SIGINT/SIGTERM (or cancellation); the public entry point."""
+    from gateway.server import GatewayServer
+
+    if config.auth_mode == "token" and config.token is None:
+        config.token = read_or_create_shared_token(config.state_dir)
+    server = GatewayServer(config)
+    await server.start()
+    if config.bind == "lan":
+        server.core.public_urls = lan_urls(server.port, config.tls)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    print(f"gateway ready on {server.url}", file=sys.stderr, flush=True)
+    if server.tls_fingerprint:
+        print(f"TLS fingerprint (SHA-256): {server.tls_fingerprint}", file=sys.stderr, flush=True)
+    if ready is not None:
+        ready.set()
+    try:
+        await stop.wait()
+    finally:
+        await server.close()
+
+
+def _setup_code(args: argparse.Namespace, config: GatewayConfig) -> int:
+    urls = (
+        args.url
+        or lan_urls(args.port, args.tls)
+        or [f"{'wss' if args.tls else 'ws'}://127.0.0.1:{args.port}"]
+    )
+    with GatewayState(config.state_dir / "gateway.sqlite3") as state:
+        token, record = state.bootstrap.mint(now_ms(), access="limited" if args.limited else "full")
+    code = encode_setup_code(build_setup_payload(urls[0], urls, token))
+    print(render_qr_terminal(code))
+    print(f"Setup code (single use, valid 10 minutes):\n{code}\n")
+    print(f"Gateway URL: {urls[0]}")
+    print(
+        "Scan it with the OpenClaw app (Settings > Gateway > Scan setup code), or paste the code."
+    )
+    log.debug("minted setup %s", record.setup_id)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m gateway``."""
+    args = _parser().parse_args(argv)
+    level = (
+        logging.WARNING
+        if args.verbose == 0
+        else logging.INFO
+        if args.verbose == 1
+        else logging.DEBUG
+    )
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)-7s %(name)s: %(message)s")
+    config = GatewayConfig()
+    if args.state_dir:
+        config.state_dir = args.state_dir
+    command = args.command or "run"
+    if command == "token":
+        print(read_or_create_shared_token(config.state_dir))
+        return 0
+    if command == "setup-code":
+        return _setup_code(args, config)
+    if args.command is None:
+        args = _parser().parse_args([*(argv or []), "run"])
+    config.bind = args.bind
+    config.port = args.port
+    config.tls = args.tls
+    config.auth_mode = args.auth
+    config.password = args.password
+    config.nodes_allow = args.allow
+    config.nodes_deny = args.deny
+    config.mdns_mode = args.mdns
+    config.auto_approve_local = not args.manual_pairing
+    config.display_name = args.display_name
+    if config.auth_mode == "password" and not config.password:
+        print("error: --auth password needs --password", file=sys.stderr)
+        return 2
+    if config.auth_mode == "none" and config.bind != "loopback":
+        print("error: --auth none is only allowed with --bind loopback", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(serve(config))
+    except OSError as exc:
+        print(f"error: cannot serve on port {config.port}: {exc}", file=sys.stderr)
+        return 1
+    return 0

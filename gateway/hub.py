@@ -1,0 +1,114 @@
+"""Connected peers, presence and scope-filtered broadcasts."""
+
+from __future__ import annotations
+
+import socket
+import time
+from typing import Any
+
+from gateway import __version__
+from gateway.peer import Peer
+from gateway.scopes import scope_satisfied
+
+__all__ = ["EVENT_SCOPES", "Hub", "now_ms"]
+
+#: Events that need a scope (others go to every authenticated operator).
+EVENT_SCOPES: dict[str, str] = {
+    "chat": "operator.read",
+    "agent": "operator.read",
+    "node.pair.requested": "operator.pairing",
+    "node.pair.resolved": "operator.pairing",
+    "device.pair.requested": "operator.pairing",
+    "device.pair.resolved": "operator.pairing",
+    "node.presence": "operator.read",
+}
+
+
+def now_ms() -> int:
+    """Wall clock in ms."""
+    return int(time.time() * 1000)
+
+
+class Hub:
+    """Who is connected; presence entries and broadcasts with ``stateVersion``."""
+
+    def __init__(self, instance_id: str) -> None:
+        self.peers: dict[str, Peer] = {}
+        self.nodes: dict[str, Peer] = {}
+        self.instance_id = instance_id
+        self.presence_version = 1
+        self.health_version = 1
+
+    def add(self, peer: Peer) -> None:
+        """Register an authenticated peer (a node replaces its older connection)."""
+        self.peers[peer.conn_id] = peer
+        if peer.is_node and peer.device_id:
+            self.nodes[peer.device_id] = peer
+        self.presence_changed()
+
+    def remove(self, peer: Peer) -> None:
+        """Forget a peer."""
+        self.peers.pop(peer.conn_id, None)
+        if peer.is_node and peer.device_id and self.nodes.get(peer.device_id) is peer:
+            del self.nodes[peer.device_id]
+        self.presence_changed()
+
+    @property
+    def operators(self) -> list[Peer]:
+        """Connected operators."""
+        return [p for p in self.peers.values() if not p.is_node]
+
+    def state_version(self) -> dict[str, int]:
+        """``{presence, health}``."""
+        return {"presence": self.presence_version, "health": self.health_version}
+
+    def presence(self) -> list[dict[str, Any]]:
+        """Presence entries: the gateway itself, then each connected client."""
+        host = socket.gethostname()
+        entries: list[dict[str, Any]] = [
+            {
+                "host": host,
+                "version": __version__,
+                "platform": "python",
+                "mode": "gateway",
+                "reason": "self",
+                "instanceId": self.instance_id,
+                "text": f"Gateway: {host} · app {__version__} · mode gateway · reason self",
+                "ts": now_ms(),
+            }
+        ]
+        for peer in self.peers.values():
+            client = peer.client
+            name = client.get("displayName") or client.get("id")
+            kind = "Node" if peer.is_node else "Client"
+            entry: dict[str, Any] = {
+                "host": name,
+                "clientId": client.get("id"),
+                "version": client.get("version"),
+                "platform": client.get("platform"),
+                "mode": client.get("mode"),
+                "roles": [peer.role],
+                "instanceId": client.get("instanceId") or peer.device_id or peer.conn_id,
+                "reason": "connect",
+                "ts": peer.connected_at_ms,
+                "text": f"{kind}: {name} · mode {client.get('mode')}",
+            }
+            if client.get("deviceFamily"):
+                entry["deviceFamily"] = client["deviceFamily"]
+            if peer.device_id:
+                entry["deviceId"] = peer.device_id
+            entries.append(entry)
+        return entries
+
+    def presence_changed(self) -> None:
+        """Bump the presence version and tell operators."""
+        self.presence_version += 1
+        self.broadcast("presence", {"presence": self.presence()}, state_version=True)
+
+    def broadcast(self, event: str, payload: Any, *, state_version: bool = False) -> None:
+        """Send an event to every operator allowed to see it."""
+        needed = EVENT_SCOPES.get(event)
+        version = self.state_version() if state_version else None
+        for peer in self.operators:
+            if needed is None or scope_satisfied(needed, peer.scopes):
+                peer.send_event(event, payload, state_version=version)

@@ -1,0 +1,271 @@
+"""``node.*`` methods: listing, describing, renaming, invoking, surface pairing, node RPCs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gateway.errors import MethodError, invalid_params, invalid_request
+from gateway.hub import now_ms
+from gateway.nodes.invoke import InvokeError
+from gateway.peer import Peer
+from gateway.scopes import missing_scope_error, scope_satisfied
+from openclaw_desktop.protocol import ErrorCode, error_shape
+
+if TYPE_CHECKING:
+    from gateway.core import GatewayCore
+
+__all__ = ["HANDLERS"]
+
+
+def _obj(method: str, params: Any) -> dict[str, Any]:
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise invalid_params(method, "must be object")
+    return params
+
+
+def _required_str(method: str, params: dict[str, Any], name: str) -> str:
+    value = params.get(name)
+    if name not in params:
+        raise invalid_params(method, f"must have required property '{name}'")
+    if not isinstance(value, str):
+        raise invalid_params(method, f"at /{name}: must be string")
+    if not value:
+        raise invalid_params(method, f"at /{name}: must NOT have fewer than 1 characters")
+    return value
+
+
+async def node_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``node.list``: paired and connected nodes."""
+    _obj("node.list", params)
+    return {"ts": now_ms(), "nodes": core.node_entries()}
+
+
+async def node_describe(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``node.describe {nodeId}``."""
+    p = _obj("node.describe", params)
+    node_id = p.get("nodeId")
+    if not isinstance(node_id, str) or not node_id:
+        raise invalid_request("nodeId required")
+    entry = core.node_entry(node_id)
+    if entry is None:
+        raise invalid_request("unknown nodeId")
+    return {"ts": now_ms(), **entry}
+
+
+async def node_rename(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``node.rename {nodeId, displayName}``."""
+    p = _obj("node.rename", params)
+    node_id = _required_str("node.rename", p, "nodeId")
+    name = p.get("displayName")
+    if not isinstance(name, str) or not name.strip():
+        raise invalid_request("displayName required")
+    if core.node_entry(node_id) is None:
+        raise invalid_request("unknown nodeId")
+    core.state.nodes.rename(node_id, name.strip())
+    return {"nodeId": node_id, "displayName": name.strip()}
+
+
+async def node_invoke(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``node.invoke {nodeId, command, params?, timeoutMs?, idempotencyKey}``."""
+    p = _obj("node.invoke", params)
+    for name in ("nodeId", "command", "idempotencyKey"):
+        if name not in p:
+            raise invalid_params("node.invoke", f"must have required property '{name}'")
+    node_id, command = p.get("nodeId"), p.get("command")
+    if not isinstance(node_id, str) or not node_id or not isinstance(command, str) or not command:
+        raise invalid_request("nodeId and command required")
+    key = p.get("idempotencyKey")
+    if not isinstance(key, str) or not key:
+        raise invalid_params(
+            "node.invoke", "at /idempotencyKey: must NOT have fewer than 1 characters"
+        )
+    timeout = p.get("timeoutMs")
+    if timeout is not None and (
+        not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 0
+    ):
+        raise invalid_params("node.invoke", "at /timeoutMs: must be >= 0")
+    if command.startswith("system.execApprovals."):
+        raise invalid_request(
+            "node.invoke does not allow system.execApprovals.*; use exec.approvals.node.*",
+            {"command": command},
+        )
+    target = core.hub.nodes.get(node_id)
+    if target is None:
+        if core.state.nodes.approved(node_id) is None and core.state.devices.get(node_id) is None:
+            raise MethodError(
+                error_shape(
+                    ErrorCode.UNAVAILABLE,
+                    "node pairing changed while invocation was active",
+                    {"code": "PAIRING_CHANGED"},
+                    retryable=True,
+                )
+            )
+        raise MethodError(
+            error_shape(
+                ErrorCode.UNAVAILABLE,
+                "node not connected",
+                {
+                    "code": "NOT_CONNECTED",
+                    "nodeError": {"code": "NOT_CONNECTED", "message": "node not connected"},
+                    "nodeCommandDispatched": False,
+                },
+            )
+        )
+    denial = core.policy.check_invoke(target.platform, target.device_family, target.caps, command)
+    if denial is not None:
+        raise MethodError(error_shape(ErrorCode.INVALID_REQUEST, denial.message, denial.details))
+    if command not in target.commands:
+        if command in target.declared_commands:
+            message = (
+                "node command not allowed: the node's declared command surface is pending "
+                "approval; run `openclaw nodes pending`, then `openclaw nodes approve <requestId>`"
+            )
+            reason = "command pending approval"
+        else:
+            message = (
+                f"node command not allowed: the node (platform: {target.platform}) "
+                f'does not support "{command}"'
+            )
+            reason = "command not declared by node"
+        raise invalid_request(message, {"reason": reason, "command": command})
+    return await core.router.invoke(
+        target, command, p.get("params"), timeout_ms=timeout, idempotency_key=key
+    )
+
+
+async def node_invoke_result(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``node.invoke.result`` (node -> gateway)."""
+    p = _obj("node.invoke.result", params)
+    for name in ("id", "nodeId", "ok"):
+        if name not in p:
+            raise invalid_params("node.invoke.result", f"must have required property '{name}'")
+    try:
+        return core.router.on_result(peer, p)
+    except InvokeError as exc:
+        raise MethodError(exc.shape) from None
+
+
+async def node_invoke_progress(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``node.invoke.progress`` (accepted; progress is not forwarded yet)."""
+    p = _obj("node.invoke.progress", params)
+    if p.get("nodeId") != peer.device_id:
+        raise invalid_request("nodeId mismatch")
+    chunk = p.get("chunk")
+    if isinstance(chunk, str) and len(chunk.encode("utf-8")) > 16384:
+        raise invalid_request("progress chunk too large")
+    return {"ok": True}
+
+
+async def node_event(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``node.event {event, payload?, payloadJSON?}``."""
+    p = _obj("node.event", params)
+    event = _required_str("node.event", p, "event")
+    if event == "node.presence.alive":
+        if peer.device_id:
+            core.state.devices.touch(peer.device_id, now_ms(), peer.remote_ip)
+        return {"ok": True, "event": event, "handled": True, "reason": "persisted"}
+    return {"ok": True, "event": event, "handled": False, "reason": "unsupported_event"}
+
+
+def _pairing_changed() -> MethodError:
+    return MethodError(
+        error_shape(
+            ErrorCode.UNAVAILABLE,
+            "node pairing changed while invocation was active",
+            {"code": "PAIRING_CHANGED"},
+            retryable=True,
+        )
+    )
+
+
+async def node_pending_pull(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``node.pending.pull``: PAIRING_CHANGED while the surface awaits approval."""
+    if core.surface_pending(peer):
+        raise _pairing_changed()
+    return {"nodeId": peer.device_id, "revision": 0, "items": [], "hasMore": False}
+
+
+async def node_pending_drain(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``node.pending.drain``."""
+    if core.surface_pending(peer):
+        raise MethodError(
+            error_shape(
+                ErrorCode.UNAVAILABLE,
+                "node pairing changed while pending work was active",
+                {"code": "PAIRING_CHANGED"},
+                retryable=True,
+            )
+        )
+    return {"nodeId": peer.device_id, "revision": 0, "items": [], "hasMore": False}
+
+
+async def node_pending_ack(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``node.pending.ack``."""
+    return {"ok": True}
+
+
+async def node_pair_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``node.pair.list``."""
+    now = now_ms()
+    pending = [r.to_wire() for r in core.state.nodes.list_pending(now)]
+    paired = [s.to_wire() for s in core.state.nodes.list_approved()]
+    return {"pending": pending, "paired": paired}
+
+
+def _request_id(method: str, params: Any) -> str:
+    p = _obj(method, params)
+    return _required_str(method, p, "requestId")
+
+
+async def node_pair_approve(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``node.pair.approve {requestId}``: needs the request's approver scopes."""
+    request_id = _request_id("node.pair.approve", params)
+    request = core.state.nodes.get(request_id, now_ms())
+    if request is None:
+        raise invalid_request("unknown requestId")
+    for scope in request.required_approve_scopes:
+        if not scope_satisfied(scope, peer.scopes):
+            raise MethodError(missing_scope_error(scope, list(request.required_approve_scopes)))
+    return core.resolve_node_surface(request_id, approved=True)
+
+
+async def node_pair_reject(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``node.pair.reject {requestId}``."""
+    request_id = _request_id("node.pair.reject", params)
+    if core.state.nodes.get(request_id, now_ms()) is None:
+        raise invalid_request("unknown requestId")
+    return core.resolve_node_surface(request_id, approved=False)
+
+
+async def node_pair_remove(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``node.pair.remove {nodeId}``."""
+    p = _obj("node.pair.remove", params)
+    node_id = _required_str("node.pair.remove", p, "nodeId")
+    removed = core.state.nodes.remove(node_id)
+    core.state.devices.remove_role(node_id, "node")
+    target = core.hub.nodes.get(node_id)
+    if target is not None:
+        target.commands = []
+    if not removed:
+        raise invalid_request("unknown nodeId")
+    return {"nodeId": node_id, "removed": True}
+
+
+HANDLERS = {
+    "node.list": node_list,
+    "node.describe": node_describe,
+    "node.rename": node_rename,
+    "node.invoke": node_invoke,
+    "node.invoke.result": node_invoke_result,
+    "node.invoke.progress": node_invoke_progress,
+    "node.event": node_event,
+    "node.pending.pull": node_pending_pull,
+    "node.pending.drain": node_pending_drain,
+    "node.pending.ack": node_pending_ack,
+    "node.pair.list": node_pair_list,
+    "node.pair.approve": node_pair_approve,
+    "node.pair.reject": node_pair_reject,
+    "node.pair.remove": node_pair_remove,
+}

@@ -1,0 +1,1 @@
+"""Node handling in the bundled gateway: command policy, pairing surfaces and invocations."""

@@ -1,0 +1,224 @@
+"""Routing ``node.invoke`` to a connected node and its ``node.invoke.result`` back."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from gateway.errors import MethodError
+from gateway.peer import Peer
+from openclaw_desktop.protocol import ErrorCode, error_shape
+
+__all__ = ["InvokeError", "InvokeRouter"]
+
+log = logging.getLogger("gateway.invoke")
+
+DEFAULT_TIMEOUT_MS = 30_000
+MAX_PENDING_PER_NODE = 1_000
+MAX_PENDING_TOTAL = 20_000
+IDEMPOTENCY_TTL_S = 300.0
+IDEMPOTENCY_ENTRIES = 2_000
+
+
+class InvokeError(MethodError):
+    """An invoke failed; ``shape`` is the ErrorShape for the operator."""
+
+
+@dataclass
+class _Pending:
+    invoke_id: str
+    node_id: str
+    command: str
+    peer: Peer
+    future: asyncio.Future[dict[str, Any]] = field(default_factory=asyncio.Future)
+
+
+def _node_failure(error: Any) -> InvokeError:
+    node_error = error if isinstance(error, dict) else None
+    code = str(node_error.get("code") or "") if node_error else ""
+    message = str(node_error.get("message") or "") if node_error else ""
+    message = message or "node invoke failed"
+    text = f"{code}: {message}" if code else message
+    details = {"nodeError": node_error, "nodeCommandDispatched": True}
+    return InvokeError(error_shape(ErrorCode.UNAVAILABLE, text, details))
+
+
+class InvokeRouter:
+    """Pending invokes by id, with per-request deadlines, cancel and idempotency."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, _Pending] = {}
+        self._per_node: dict[str, int] = {}
+        self._idempotent: OrderedDict[
+            tuple[str, str], tuple[float, asyncio.Future[dict[str, Any]]]
+        ] = OrderedDict()
+
+    @property
+    def pending_count(self) -> int:
+        """Invokes waiting for a node."""
+        return len(self._pending)
+
+    async def invoke(
+        self,
+        peer: Peer,
+        command: str,
+        params: Any,
+        *,
+        timeout_ms: int | None,
+        idempotency_key: str,
+    ) -> dict[str, Any]:
+        """Send the command to the node and wait for its result.
+
+        Returns the operator result ``{ok, nodeId, command, payload, payloadJSON}``.
+
+        Raises:
+            InvokeError: node error, timeout, disconnect or overload, as ErrorShape.
+        """
+        node_id = peer.device_id or ""
+        key = (node_id, idempotency_key)
+        now = time.monotonic()
+        self._expire_idempotent(now)
+        cached = self._idempotent.get(key)
+        if cached is not None:
+            return await asyncio.shield(cached[1])
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._idempotent[key] = (now + IDEMPOTENCY_TTL_S, future)
+        while len(self._idempotent) > IDEMPOTENCY_ENTRIES:
+            self._idempotent.popitem(last=False)
+        try:
+            result = await self._dispatch(peer, command, params, timeout_ms, idempotency_key)
+        except InvokeError as exc:
+            self._idempotent.pop(key, None)  # failures are not cached: a retry may succeed
+            if not future.done():
+                future.set_exception(exc)
+                future.exception()
+            raise
+        except BaseException:
+            self._idempotent.pop(key, None)
+            future.cancel()
+            raise
+        future.set_result(result)
+        return result
+
+    async def _dispatch(
+        self, peer: Peer, command: str, params: Any, timeout_ms: int | None, key: str
+    ) -> dict[str, Any]:
+        node_id = peer.device_id or ""
+        if (
+            len(self._pending) >= MAX_PENDING_TOTAL
+            or self._per_node.get(node_id, 0) >= MAX_PENDING_PER_NODE
+        ):
+            raise InvokeError(
+                error_shape(
+                    ErrorCode.UNAVAILABLE, "too many pending invokes for this node", retryable=True
+                )
+            )
+        timeout = DEFAULT_TIMEOUT_MS if timeout_ms is None or timeout_ms <= 0 else timeout_ms
+        invoke_id = str(uuid.uuid4())
+        pending = _Pending(
+            invoke_id, node_id, command, peer, asyncio.get_running_loop().create_future()
+        )
+        self._pending[invoke_id] = pending
+        self._per_node[node_id] = self._per_node.get(node_id, 0) + 1
+        request: dict[str, Any] = {
+            "id": invoke_id,
+            "nodeId": node_id,
+            "command": command,
+            "timeoutMs": timeout,
+            "idempotencyKey": key,
+        }
+        if params is not None:
+            request["paramsJSON"] = orjson.dumps(params).decode("utf-8")
+        try:
+            peer.send_event("node.invoke.request", request, seq=False)
+            async with asyncio.timeout(timeout / 1000):
+                outcome = await pending.future
+        except TimeoutError:
+            peer.send_event(
+                "node.invoke.cancel", {"invokeId": invoke_id, "nodeId": node_id}, seq=False
+            )
+            raise _node_failure({"code": "TIMEOUT", "message": "node invoke timed out"}) from None
+        finally:
+            self._forget(invoke_id)
+        if not outcome.get("ok"):
+            raise _node_failure(outcome.get("error"))
+        return self._operator_result(node_id, command, outcome)
+
+    @staticmethod
+    def _operator_result(node_id: str, command: str, outcome: dict[str, Any]) -> dict[str, Any]:
+        payload_json = outcome.get("payloadJSON")
+        payload = outcome.get("payload")
+        if isinstance(payload_json, str) and payload_json.strip():
+            try:
+                payload = orjson.loads(payload_json)
+            except orjson.JSONDecodeError:
+                payload = {"payloadJSON": payload_json}
+        else:
+            payload_json = None
+        return {
+            "ok": True,
+            "nodeId": node_id,
+            "command": command,
+            "payload": payload,
+            "payloadJSON": payload_json,
+        }
+
+    def on_result(self, peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        """Handle ``node.invoke.result``; returns the ack payload.
+
+        Raises:
+            InvokeError: ``nodeId mismatch``.
+        """
+        if params.get("nodeId") != peer.device_id:
+            raise InvokeError(error_shape(ErrorCode.INVALID_REQUEST, "nodeId mismatch"))
+        pending = self._pending.get(str(params.get("id")))
+        if pending is None or pending.peer is not peer:
+            return {"ok": True, "ignored": True}
+        if not pending.future.done():
+            pending.future.set_result(params)
+        return {"ok": True}
+
+    def node_disconnected(self, peer: Peer) -> None:
+        """Fail the node's pending invokes at once."""
+        for pending in list(self._pending.values()):
+            if pending.peer is peer and not pending.future.done():
+                pending.future.set_result(
+                    {
+                        "ok": False,
+                        "error": {
+                            "code": "DISCONNECTED",
+                            "message": f"node disconnected ({pending.command})",
+                        },
+                    }
+                )
+
+    def fail_all(self, message: str) -> None:
+        """Shutdown: fail every pending invoke."""
+        for pending in list(self._pending.values()):
+            if not pending.future.done():
+                pending.future.set_result(
+                    {"ok": False, "error": {"code": "UNAVAILABLE", "message": message}}
+                )
+
+    def _forget(self, invoke_id: str) -> None:
+        pending = self._pending.pop(invoke_id, None)
+        if pending is not None:
+            left = self._per_node.get(pending.node_id, 1) - 1
+            if left <= 0:
+                self._per_node.pop(pending.node_id, None)
+            else:
+                self._per_node[pending.node_id] = left
+
+    def _expire_idempotent(self, now: float) -> None:
+        while self._idempotent:
+            _key, (expires, future) = next(iter(self._idempotent.items()))
+            if expires > now or not future.done():
+                break
+            self._idempotent.popitem(last=False)

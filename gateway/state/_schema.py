@@ -1,0 +1,167 @@
+"""The database schema as an ordered list of forward migrations.
+
+Rules for adding a migration: append a new :class:`Migration` with the next version number and
+never edit a released one. Every pending migration runs inside one write transaction at open,
+so a crash mid-upgrade leaves the previous version intact.
+
+The SQL sticks to what SQLite 3.31 already had (no STRICT tables, no JSON functions), because
+Python builds on older Linux distributions link the system SQLite. JSON columns hold arrays of
+strings or ``{name: bool}`` objects and are validated when read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "Migration"]
+
+#: ``PRAGMA application_id`` of a gateway state database ("OCGW"), so a stray SQLite file
+#: with other tables is reported as "not ours" instead of being migrated.
+APPLICATION_ID = 0x4F434757
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One forward step of the schema.
+
+    Attributes:
+        version: The schema version after this step.
+        description: What the step does, for the log.
+        statements: SQL statements, run in order.
+    """
+
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+
+_V1 = Migration(
+    version=1,
+    description="devices, device pairing, device tokens, bootstrap tokens, node surfaces, meta",
+    statements=(
+        """
+        CREATE TABLE devices (
+            device_id        TEXT PRIMARY KEY NOT NULL,
+            public_key       TEXT NOT NULL,
+            display_name     TEXT,
+            operator_label   TEXT,
+            platform         TEXT,
+            device_family    TEXT,
+            client_id        TEXT,
+            client_mode      TEXT,
+            roles            TEXT NOT NULL,
+            scopes           TEXT NOT NULL,
+            remote_ip        TEXT,
+            approved_via     TEXT NOT NULL CHECK (approved_via IN ('owner', 'silent',
+                                 'bootstrap', 'trusted-cidr', 'trusted-proxy', 'ssh-verified')),
+            created_at_ms    INTEGER NOT NULL,
+            approved_at_ms   INTEGER NOT NULL,
+            last_seen_at_ms  INTEGER,
+            last_seen_reason TEXT
+        )
+        """,
+        """
+        CREATE TABLE pairing_requests (
+            request_id      TEXT PRIMARY KEY NOT NULL,
+            device_id       TEXT NOT NULL,
+            public_key      TEXT NOT NULL,
+            role            TEXT NOT NULL,
+            roles           TEXT NOT NULL,
+            scopes          TEXT NOT NULL,
+            display_name    TEXT,
+            platform        TEXT,
+            device_family   TEXT,
+            client_id       TEXT,
+            client_mode     TEXT,
+            remote_ip       TEXT,
+            silent          INTEGER NOT NULL CHECK (silent IN (0, 1)),
+            is_repair       INTEGER NOT NULL CHECK (is_repair IN (0, 1)),
+            ts_ms           INTEGER NOT NULL,
+            refreshed_at_ms INTEGER,
+            expires_at_ms   INTEGER NOT NULL
+        )
+        """,
+        "CREATE INDEX pairing_requests_device ON pairing_requests (device_id)",
+        "CREATE INDEX pairing_requests_expiry ON pairing_requests (expires_at_ms)",
+        """
+        CREATE TABLE device_tokens (
+            device_id       TEXT NOT NULL REFERENCES devices (device_id) ON DELETE CASCADE,
+            role            TEXT NOT NULL,
+            token_sha256    BLOB NOT NULL CHECK (length(token_sha256) = 32),
+            scopes          TEXT NOT NULL,
+            created_at_ms   INTEGER NOT NULL,
+            rotated_at_ms   INTEGER,
+            revoked_at_ms   INTEGER,
+            last_used_at_ms INTEGER,
+            PRIMARY KEY (device_id, role)
+        ) WITHOUT ROWID
+        """,
+        """
+        CREATE TABLE bootstrap_tokens (
+            setup_id        TEXT PRIMARY KEY NOT NULL,
+            token_sha256    BLOB NOT NULL UNIQUE CHECK (length(token_sha256) = 32),
+            access          TEXT NOT NULL CHECK (access IN ('full', 'limited', 'node')),
+            issued_at_ms    INTEGER NOT NULL,
+            expires_at_ms   INTEGER NOT NULL,
+            device_id       TEXT,
+            public_key      TEXT,
+            bound_at_ms     INTEGER,
+            last_used_at_ms INTEGER,
+            consumed_at_ms  INTEGER,
+            device_name     TEXT,
+            delivery        TEXT CHECK (delivery IN ('uncertain', 'confirmed')),
+            CHECK ((device_id IS NULL) = (public_key IS NULL))
+        )
+        """,
+        "CREATE INDEX bootstrap_tokens_device ON bootstrap_tokens (device_id)",
+        """
+        CREATE TABLE node_surfaces (
+            node_id              TEXT PRIMARY KEY NOT NULL
+                                     REFERENCES devices (device_id) ON DELETE CASCADE,
+            display_name         TEXT,
+            version              TEXT,
+            caps                 TEXT NOT NULL,
+            commands             TEXT NOT NULL,
+            permissions          TEXT,
+            created_at_ms        INTEGER NOT NULL,
+            approved_at_ms       INTEGER NOT NULL,
+            last_connected_at_ms INTEGER,
+            last_disconnected_at_ms INTEGER
+        )
+        """,
+        """
+        CREATE TABLE node_pair_requests (
+            request_id      TEXT PRIMARY KEY NOT NULL,
+            node_id         TEXT NOT NULL UNIQUE
+                                REFERENCES devices (device_id) ON DELETE CASCADE,
+            client_id       TEXT,
+            client_mode     TEXT,
+            display_name    TEXT,
+            platform        TEXT,
+            version         TEXT,
+            device_family   TEXT,
+            caps            TEXT NOT NULL,
+            commands        TEXT NOT NULL,
+            permissions     TEXT,
+            required_approve_scopes TEXT NOT NULL,
+            remote_ip       TEXT,
+            silent          INTEGER NOT NULL CHECK (silent IN (0, 1)),
+            ts_ms           INTEGER NOT NULL,
+            expires_at_ms   INTEGER NOT NULL
+        )
+        """,
+        "CREATE INDEX node_pair_requests_expiry ON node_pair_requests (expires_at_ms)",
+        """
+        CREATE TABLE meta (
+            key   TEXT PRIMARY KEY NOT NULL,
+            value TEXT NOT NULL
+        ) WITHOUT ROWID
+        """,
+    ),
+)
+
+#: Every migration, oldest first; versions are 1, 2, 3, ... without gaps.
+MIGRATIONS: tuple[Migration, ...] = (_V1,)
+
+#: The version a fresh database ends at.
+SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,0 +1,206 @@
+"""Setup-code bootstrap tokens (``device.pair.setupCode`` / ``setupStatus``).
+
+Life of a setup code: :meth:`BootstrapTokens.mint` makes a single-use token valid for ten
+minutes. The first device that presents it (:meth:`~BootstrapTokens.redeem`) binds it to its
+id and key; the same device may present it again while its pairing is pending, any other
+device is refused. Once the server has issued that device its hand-off tokens it calls
+:meth:`~BootstrapTokens.consume`; the token can never be redeemed again and the completion
+stays visible to ``setupStatus`` for twenty minutes. Only the token's SHA-256 is stored.
+"""
+
+from __future__ import annotations
+
+import hmac
+import sqlite3
+import uuid
+from typing import cast
+
+from gateway.state._codec import hash_token, new_token, require_text, wall_clock_ms
+from gateway.state._db import Database
+from gateway.state.records import BootstrapRecord, SetupAccess
+
+__all__ = ["BOOTSTRAP_TOKEN_TTL_MS", "SETUP_COMPLETION_RETENTION_MS", "BootstrapTokens"]
+
+#: A setup code can be redeemed for ten minutes after it was minted.
+BOOTSTRAP_TOKEN_TTL_MS = 600_000
+#: A completed setup stays visible to ``device.pair.setupStatus`` this long (twice the TTL).
+SETUP_COMPLETION_RETENTION_MS = 2 * BOOTSTRAP_TOKEN_TTL_MS
+
+_COLUMNS = (
+    "setup_id, access, issued_at_ms, expires_at_ms, device_id, public_key, bound_at_ms, "
+    "last_used_at_ms, consumed_at_ms, device_name, delivery"
+)
+
+
+class BootstrapTokens:
+    """The ``bootstrap_tokens`` table. Get one from :attr:`GatewayState.bootstrap`."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    @staticmethod
+    def _record(row: sqlite3.Row) -> BootstrapRecord:
+        return BootstrapRecord(
+            setup_id=row["setup_id"],
+            access=cast(SetupAccess, row["access"]),
+            issued_at_ms=row["issued_at_ms"],
+            expires_at_ms=row["expires_at_ms"],
+            device_id=row["device_id"],
+            public_key=row["public_key"],
+            bound_at_ms=row["bound_at_ms"],
+            last_used_at_ms=row["last_used_at_ms"],
+            consumed_at_ms=row["consumed_at_ms"],
+            device_name=row["device_name"],
+            delivery_confirmed=row["delivery"] == "confirmed",
+        )
+
+    def _prune(self, now_ms: int) -> None:
+        """Drop unconsumed tokens past their expiry and completions past their retention."""
+        self._db.execute(
+            "DELETE FROM bootstrap_tokens WHERE (consumed_at_ms IS NULL AND expires_at_ms < ?) "
+            "OR (consumed_at_ms IS NOT NULL AND consumed_at_ms + ? < ?)",
+            (now_ms, SETUP_COMPLETION_RETENTION_MS, now_ms),
+        )
+
+    def _by_setup_id(self, setup_id: str) -> BootstrapRecord | None:
+        row = self._db.row(
+            f"SELECT {_COLUMNS} FROM bootstrap_tokens WHERE setup_id = ?", (setup_id,)
+        )
+        return None if row is None else self._record(row)
+
+    def mint(
+        self, now_ms: int, *, ttl_ms: int = BOOTSTRAP_TOKEN_TTL_MS, access: SetupAccess = "full"
+    ) -> tuple[str, BootstrapRecord]:
+        """Create a setup-code token.
+
+        Returns:
+            The token (goes into the setup code as ``bootstrapToken``; it is not stored) and
+            its record, whose ``setup_id`` is the non-secret handle for ``setupStatus``.
+
+        Raises:
+            ValueError: If ``ttl_ms`` is not positive.
+        """
+        if ttl_ms <= 0:
+            raise ValueError("ttl_ms must be positive")
+        token = new_token()
+        setup_id = str(uuid.uuid4())
+        with self._db.transaction(durable=True):
+            self._prune(now_ms)
+            self._db.execute(
+                "INSERT INTO bootstrap_tokens (setup_id, token_sha256, access, issued_at_ms, "
+                "expires_at_ms) VALUES (?, ?, ?, ?, ?)",
+                (setup_id, hash_token(token), access, now_ms, now_ms + ttl_ms),
+            )
+            record = self._by_setup_id(setup_id)
+        assert record is not None  # inserted in the transaction above
+        return token, record
+
+    def redeem(
+        self, token: str, device_id: str, public_key: str, now_ms: int
+    ) -> BootstrapRecord | None:
+        """Present a setup-code token for a device.
+
+        Returns:
+            The record (now bound to the device) if the token is known, unexpired, not
+            consumed, and either unbound or bound to this same device id and key; else None.
+        """
+        device_id = require_text("device_id", device_id)
+        public_key = require_text("public_key", public_key)
+        presented = hash_token(token.strip())
+        with self._db.transaction(durable=True):
+            self._prune(now_ms)
+            row = self._db.row(
+                f"SELECT {_COLUMNS}, token_sha256 FROM bootstrap_tokens WHERE token_sha256 = ?",
+                (presented,),
+            )
+            if row is None or not hmac.compare_digest(presented, bytes(row["token_sha256"])):
+                return None
+            record = self._record(row)
+            if record.consumed or record.expired(now_ms):
+                return None
+            if record.device_id is None:
+                self._db.execute(
+                    "UPDATE bootstrap_tokens SET device_id = ?, public_key = ?, bound_at_ms = ?, "
+                    "last_used_at_ms = ? WHERE setup_id = ? AND device_id IS NULL",
+                    (device_id, public_key, now_ms, now_ms, record.setup_id),
+                )
+            elif record.device_id == device_id and record.public_key == public_key:
+                self._db.execute(
+                    "UPDATE bootstrap_tokens SET last_used_at_ms = ? WHERE setup_id = ?",
+                    (now_ms, record.setup_id),
+                )
+            else:
+                return None
+            return self._by_setup_id(record.setup_id)
+
+    def consume(
+        self, setup_id: str, now_ms: int | None = None, *, device_name: str | None = None
+    ) -> BootstrapRecord | None:
+        """Mark a bound token used up once its device received its hand-off tokens.
+
+        Args:
+            now_ms: The completion time; the wall clock when omitted.
+            device_name: Shown by ``setupStatus`` (``deviceName``).
+
+        Returns:
+            The completed record, or None if the token is unknown, expired, unbound or
+            already consumed.
+        """
+        if now_ms is None:
+            now_ms = wall_clock_ms()
+        with self._db.transaction(durable=True):
+            record = self._by_setup_id(setup_id)
+            if (
+                record is None
+                or record.consumed
+                or record.device_id is None
+                or record.expired(now_ms)
+            ):
+                return None
+            self._db.execute(
+                "UPDATE bootstrap_tokens SET consumed_at_ms = ?, last_used_at_ms = ?, "
+                "device_name = ?, delivery = 'uncertain' WHERE setup_id = ?",
+                (now_ms, now_ms, device_name, setup_id),
+            )
+            return self._by_setup_id(setup_id)
+
+    def confirm_delivery(self, setup_id: str) -> bool:
+        """Record that the hand-off response reached the device (``setupStatus`` then reports
+        ``completion`` instead of ``deliveryUncertain``).
+
+        Returns:
+            False unless the setup was consumed.
+        """
+        with self._db.transaction():
+            cursor = self._db.execute(
+                "UPDATE bootstrap_tokens SET delivery = 'confirmed' "
+                "WHERE setup_id = ? AND consumed_at_ms IS NOT NULL",
+                (setup_id,),
+            )
+        return cursor.rowcount > 0
+
+    def status(self, setup_id: str, now_ms: int) -> BootstrapRecord | None:
+        """The record behind a setup id, or None once it expired unused (or its completion
+        passed its retention) or was never minted. See :meth:`BootstrapRecord.to_wire`."""
+        record = self._by_setup_id(setup_id)
+        if record is None:
+            return None
+        if record.consumed_at_ms is not None:
+            alive = now_ms <= record.consumed_at_ms + SETUP_COMPLETION_RETENTION_MS
+        else:
+            alive = not record.expired(now_ms)
+        return record if alive else None
+
+    def revoke_for_device(self, device_id: str, public_key: str) -> int:
+        """Delete unconsumed tokens bound to a device and key (its pairing was rejected).
+
+        Returns:
+            How many tokens were deleted.
+        """
+        with self._db.transaction(durable=True):
+            cursor = self._db.execute(
+                "DELETE FROM bootstrap_tokens WHERE device_id = ? AND public_key = ? "
+                "AND consumed_at_ms IS NULL",
+                (device_id, public_key),
+            )
+        return cursor.rowcount
