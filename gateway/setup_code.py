@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import segno
+if TYPE_CHECKING:
+    import segno
 
 from openclaw_desktop.identity.encoding import b64url_encode
 
@@ -71,6 +72,8 @@ def encode_setup_code(payload: Mapping[str, Any]) -> str:
 
 def _qr(text: str) -> segno.QRCode:
     """A regular (not micro) QR code, error level L raised when the size allows."""
+    import segno
+
     return segno.make_qr(text, error="L", boost_error=True)
 
 

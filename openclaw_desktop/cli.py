@@ -219,6 +219,15 @@ def _options(args: argparse.Namespace, role: Role, paths: AppPaths) -> Connectio
     return options
 
 
+def _local_shared_secret(options: ConnectionOptions) -> bool:
+    """A loopback gateway and an explicit shared token or password."""
+    try:
+        loopback = Endpoint.parse(options.url).loopback
+    except ConfigError:
+        return False
+    return loopback and bool(options.shared_token or options.password)
+
+
 async def _operator_rpc(
     args: argparse.Namespace,
     paths: AppPaths,
@@ -231,6 +240,12 @@ async def _operator_rpc(
     options = _options(args, Role.OPERATOR, paths)
     options.reconnect = False
     options.scopes = scopes
+    if _local_shared_secret(options):
+        # As the real CLI does (``shouldOmitDeviceIdentityForGatewayCall``): a cli/cli call to
+        # a loopback gateway with the shared token or password connects without a device
+        # identity, so it works before (and without) this device being paired, e.g. to
+        # approve the first pairing requests on a gateway that does not auto-approve.
+        options.signer = None
     async with GatewayConnection(options) as conn:
         await conn.wait_ready(timeout=timeout)
         return await conn.request(method, params, timeout_s=timeout)

@@ -251,6 +251,7 @@ class CommandPolicy:
         self.allow = tuple(c.strip() for c in allow if c.strip())
         self.deny = frozenset(c.strip() for c in deny if c.strip())
         self._plugin_defaults = plugin_defaults
+        self._allowlists: dict[tuple[Any, ...], frozenset[str]] = {}
 
     @staticmethod
     def required_approve_scopes(commands: Iterable[str]) -> list[str]:
@@ -269,6 +270,26 @@ class CommandPolicy:
         commands: Sequence[str] = (),
         *,
         for_pairing: bool = False,
+    ) -> frozenset[str]:
+        """The commands a node may use (memoized; see :meth:`_compute_allowlist`)."""
+        key = (platform, device_family, tuple(caps), tuple(commands), for_pairing)
+        cached = self._allowlists.get(key)
+        if cached is None:
+            if len(self._allowlists) > 1024:
+                self._allowlists.clear()
+            cached = self._allowlists[key] = self._compute_allowlist(
+                platform, device_family, caps, commands, for_pairing=for_pairing
+            )
+        return cached
+
+    def _compute_allowlist(
+        self,
+        platform: str,
+        device_family: str | None,
+        caps: Sequence[str],
+        commands: Sequence[str],
+        *,
+        for_pairing: bool,
     ) -> frozenset[str]:
         """The commands a node may use.
 

@@ -137,14 +137,14 @@ def decode_frame(data: str | bytes) -> dict[str, Any]:
             unknown ``type`` (``unknown-type``) or a required field missing or mistyped
             (``invalid-frame``).
     """
-    if isinstance(data, bytes):
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise FrameDecodeError("encoding", f"not UTF-8 at byte {exc.start}") from None
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        if isinstance(data, bytes):
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                raise FrameDecodeError("encoding", f"not UTF-8 at byte {bad.start}") from None
         raise FrameDecodeError("json", str(exc)) from None
     _expect(isinstance(obj, dict), "invalid-frame", "frame is not a JSON object")
     kind = obj.get("type")

@@ -205,7 +205,10 @@ class GatewayConnection:
         )
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._futures[request_id] = future
-        self._rearm_if_earlier(core)
+        if timeout > 0:
+            deadline = asyncio.get_running_loop().time() + timeout
+            if self._timer_deadline is None or deadline < self._timer_deadline:
+                self._rearm.set()
         try:
             await self._flush(core)
             return await future
@@ -300,6 +303,8 @@ class GatewayConnection:
         tls = await self._vault.resolve_tls()
         ssl_ctx: ssl.SSLContext | None = tls.context if tls else None
         extra: dict[str, Any] = {}
+        if self.endpoint.loopback:
+            extra["proxy"] = None  # never through a proxy; also skips reading the environment
         if tls is not None and tls.server_hostname is not None:
             extra["server_hostname"] = tls.server_hostname
         ws = await connect(
@@ -359,16 +364,18 @@ class GatewayConnection:
         try:
             while True:
                 try:
-                    message = await ws.recv()
+                    message = await ws.recv(decode=False)
                 except websockets.ConnectionClosed as exc:
                     rcvd = exc.rcvd
                     core.connection_lost(rcvd.code if rcvd else None, rcvd.reason if rcvd else "")
                     self._process(core)
                     break
+                state = core.state
                 core.receive_data(message, loop.time())
                 self._process(core)
                 await self._flush(core)
-                self._rearm_if_earlier(core)
+                if core.state is not state:  # once READY, inbound data only moves deadlines later
+                    self._rearm_if_earlier(core)
                 if core.state >= SessionState.CLOSING:
                     await self._close_socket(ws)
         finally:
@@ -480,7 +487,7 @@ class GatewayConnection:
             return
         async with self._send_lock:
             for frame in frames:
-                await self._ws.send(frame.decode("utf-8"))
+                await self._ws.send(frame, text=True)
 
     def _fail_futures(self, error: OpenClawError) -> None:
         for future in self._futures.values():
