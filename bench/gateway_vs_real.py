@@ -51,7 +51,11 @@ async def ours() -> AsyncIterator[tuple[str, str, int, float]]:
     home = Path(tempfile.mkdtemp(prefix="bench-gw-"))
     env = {**os.environ, "OPENCLAW_DESKTOP_HOME": str(home)}
     token = subprocess.run(
-        [sys.executable, "-m", "gateway", "token"], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-m", "gateway", "token"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     port = free_port()
     url = f"ws://127.0.0.1:{port}"

@@ -59,6 +59,12 @@ def _parser() -> argparse.ArgumentParser:
         help="mDNS advertising (default: on with --bind lan)",
     )
     run.add_argument(
+        "--mdns-interfaces",
+        type=_csv,
+        default=None,
+        help="interface addresses to advertise on (a,b; default: all)",
+    )
+    run.add_argument(
         "--manual-pairing",
         action="store_true",
         help="do not approve devices on this machine automatically",
@@ -120,7 +126,15 @@ def _setup_code(args: argparse.Namespace, config: GatewayConfig) -> int:
     )
     with GatewayState(config.state_dir / "gateway.sqlite3") as state:
         token, record = state.bootstrap.mint(now_ms(), access="limited" if args.limited else "full")
-    code = encode_setup_code(build_setup_payload(urls[0], urls, token))
+    pin: str | None = None
+    if urls[0].startswith("wss://"):
+        from gateway.tls import ensure_certificate
+
+        pin = ensure_certificate(config.state_dir).fingerprint
+    payload = build_setup_payload(
+        urls[0], urls, token, expires_at_ms=record.expires_at_ms, tls_fingerprint=pin
+    )
+    code = encode_setup_code(payload)
     print(render_qr_terminal(code))
     print(f"Setup code (single use, valid 10 minutes):\n{code}\n")
     print(f"Gateway URL: {urls[0]}")
@@ -161,6 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     config.nodes_allow = args.allow
     config.nodes_deny = args.deny
     config.mdns_mode = args.mdns
+    config.mdns_interfaces = args.mdns_interfaces or None
     config.auto_approve_local = not args.manual_pairing
     config.display_name = args.display_name
     if config.auth_mode == "password" and not config.password:

@@ -57,6 +57,8 @@ class GatewayConfig(BaseModel):
     nodes_deny: list[str] = Field(default_factory=list)
     #: mDNS advertising: ``off``, ``minimal`` or ``full``; None = on with ``bind: lan`` only.
     mdns_mode: Literal["off", "minimal", "full"] | None = None
+    #: Interface addresses to advertise on (``["127.0.0.1"]`` in tests); None for all.
+    mdns_interfaces: list[str] | None = None
     display_name: str | None = None
     #: Failed auth attempts per client address before AUTH_RATE_LIMITED.
     auth_rate_limit_attempts: int = Field(default=10, ge=1)

@@ -10,19 +10,23 @@ import hmac
 import ipaddress
 import logging
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from websockets.asyncio.server import ServerConnection
+from websockets.frames import CloseCode
+from websockets.server import ServerProtocol
 
 from gateway import handshake as hs
 from gateway.core import GatewayCore
 from gateway.hub import now_ms
 from gateway.peer import Peer
+from gateway.scopes import scope_satisfied
 from gateway.state import ApprovalKind, BootstrapRecord
 from openclaw_desktop.protocol import ConnectParams
 
-__all__ = ["admit"]
+__all__ = ["GatewayServerConnection", "admit"]
 
 log = logging.getLogger("gateway.connect")
 
@@ -43,6 +47,26 @@ class _Auth:
     bootstrap: BootstrapRecord | None = None
     #: The device token the client authenticated with (handed back in hello-ok).
     presented: str | None = None
+    #: When that token was issued or last rotated (``hello-ok.auth.issuedAtMs``).
+    presented_issued_at_ms: int | None = None
+
+
+class _GatewayProtocol(ServerProtocol):
+    """Closes an oversized frame with 1009 and no reason, as the real gateway's ``ws`` layer
+    does (websockets would put ``"frame with N bytes exceeds limit of M bytes"`` there)."""
+
+    def fail(self, code: CloseCode | int, reason: str = "") -> None:
+        super().fail(code, "" if code == CloseCode.MESSAGE_TOO_BIG else reason)
+
+
+class GatewayServerConnection(ServerConnection):
+    """The server's connection class (``serve(create_connection=...)``): see
+    :class:`_GatewayProtocol`."""
+
+    def __init__(self, protocol: ServerProtocol, *args: Any, **kwargs: Any) -> None:
+        if type(protocol) is ServerProtocol:
+            protocol.__class__ = _GatewayProtocol
+        super().__init__(protocol, *args, **kwargs)
 
 
 def _is_loopback(address: str) -> bool:
@@ -65,6 +89,22 @@ def _shared_secret_ok(core: GatewayCore, params: ConnectParams) -> bool:
     if cfg.auth_mode == "token":
         return _secret_equal(auth.token if auth else None, cfg.token)
     return _secret_equal(auth.password if auth else None, cfg.password)
+
+
+def _token_covers(role: str, requested: Sequence[str], granted: Sequence[str]) -> bool:
+    """Whether a device token's scopes allow the requested ones (``roleScopesAllow``):
+    operator scopes with their implications (admin covers all, write covers read and talk),
+    other roles' scopes only as ``<role>.*`` and listed."""
+    for raw in requested:
+        scope = raw.strip()
+        if not scope:
+            continue
+        if role == "operator":
+            if not scope_satisfied(scope, granted):
+                return False
+        elif not (scope.startswith(f"{role}.") and scope in granted):
+            return False
+    return True
 
 
 def _credential_failure(
@@ -112,9 +152,20 @@ def _authenticate(
     candidate = (auth.device_token or auth.token) if auth else None
     if candidate:
         token = core.state.tokens.verify(device.device_id, role, candidate, now_ms=now)
+        if token is not None and not _token_covers(role, params.scopes or [], token.scopes):
+            # As the real gateway: a device token never widens itself (AUTH_SCOPE_MISMATCH,
+            # whether it came in auth.token or auth.deviceToken).
+            if limited:
+                limiter.record_failure(address, now)
+            raise hs.scope_mismatch(params)
         if token is not None:
             limiter.reset(address)
-            return _Auth("device-token", token_scopes=list(token.scopes), presented=candidate)
+            return _Auth(
+                "device-token",
+                token_scopes=list(token.scopes),
+                presented=candidate,
+                presented_issued_at_ms=token.rotated_at_ms or token.created_at_ms,
+            )
         if auth is not None and auth.device_token:
             if limited:
                 limiter.record_failure(address, now)
@@ -152,12 +203,20 @@ async def admit(
     if params.device is None:
         if admission.is_control_ui:
             raise hs.ConnectRejection.control_ui_device_identity_required()
+        # Shared-secret guesses without a device are rate limited like any other.
+        limited = not local or core.config.auth_rate_limit_loopback
+        retry_after = core.auth_limiter.retry_after_ms(address, now_ms()) if limited else None
+        if retry_after is not None:
+            raise hs.rate_limited(retry_after, params)
         shared_ok = _shared_secret_ok(core, params)
         if not (role == "operator" and shared_ok and local):
             auth = params.auth
             if not shared_ok and auth is not None and (auth.token or auth.password):
+                if limited:
+                    core.auth_limiter.record_failure(address, now_ms())
                 raise _credential_failure(core, params, local)
             raise hs.device_identity_required()
+        core.auth_limiter.reset(address)
         authed = _Auth(core.config.auth_mode)
         scopes = requested
     else:
@@ -174,13 +233,18 @@ async def admit(
         remote_ip=address,
         permissions=dict(params.permissions or {}),
         connected_at_ms=now_ms(),
+        auth_method=authed.method,
     )
     hello_auth = _issue_tokens(core, device, role, scopes, authed, local)
     peer.start()
     peer.respond(request_id, True, core.hello_payload(peer, hello_auth))
+    if authed.bootstrap is not None:
+        # setupStatus reports a completion (not deliveryUncertain) once hello-ok went out.
+        setup_id = authed.bootstrap.setup_id
+        peer.after_sent(lambda: core.state.bootstrap.confirm_delivery(setup_id))
     core.hub.add(peer)
     if device is not None:
-        core.state.devices.touch(device.device_id, now_ms(), address)
+        core.state.devices.touch(device.device_id, now_ms(), None if local else address)
     if role == "node":
         core.node_connected(peer, list(params.commands or []), list(params.caps or []))
     log.info(
@@ -207,8 +271,7 @@ def _pairing_gate(
     now = now_ms()
     record = core.state.devices.get(device.device_id)
     if authed.method == "device-token":
-        granted = authed.token_scopes or []
-        return [s for s in requested if s in granted]
+        return requested  # _authenticate checked that the token covers them
     if record is not None and role in record.roles and set(requested) <= set(record.scopes):
         return requested
     client = params.client
@@ -228,7 +291,7 @@ def _pairing_gate(
             display_name=client.display_name,
             platform=client.platform,
             device_family=client.device_family,
-            remote_ip=address,
+            remote_ip=None if local else address,  # the real gateway records none for local
             approved_via=via,
             now_ms=now,
         )
@@ -243,7 +306,7 @@ def _pairing_gate(
         display_name=client.display_name,
         platform=client.platform,
         device_family=client.device_family,
-        remote_ip=address,
+        remote_ip=None if local else address,
         now_ms=now,
     )
     for old in outcome.superseded:
@@ -260,11 +323,29 @@ def _pairing_gate(
         request_id=outcome.request.request_id,
         device_id=device.device_id,
         role=role,
-        scopes=requested,
+        # The scopes as sent, for nodes too (the real gateway echoes them); a node is still
+        # granted none.
+        scopes=list(params.scopes or []),
         reason=reason,
         approved_roles=list(record.roles) if record else [],
         approved_scopes=list(record.scopes) if record else [],
     )
+
+
+def _token_scopes(core: GatewayCore, device_id: str, role: str, scopes: list[str]) -> list[str]:
+    """The scopes of the token to issue: the real gateway hands back the existing token when
+    it covers this connection's scopes (so a narrower connect never narrows the device's
+    token). Only token hashes are stored here, so the token is replaced, but with the
+    existing token's scopes (while they are still approved)."""
+    existing = core.state.tokens.get(device_id, role)
+    record = core.state.devices.get(device_id)
+    if existing is None or not existing.active or record is None:
+        return scopes
+    if not set(existing.scopes) <= set(record.scopes):
+        return scopes
+    if not _token_covers(role, scopes, existing.scopes):
+        return scopes
+    return list(existing.scopes)
 
 
 def _issue_tokens(
@@ -283,8 +364,12 @@ def _issue_tokens(
     now = now_ms()
     if authed.method == "device-token" and authed.presented:
         auth["deviceToken"] = authed.presented
+        if authed.presented_issued_at_ms is not None:
+            auth["issuedAtMs"] = authed.presented_issued_at_ms
         return auth
-    auth["deviceToken"] = core.state.tokens.issue(device.device_id, role, scopes, now)
+    auth["deviceToken"] = core.state.tokens.issue(
+        device.device_id, role, _token_scopes(core, device.device_id, role, scopes), now
+    )
     auth["issuedAtMs"] = now
     bootstrap = authed.bootstrap
     if authed.method == "bootstrap-token" and bootstrap is not None:

@@ -6,6 +6,8 @@ and the command policy; the server hands it authenticated peers and their reques
 
 from __future__ import annotations
 
+import asyncio
+import ipaddress
 import logging
 import time
 import uuid
@@ -16,6 +18,7 @@ from gateway.config import GatewayConfig
 from gateway.errors import MethodError, invalid_request
 from gateway.hub import Hub, now_ms
 from gateway.methods import HANDLERS
+from gateway.methods.nodes import node_request_wire
 from gateway.nodes.invoke import InvokeRouter
 from gateway.nodes.policy import CommandPolicy
 from gateway.peer import Peer
@@ -25,7 +28,7 @@ from gateway.setup_code import build_setup_payload, encode_setup_code, qr_png_da
 from gateway.state import ApprovalKind, GatewayState, SetupAccess
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
-__all__ = ["EVENTS", "GatewayCore"]
+__all__ = ["EVENTS", "GatewayCore", "reported_ip"]
 
 log = logging.getLogger("gateway.core")
 
@@ -43,6 +46,18 @@ EVENTS = [
     "device.pair.requested",
     "device.pair.resolved",
 ]
+
+
+def reported_ip(address: str | None) -> str | None:
+    """The client address the real gateway records: none for loopback (local) clients."""
+    if not address:
+        return None
+    try:
+        if ipaddress.ip_address(address.split("%")[0]).is_loopback:
+            return None
+    except ValueError:
+        return None
+    return address
 
 
 class GatewayCore:
@@ -69,6 +84,7 @@ class GatewayCore:
             config.auth_rate_limit_lockout_ms,
         )
         self._started = time.monotonic()
+        self._background: set[asyncio.Task[None]] = set()
 
     def uptime_ms(self) -> int:
         """Milliseconds since start."""
@@ -110,51 +126,162 @@ class GatewayCore:
             peer.respond(request_id, True, result)
 
     # ------------------------------------------------------------------ nodes
-    def node_entries(self) -> list[dict[str, Any]]:
-        """``node.list`` entries: every approved or connected node."""
-        ids = {s.node_id for s in self.state.nodes.list_approved()} | set(self.hub.nodes)
-        entries = [self.node_entry(node_id) for node_id in sorted(ids)]
-        return [e for e in entries if e is not None]
+    def node_entries(self, viewer: Peer | None = None) -> list[dict[str, Any]]:
+        """``node.list`` entries, as the real gateway's node catalog: paired node devices,
+        approved surfaces, pending surface requests and live nodes; connected first, then by
+        name. ``viewer`` without operator.pairing/admin sees no pending details."""
+        now = now_ms()
+        pending = {r.node_id: r for r in self.state.nodes.list_pending(now)}
+        ids = (
+            {d.device_id for d in self.state.devices.list() if "node" in d.roles}
+            | {s.node_id for s in self.state.nodes.list_approved()}
+            | set(pending)
+            | set(self.hub.nodes)
+        )
+        entries = [self._node_entry(node_id, pending.get(node_id)) for node_id in ids]
+        visible = [self._visible(e, viewer) for e in entries if e is not None]
+        shown = [e for e in visible if e is not None]
+        shown.sort(
+            key=lambda e: (
+                not e["connected"],
+                str(e.get("displayName") or e["nodeId"]).lower(),
+                e["nodeId"],
+            )
+        )
+        return shown
 
-    def node_entry(self, node_id: str) -> dict[str, Any] | None:
-        """One node as ``node.list`` / ``node.describe`` show it."""
+    def node_entry(self, node_id: str, viewer: Peer | None = None) -> dict[str, Any] | None:
+        """One node as ``node.describe`` shows it (None when unknown or not visible)."""
+        entry = self._node_entry(node_id, self.pending_surface(node_id))
+        return None if entry is None else self._visible(entry, viewer)
+
+    @staticmethod
+    def _visible(entry: dict[str, Any], viewer: Peer | None) -> dict[str, Any] | None:
+        """The real ``safeNodeReadProjection``: pending details need pairing or admin."""
+        if viewer is None or any(
+            s in viewer.scopes for s in ("operator.admin", "operator.pairing")
+        ):
+            return entry
+        if not entry["paired"] and not entry["connected"]:
+            return None
+        hidden = ("pendingDeclaredCaps", "pendingDeclaredCommands", "pendingDeclaredPermissions")
+        safe = {k: v for k, v in entry.items() if k not in hidden}
+        if entry["nodeId"] != viewer.device_id:
+            safe.pop("pendingRequestId", None)
+        return safe
+
+    def _node_entry(self, node_id: str, pending: Any) -> dict[str, Any] | None:
+        """One catalog row, field by field as the real ``buildEffectiveKnownNode``."""
         peer = self.hub.nodes.get(node_id)
         surface = self.state.nodes.approved(node_id)
         device = self.state.devices.get(node_id)
-        if peer is None and surface is None:
+        node_device = device if device is not None and "node" in device.roles else None
+        if peer is None and surface is None and node_device is None and pending is None:
             return None
-        client = peer.client if peer else {}
+        live = peer.client if peer is not None else {}
+
+        def first(*values: Any) -> Any:
+            for value in values:
+                if isinstance(value, str) and value.strip():
+                    return value.strip()
+            return None
+
+        seen: list[tuple[int, str | None]] = []
+        if peer is not None:
+            seen.append((peer.connected_at_ms, "connect"))
+        if surface is not None and surface.last_seen_at_ms:
+            seen.append((surface.last_seen_at_ms, surface.last_seen_reason))
+        if surface is not None and surface.last_connected_at_ms:
+            seen.append((surface.last_connected_at_ms, "connect"))
+        if node_device is not None and node_device.last_seen_at_ms:
+            seen.append((node_device.last_seen_at_ms, node_device.last_seen_reason))
+        last_seen = max(seen, key=lambda item: item[0]) if seen else (None, None)
+        connected_stamps = [
+            t
+            for t in (
+                surface.last_connected_at_ms if surface else None,
+                peer.connected_at_ms if peer else None,
+            )
+            if t is not None
+        ]
+        approved_caps = set(surface.caps) if surface else set()
+        if peer is not None:
+            caps = sorted({c for c in peer.caps if c in approved_caps})
+            commands = sorted(set(peer.commands))
+        else:
+            caps = sorted(approved_caps)
+            commands = sorted(set(surface.commands)) if surface else []
+        approval = (
+            ("pending-reapproval" if surface else "pending-approval")
+            if pending is not None
+            else ("approved" if surface else "unapproved")
+        )
         entry: dict[str, Any] = {
             "nodeId": node_id,
-            "displayName": self.state.nodes.display_name(node_id)
-            or client.get("displayName")
-            or (device.display_name if device else None),
-            "platform": client.get("platform") or (device.platform if device else None),
-            "version": client.get("version"),
-            "clientId": client.get("id") or (device.client_id if device else None),
-            "clientMode": client.get("mode") or (device.client_mode if device else None),
-            "deviceFamily": client.get("deviceFamily")
-            or (device.device_family if device else None),
-            "caps": list(peer.caps)
-            if peer and peer.commands
-            else list(surface.caps if surface else []),
-            "commands": list(peer.commands) if peer else list(surface.commands if surface else []),
-            "permissions": dict(peer.permissions) if peer else {},
-            "approvalState": "approved" if surface is not None else "pending-approval",
-            "paired": device is not None,
+            "displayName": first(
+                surface.display_name if surface else None,
+                live.get("displayName"),
+                device.display_name if device else None,
+                pending.display_name if pending else None,
+            ),
+            "platform": first(
+                live.get("platform"),
+                surface.platform if surface else None,
+                device.platform if device else None,
+                pending.platform if pending else None,
+            ),
+            "version": first(
+                live.get("version"),
+                surface.version if surface else None,
+                pending.version if pending else None,
+            ),
+            "clientId": first(
+                live.get("id"),
+                device.client_id if device else None,
+                pending.client_id if pending else None,
+            ),
+            "clientMode": first(
+                live.get("mode"),
+                device.client_mode if device else None,
+                pending.client_mode if pending else None,
+            ),
+            "deviceFamily": first(
+                live.get("deviceFamily"),
+                surface.device_family if surface else None,
+                pending.device_family if pending else None,
+            ),
+            "remoteIp": first(
+                reported_ip(peer.remote_ip) if peer else None,
+                surface.remote_ip if surface else None,
+                device.remote_ip if device else None,
+                pending.remote_ip if pending else None,
+            ),
+            "caps": caps,
+            "commands": commands,
+            "sessionHost": False,
+            "nodePluginTools": [] if peer is not None else None,
+            "permissions": (dict(peer.permissions) if peer and peer.permissions else None)
+            or (dict(surface.permissions) if surface and surface.permissions else None),
+            "approvalState": approval,
+            "pendingRequestId": pending.request_id if pending else None,
+            "pendingDeclaredCaps": sorted(pending.caps) if pending else None,
+            "pendingDeclaredCommands": sorted(pending.commands) if pending else None,
+            "pendingDeclaredPermissions": dict(pending.permissions)
+            if pending and pending.permissions
+            else None,
+            "connectedAtMs": peer.connected_at_ms if peer else None,
+            "lastConnectedAtMs": max(connected_stamps) if connected_stamps else None,
+            "lastDisconnectedAtMs": surface.last_disconnected_at_ms
+            if surface and peer is None
+            else None,
+            "lastSeenAtMs": last_seen[0],
+            "lastSeenReason": last_seen[1],
+            "approvedAtMs": surface.approved_at_ms
+            if surface
+            else (node_device.approved_at_ms if node_device else None),
+            "paired": node_device is not None or surface is not None,
             "connected": peer is not None,
         }
-        pending = self.pending_surface(node_id)
-        if pending is not None:
-            entry["approvalState"] = "pending-approval"
-            entry["pendingRequestId"] = pending.request_id
-            entry["pendingDeclaredCaps"] = list(pending.caps)
-            entry["pendingDeclaredCommands"] = list(pending.commands)
-        if peer is not None:
-            entry["connectedAtMs"] = peer.connected_at_ms
-            entry["remoteIp"] = peer.remote_ip
-        if surface is not None:
-            entry["approvedAtMs"] = surface.approved_at_ms
         return {k: v for k, v in entry.items() if v is not None}
 
     def pending_surface(self, node_id: str) -> Any:
@@ -180,8 +307,20 @@ class GatewayCore:
         surface = self.state.nodes.approved(node_id)
         approved = set(surface.commands) if surface else set()
         peer.commands = [c for c in allowed if c in approved]
+        if surface is not None:
+            self.state.nodes.record_connection(node_id, peer.connected_at_ms)
         if set(allowed) - approved or (surface is None and allowed):
             self._request_surface(peer, allowed, caps)
+
+    def node_disconnected(self, peer: Peer) -> None:
+        """A node's socket is gone: fail its invokes at once and note when it left."""
+        self.router.node_disconnected(peer)
+        node_id = peer.device_id
+        if node_id and node_id not in self.hub.nodes:
+            try:
+                self.state.nodes.record_disconnection(node_id, now_ms())
+            except Exception as exc:  # closing down; the timestamp is informational
+                log.debug("could not record the disconnection of %s: %s", node_id[:12], exc)
 
     def _request_surface(self, peer: Peer, commands: list[str], caps: list[str]) -> None:
         node_id = peer.device_id or ""
@@ -190,7 +329,7 @@ class GatewayCore:
             node_id,
             commands=commands,
             caps=caps,
-            permissions=peer.permissions,
+            permissions=peer.permissions or None,
             client_id=str(client.get("id")),
             client_mode=str(client.get("mode")),
             display_name=client.get("displayName"),
@@ -199,7 +338,7 @@ class GatewayCore:
             device_family=peer.device_family,
             required_approve_scopes=self.policy.required_approve_scopes(commands),
             now_ms=now_ms(),
-            remote_ip=peer.remote_ip,
+            remote_ip=reported_ip(peer.remote_ip),
         )
         for old in outcome.superseded:
             self.hub.broadcast(
@@ -207,7 +346,7 @@ class GatewayCore:
                 {"requestId": old, "nodeId": node_id, "decision": "rejected", "ts": now_ms()},
             )
         if outcome.created:
-            self.hub.broadcast("node.pair.requested", outcome.request.to_wire())
+            self.hub.broadcast("node.pair.requested", node_request_wire(outcome.request))
 
     def resolve_node_surface(self, request_id: str, *, approved: bool) -> dict[str, Any]:
         """Approve or reject a node surface; the live node is told and updated at once."""
@@ -274,11 +413,38 @@ class GatewayCore:
                 },
             )
 
-    async def disconnect_device(self, device_id: str, reason: str) -> None:
-        """Close every connection of a device (after it was removed)."""
-        for peer in list(self.hub.peers.values()):
-            if peer.device_id == device_id:
-                await peer.ws.close(1008, reason)
+    def disconnect_device(
+        self, device_id: str, reason: str, *, role: str | None = None, code: int = 1008
+    ) -> None:
+        """Close the device's connections (only ``role``'s, when given) in the background,
+        after whatever they were sent so far, including the response being answered now (a
+        device that revokes its own token still gets the answer), went out."""
+        targets = [
+            p
+            for p in self.hub.peers.values()
+            if p.device_id == device_id and (role is None or p.role == role)
+        ]
+        if not targets:
+            return
+
+        async def close_all() -> None:
+            await asyncio.sleep(0)  # let the current request's response be queued first
+            for peer in targets:
+                await peer.drain(1.0)
+            await asyncio.gather(
+                *(peer.ws.close(code, reason) for peer in targets), return_exceptions=True
+            )
+
+        task = asyncio.get_running_loop().create_task(close_all(), name="disconnect-device")
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def drain_background(self, timeout: float) -> None:
+        """Wait (bounded) for background work such as pending disconnects."""
+        if self._background:
+            await asyncio.wait(set(self._background), timeout=timeout)
+        for task in list(self._background):
+            task.cancel()
 
     # ------------------------------------------------------------------ setup codes
     def mint_setup_code(self, *, access: SetupAccess = "full") -> dict[str, Any]:
@@ -287,7 +453,11 @@ class GatewayCore:
         urls = self.public_urls or [
             f"{'wss' if self.config.tls else 'ws'}://127.0.0.1:{self.config.port}"
         ]
-        payload = build_setup_payload(urls[0], urls, token)
+        # As the real gateway: the expiry always, the TLS pin for a wss:// URL.
+        pin = self.tls_fingerprint if urls[0].startswith("wss://") else None
+        payload = build_setup_payload(
+            urls[0], urls, token, expires_at_ms=record.expires_at_ms, tls_fingerprint=pin
+        )
         code = encode_setup_code(payload)
         return {
             "setupId": record.setup_id,

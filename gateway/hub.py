@@ -88,7 +88,11 @@ class Hub:
                 "platform": client.get("platform"),
                 "mode": client.get("mode"),
                 "roles": [peer.role],
-                "instanceId": client.get("instanceId") or peer.device_id or peer.conn_id,
+                # As the real gateway: a node is known by its device id.
+                "instanceId": (peer.device_id if peer.is_node else None)
+                or client.get("instanceId")
+                or peer.device_id
+                or peer.conn_id,
                 "reason": "connect",
                 "ts": peer.connected_at_ms,
                 "text": f"{kind}: {name} · mode {client.get('mode')}",
@@ -97,6 +101,8 @@ class Hub:
                 entry["deviceFamily"] = client["deviceFamily"]
             if peer.device_id:
                 entry["deviceId"] = peer.device_id
+            if peer.scopes:
+                entry["scopes"] = list(peer.scopes)
             entries.append(entry)
         return entries
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,13 +17,16 @@ __all__ = ["Peer"]
 
 log = logging.getLogger("gateway.peer")
 
+#: How long a peer that stopped reading gets to take our close frame.
+SLOW_CONSUMER_CLOSE_S = 3.0
+
 
 @dataclass(eq=False)
 class Peer:
     """An authenticated client: operator or node.
 
     Sends are queued and written by one writer task, so a slow reader cannot stall the
-    gateway; past ``max_buffered_bytes`` of unsent data the peer is disconnected (1013).
+    gateway; past ``max_buffered_bytes`` of unsent data the peer is disconnected (1008).
     """
 
     ws: ServerConnection
@@ -38,17 +43,28 @@ class Peer:
     commands: list[str] = field(default_factory=list)
     permissions: dict[str, bool] = field(default_factory=dict)
     connected_at_ms: int = 0
+    #: How the connect authenticated (``token``, ``device-token``, ``bootstrap-token``...).
+    auth_method: str = ""
     max_buffered_bytes: int = 50 * 1024 * 1024
     _seq: int = 0
-    _queue: asyncio.Queue[bytes | None] = field(default_factory=asyncio.Queue)
+    _queue: asyncio.Queue[bytes | Callable[[], object] | None] = field(
+        default_factory=asyncio.Queue
+    )
     _buffered: int = 0
     _writer: asyncio.Task[None] | None = None
+    _dropper: asyncio.Task[None] | None = None
     closed: bool = False
 
     @property
     def is_node(self) -> bool:
         """Role node."""
         return self.role == "node"
+
+    @property
+    def managing_device_id(self) -> str | None:
+        """The caller's device as device management sees it: only a session authenticated
+        with its device token speaks for its device (the real ``callerDeviceId``)."""
+        return self.device_id if self.auth_method == "device-token" else None
 
     @property
     def platform(self) -> str:
@@ -78,6 +94,20 @@ class Peer:
             except (TimeoutError, asyncio.CancelledError):
                 self._writer.cancel()
 
+    def after_sent(self, callback: Callable[[], object]) -> None:
+        """Call ``callback`` once every frame queued so far was written to the socket (not
+        at all if the connection closes first)."""
+        if not self.closed:
+            self._queue.put_nowait(callback)
+
+    async def drain(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` seconds) until everything queued so far was written."""
+        if self._writer is None or self._writer.done():
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self._queue.join()
+
     def send_frame(self, frame: dict[str, Any]) -> None:
         """Queue one frame."""
         if self.closed:
@@ -87,9 +117,18 @@ class Peer:
         if self._buffered > self.max_buffered_bytes:
             log.warning("peer %s is not reading; disconnecting", self.conn_id[:8])
             self.closed = True
-            asyncio.get_running_loop().create_task(self.ws.close(1013, "slow consumer"))
+            self._dropper = asyncio.get_running_loop().create_task(self._drop_slow_consumer())
             return
         self._queue.put_nowait(data)
+
+    async def _drop_slow_consumer(self) -> None:
+        """Close (1008, as the real gateway) a peer that stopped reading; if even the close
+        frame cannot be written in time, cut the connection."""
+        try:
+            async with asyncio.timeout(SLOW_CONSUMER_CLOSE_S):
+                await self.ws.close(1008, "slow consumer")
+        except TimeoutError:
+            self.ws.transport.abort()
 
     def send_event(
         self,
@@ -108,8 +147,8 @@ class Peer:
             frame["stateVersion"] = state_version
         self.send_frame(frame)
 
-    def respond(self, request_id: str, ok: bool, payload: Any = None, error: Any = None) -> None:
-        """Queue a response."""
+    def respond(self, request_id: Any, ok: bool, payload: Any = None, error: Any = None) -> None:
+        """Queue a response (``request_id`` is echoed as received, normally a string)."""
         frame: dict[str, Any] = {"type": "res", "id": request_id, "ok": ok}
         if ok:
             if payload is not None:
@@ -119,13 +158,34 @@ class Peer:
         self.send_frame(frame)
 
     async def _write_loop(self) -> None:
+        try:
+            while True:
+                item = await self._queue.get()
+                try:
+                    if item is None:
+                        return
+                    if callable(item):
+                        try:
+                            item()
+                        except Exception:
+                            log.exception("after-send callback failed")
+                        continue
+                    self._buffered -= len(item)
+                    await self.ws.send(item, text=True)
+                finally:
+                    self._queue.task_done()
+        except ConnectionClosed:
+            pass
+        finally:
+            self.closed = True
+            self._discard_queue()
+
+    def _discard_queue(self) -> None:
+        """Drop what can no longer be sent (so :meth:`drain` never waits for it)."""
         while True:
-            data = await self._queue.get()
-            if data is None:
-                return
-            self._buffered -= len(data)
             try:
-                await self.ws.send(data.decode("utf-8"))
-            except ConnectionClosed:
-                self.closed = True
+                self._queue.get_nowait()
+            except asyncio.QueueEmpty:
                 return
+            self._queue.task_done()
+            self._buffered = 0

@@ -4,29 +4,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import ssl
 import uuid
 from collections import Counter
 from typing import Any
 
+import orjson
 import websockets
 from websockets.asyncio.server import Server, ServerConnection, serve
 
-from gateway.advertise import GatewayAdvertiser
 from gateway.config import GatewayConfig
-from gateway.connect import admit
+from gateway.connect import GatewayServerConnection, admit
 from gateway.core import GatewayCore
-from gateway.handshake import ConnectRejection, parse_first_frame
+from gateway.handshake import REQUEST_FRAME_SCHEMA, ConnectRejection, parse_first_frame
+from gateway.handshake.jsonschema_errors import collect_errors, format_errors
 from gateway.hub import now_ms
 from gateway.peer import Peer
-from gateway.state import GatewayState
-from gateway.tls import ensure_certificate, server_context
+from gateway.state import GatewayState, read_or_create_shared_token
 from openclaw_desktop.protocol import (
     MAX_PAYLOAD_BYTES,
     MAX_PREAUTH_PAYLOAD_BYTES,
-    FrameDecodeError,
-    decode_frame,
+    ErrorCode,
+    error_shape,
 )
 
 __all__ = ["GatewayServer"]
@@ -36,20 +37,30 @@ log = logging.getLogger("gateway.server")
 MAX_PREAUTH_PER_ADDRESS = 32
 MAX_PREAUTH_TOTAL = 512
 MAX_INFLIGHT_PER_PEER = 512
-MAX_INVALID_FRAMES = 100
+#: close() returns within this many seconds.
+CLOSE_BUDGET_S = 1.5
+#: Unparsable frames are logged once, then every this many.
+INVALID_FRAME_LOG_EVERY = 1000
 
 
 class GatewayServer:
     """Serves the gateway protocol until :meth:`close`."""
 
     def __init__(self, config: GatewayConfig) -> None:
-        if config.auth_mode == "none" and config.bind != "loopback" and not _loopback_only(config):
+        if config.auth_mode == "none" and not _loopback_only(config):
             raise ValueError("auth mode 'none' is only allowed when bound to loopback")
+        if config.auth_mode == "password" and not config.password:
+            raise ValueError("auth mode 'password' needs a password")
+        if config.auth_mode == "token" and not config.token:
+            # Generated on first start (0600 file in the state dir), reused afterwards.
+            config.token = read_or_create_shared_token(config.state_dir)
         self.config = config
         self.state = GatewayState(config.state_dir / "gateway.sqlite3")
         self.tls_fingerprint: str | None = None
         self._ssl: ssl.SSLContext | None = None
         if config.tls:
+            from gateway.tls import ensure_certificate, server_context
+
             material = ensure_certificate(config.state_dir)
             self.tls_fingerprint = material.fingerprint
             self._ssl = server_context(material)
@@ -57,7 +68,9 @@ class GatewayServer:
         self._server: Server | None = None
         self._tick: asyncio.Task[None] | None = None
         self._preauth: Counter[str] = Counter()
-        self._advertiser: GatewayAdvertiser | None = None
+        #: Handshakes still waiting for their first frame, oldest first, per address.
+        self._idle: dict[str, dict[ServerConnection, None]] = {}
+        self._advertiser: Any = None
         self._closing = False
         self.port = config.port
 
@@ -75,6 +88,7 @@ class GatewayServer:
             ssl=self._ssl,
             max_size=MAX_PREAUTH_PAYLOAD_BYTES,
             compression=None,
+            create_connection=GatewayServerConnection,
             ping_interval=None,
             open_timeout=10,
             close_timeout=2,
@@ -87,36 +101,56 @@ class GatewayServer:
         self._tick = asyncio.create_task(self._tick_loop(), name="gateway-tick")
         log.info("gateway listening on %s (%s)", self.url, ", ".join(self.config.listen_hosts))
         if self.config.advertise:
+            from gateway.advertise import GatewayAdvertiser
+
             self._advertiser = GatewayAdvertiser()
             try:
                 await self._advertiser.start(
                     port=self.port,
                     display_name=self.config.display_name,
                     tls_fingerprint=self.tls_fingerprint,
+                    interfaces=self.config.mdns_interfaces,
                 )
             except Exception as exc:  # advertising is best effort; serving is not
                 log.warning("mDNS advertising unavailable: %s", exc)
                 self._advertiser = None
 
     async def close(self, reason: str = "gateway stopping") -> None:
-        """Stop within about two seconds: tell peers, fail invokes, close sockets."""
+        """Stop within two seconds (:data:`CLOSE_BUDGET_S`): tell peers, fail invokes, close
+        sockets (peers that do not finish the closing handshake in time are cut off)."""
         if self._closing:
             return
         self._closing = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CLOSE_BUDGET_S
+        if self._server is not None:
+            self._server.server.close()  # no new connections; live ones get a goodbye first
         if self._advertiser is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._advertiser.stop(), 1.0)
-        for peer in list(self.core.hub.peers.values()):
+        peers = list(self.core.hub.peers.values())
+        for peer in peers:
             peer.send_event("shutdown", {"reason": reason}, seq=not peer.is_node)
         self.core.router.fail_all("gateway shutting down")
         if self._tick is not None:
             self._tick.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._tick
+        # Let the failed invokes answer their operators, then flush what is queued (bounded),
+        # so nobody is left waiting on a request the closing socket swallowed.
+        await asyncio.sleep(0)
+        await asyncio.gather(*(peer.drain(0.4) for peer in peers))
+        await self.core.drain_background(0.3)
         if self._server is not None:
             self._server.close(close_connections=True)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._server.wait_closed(), 2.0)
+                await asyncio.wait_for(
+                    self._server.wait_closed(), max(0.1, deadline - loop.time() - 0.2)
+                )
+            for connection in list(self._server.all_connections):
+                connection.transport.abort()  # did not answer our close frame in time
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._server.wait_closed(), 0.2)
         self.state.close()
 
     async def serve_forever(self) -> None:
@@ -136,10 +170,10 @@ class GatewayServer:
 
     async def _handle(self, ws: ServerConnection) -> None:
         address = str(ws.remote_address[0]) if ws.remote_address else "?"
-        if (
-            self._preauth[address] >= MAX_PREAUTH_PER_ADDRESS
-            or sum(self._preauth.values()) >= MAX_PREAUTH_TOTAL
-        ):
+        if self._preauth[address] >= MAX_PREAUTH_PER_ADDRESS and not self._evict_idle(address):
+            await ws.close(1013, "too many pending handshakes")
+            return
+        if sum(self._preauth.values()) >= MAX_PREAUTH_TOTAL:
             await ws.close(1013, "too many pending handshakes")
             return
         self._preauth[address] += 1
@@ -152,6 +186,18 @@ class GatewayServer:
         if peer is not None:
             await self._serve_peer(ws, peer)
 
+    def _evict_idle(self, address: str) -> bool:
+        """Make room for a new handshake from ``address`` by dropping its oldest connection
+        that has not sent anything yet. A flood of silent sockets then only pushes out its own
+        kind, while a real client (which sends ``connect`` at once) gets through."""
+        idle = self._idle.get(address)
+        if not idle:
+            return False
+        oldest = next(iter(idle))
+        del idle[oldest]
+        oldest.transport.abort()
+        return True
+
     async def _handshake(self, ws: ServerConnection, address: str) -> Peer | None:
         nonce, ts = str(uuid.uuid4()), now_ms()
         challenge = {
@@ -159,6 +205,8 @@ class GatewayServer:
             "event": "connect.challenge",
             "payload": {"nonce": nonce, "ts": ts},
         }
+        idle = self._idle.setdefault(address, {})
+        idle[ws] = None
         try:
             await ws.send(_dumps(challenge))
             async with asyncio.timeout(self.config.handshake_timeout_ms / 1000):
@@ -168,19 +216,25 @@ class GatewayServer:
             return None
         except websockets.ConnectionClosed:
             return None
+        finally:
+            idle.pop(ws, None)
+            if not idle and self._idle.get(address) is idle:
+                del self._idle[address]
         request_id: str | None = None
         try:
             request_id, params = parse_first_frame(data)
             return await admit(self.core, ws, request_id, params, nonce=nonce, address=address)
         except ConnectRejection as rejection:
-            if rejection.respond and request_id is not None:
+            # The rejection knows the id when parse_first_frame refused a non-connect request.
+            response = rejection.response_frame(request_id)
+            if response is not None:
                 with contextlib.suppress(websockets.ConnectionClosed):
-                    await ws.send(
-                        _dumps(
-                            {"type": "res", "id": request_id, "ok": False, "error": rejection.error}
-                        )
-                    )
+                    await ws.send(_dumps(response))
             await ws.close(rejection.close_code, rejection.close_reason[:120])
+            return None
+        except Exception:  # a bug must not take the server down: close this one socket
+            log.exception("connect from %s failed", address)
+            await ws.close(1011, "internal error")
             return None
 
     async def _serve_peer(self, ws: ServerConnection, peer: Peer) -> None:
@@ -188,19 +242,24 @@ class GatewayServer:
         tasks: set[asyncio.Task[None]] = set()
         invalid = 0
         try:
-            async for message in ws:
+            while True:
+                message = await ws.recv(decode=False)
                 try:
-                    frame = decode_frame(message)
-                except FrameDecodeError as exc:
+                    parsed = orjson.loads(message)
+                except orjson.JSONDecodeError as exc:
+                    # As the real gateway: logged and dropped; the connection stays.
                     invalid += 1
-                    if invalid == 1:
-                        log.warning("dropped invalid frame from %s: %s", peer.conn_id[:8], exc)
-                    if invalid > MAX_INVALID_FRAMES:
-                        await ws.close(1008, "too many invalid frames")
-                        break
+                    if invalid == 1 or invalid % INVALID_FRAME_LOG_EVERY == 0:
+                        log.warning(
+                            "dropped %d unparsable frame(s) from %s: %s",
+                            invalid,
+                            peer.conn_id[:8],
+                            exc,
+                        )
                     continue
-                if frame["type"] != "req":
-                    continue  # cancel frames and stray responses carry nothing for us yet
+                frame = _request_frame(peer, parsed)
+                if frame is None:
+                    continue
                 if frame["method"] == "connect":
                     peer.respond(frame["id"], False, error=_already_connected())
                     continue
@@ -215,33 +274,55 @@ class GatewayServer:
         finally:
             self.core.hub.remove(peer)
             if peer.is_node:
-                self.core.router.node_disconnected(peer)
+                self.core.node_disconnected(peer)
             for task in list(tasks):
                 task.cancel()
             await peer.stop()
             log.info("%s %s disconnected", peer.role, (peer.device_id or peer.conn_id)[:12])
 
 
+def _request_frame(peer: Peer, parsed: Any) -> dict[str, Any] | None:
+    """The request in an authenticated peer's frame, or None after answering, as the real
+    gateway does, ``INVALID_REQUEST invalid request frame: ...`` (``id`` echoed, else
+    ``"invalid"``) for anything that is not a valid request frame."""
+    errors = collect_errors(REQUEST_FRAME_SCHEMA, parsed)
+    if not errors:
+        frame: dict[str, Any] = parsed
+        return frame
+    echoed = parsed.get("id") if isinstance(parsed, dict) else None
+    peer.respond(
+        "invalid" if echoed is None else echoed,
+        False,
+        error=error_shape(
+            ErrorCode.INVALID_REQUEST, f"invalid request frame: {format_errors(errors)}"
+        ),
+    )
+    return None
+
+
 def _loopback_only(config: GatewayConfig) -> bool:
-    hosts = config.listen_hosts
-    return all(h in ("127.0.0.1", "::1", "localhost") for h in hosts)
+    """Whether every listen address is a loopback one (``bind`` alone says nothing when
+    ``hosts`` is set)."""
+    for host in config.listen_hosts:
+        if host == "localhost":
+            continue
+        try:
+            if not ipaddress.ip_address(host.split("%")[0]).is_loopback:
+                return False
+        except ValueError:
+            return False
+    return True
 
 
 def _dumps(frame: dict[str, Any]) -> str:
-    import orjson
-
     return orjson.dumps(frame).decode("utf-8")
 
 
 def _already_connected() -> dict[str, Any]:
-    from openclaw_desktop.protocol import ErrorCode, error_shape
-
     return error_shape(ErrorCode.INVALID_REQUEST, "connect already completed")
 
 
 def _busy() -> dict[str, Any]:
-    from openclaw_desktop.protocol import ErrorCode, error_shape
-
     return error_shape(
         ErrorCode.UNAVAILABLE, "too many requests in flight", retryable=True, retry_after_ms=100
     )

@@ -178,6 +178,8 @@ def _next_cluster(units: list[int], start: int) -> int:
 
 def grapheme_count(text: str) -> int:
     """The number of grapheme clusters TypeBox counts in ``text``."""
+    if text.isascii():
+        return len(text)  # no modifiers, joiners or surrogates: one cluster per character
     units = _units(text)
     count = index = 0
     while index < len(units):

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
-from gateway.errors import MethodError, invalid_params, invalid_request
+from gateway.errors import invalid_params, invalid_request
 from gateway.hub import now_ms
 from gateway.peer import Peer
-from gateway.scopes import missing_scope_error, scope_satisfied
+from gateway.state import NodePairRequest, ScopeNotApprovedError, UnknownDeviceError
 
 if TYPE_CHECKING:
     from gateway.core import GatewayCore
 
 __all__ = ["HANDLERS"]
+
+log = logging.getLogger("gateway.devices")
 
 
 def _obj(method: str, params: Any) -> dict[str, Any]:
@@ -33,29 +36,75 @@ def _str(method: str, params: Any, name: str) -> str:
     return value
 
 
+def _is_admin(peer: Peer) -> bool:
+    return "operator.admin" in peer.scopes
+
+
+def _denies_token_management(peer: Peer, device_id: str, role: str) -> bool:
+    """The real gateway's rules without operator.admin: a device-token session manages only
+    its own device, and only operator tokens."""
+    if _is_admin(peer):
+        return False
+    caller = peer.managing_device_id
+    return (caller is not None and caller != device_id.strip()) or role.strip() != "operator"
+
+
 async def pair_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``device.pair.list``: pending requests and paired devices."""
     now = now_ms()
     pending = [r.to_wire() for r in core.state.pairing.list_pending(now)]
+    surfaces = {r.node_id: r for r in core.state.nodes.list_pending(now)}
+    connected = {p.device_id for p in core.hub.peers.values() if p.device_id}
     paired = []
     for device in core.state.devices.list():
-        entry = device.to_wire()
-        entry["connected"] = any(p.device_id == device.device_id for p in core.hub.peers.values())
-        entry["tokens"] = [t.to_wire() for t in core.state.tokens.list(device.device_id)]
+        entry = device.to_wire(
+            tokens=core.state.tokens.list(device.device_id),
+            connected=device.device_id in connected,
+        )
+        surface = surfaces.get(device.device_id)
+        if surface is not None:
+            entry["pendingNodeSurface"] = _pending_node_surface(surface)
         paired.append(entry)
     return {"pending": pending, "paired": paired}
+
+
+def _pending_node_surface(request: NodePairRequest) -> dict[str, Any]:
+    """``paired[].pendingNodeSurface``: the node's declared surface awaiting approval, as the
+    real gateway keeps it on the device record (``revision`` changes with each new request)."""
+    wire: dict[str, Any] = {"requestId": request.request_id, "revision": request.request_id}
+    for key, value in (
+        ("displayName", request.display_name),
+        ("platform", request.platform),
+        ("version", request.version),
+        ("deviceFamily", request.device_family),
+        ("caps", list(request.caps)),
+        ("commands", list(request.commands)),
+        ("permissions", dict(request.permissions) if request.permissions else None),
+        ("remoteIp", request.remote_ip),
+        ("silent", True if request.silent else None),
+        ("ts", request.ts_ms),
+    ):
+        if value is not None:
+            wire[key] = value
+    return wire
 
 
 async def pair_approve(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``device.pair.approve {requestId}`` (a node role needs operator.admin too)."""
     request_id = _str("device.pair.approve", params, "requestId")
     request = core.state.pairing.get(request_id, now_ms())
+    if not _is_admin(peer):
+        # As the real gateway: without operator.admin only operator-role requests, and
+        # a device-token session only for its own device.
+        caller = peer.managing_device_id
+        if (
+            request is None
+            or (caller is not None and request.device_id != caller)
+            or any(role != "operator" for role in (request.role, *request.roles))
+        ):
+            raise invalid_request("device pairing approval denied")
     if request is None:
         raise invalid_request("unknown requestId")
-    if request.role != "operator" and not scope_satisfied("operator.admin", peer.scopes):
-        raise MethodError(
-            missing_scope_error("operator.admin", ["operator.pairing", "operator.admin"])
-        )
     device = core.approve_device_request(request_id, approved_via="owner")
     return {"requestId": request_id, "device": device}
 
@@ -63,7 +112,15 @@ async def pair_approve(core: GatewayCore, peer: Peer, params: Any) -> Any:
 async def pair_reject(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``device.pair.reject {requestId}``."""
     request_id = _str("device.pair.reject", params, "requestId")
-    if core.state.pairing.get(request_id, now_ms()) is None:
+    request = core.state.pairing.get(request_id, now_ms())
+    caller = peer.managing_device_id
+    if (
+        caller is not None
+        and not _is_admin(peer)
+        and (request is None or request.device_id != caller)
+    ):
+        raise invalid_request("device pairing rejection denied")
+    if request is None:
         raise invalid_request("unknown requestId")
     core.reject_device_request(request_id)
     return {"requestId": request_id, "decision": "rejected"}
@@ -74,7 +131,7 @@ async def pair_remove(core: GatewayCore, peer: Peer, params: Any) -> Any:
     device_id = _str("device.pair.remove", params, "deviceId")
     if not core.state.devices.remove(device_id):
         raise invalid_request("unknown deviceId")
-    await core.disconnect_device(device_id, "device removed")
+    core.disconnect_device(device_id, "device removed")
     return {"deviceId": device_id, "removed": True}
 
 
@@ -98,18 +155,34 @@ async def token_rotate(core: GatewayCore, peer: Peer, params: Any) -> Any:
         not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes)
     ):
         raise invalid_params("device.token.rotate", "at /scopes: must be array")
+    if _denies_token_management(peer, device_id, role):
+        raise invalid_request("device token rotation denied")
     device = core.state.devices.get(device_id)
     if device is None or role not in device.roles:
         raise invalid_request("unknown deviceId")
-    token = core.state.tokens.rotate(device_id, role, scopes, now_ms())
+    try:
+        token = core.state.tokens.rotate(device_id, role, scopes, now_ms())
+    except ScopeNotApprovedError as exc:
+        log.warning("device token rotation denied device=%s scope=%s", device_id, exc.scope)
+        raise invalid_request("device token rotation denied") from None
+    except UnknownDeviceError:
+        raise invalid_request("unknown deviceId") from None
     granted = core.state.tokens.scopes(device_id, role)
-    return {
-        "deviceId": device_id,
-        "role": role,
-        "token": token,
-        "scopes": granted,
-        "rotatedAtMs": now_ms(),
-    }
+    # As the real gateway: sessions holding the old token are closed after this answer, and
+    # the new token is only handed to the device itself (another device's is withheld).
+    core.disconnect_device(device_id, "device token rotated", role=role, code=4001)
+    own = peer.managing_device_id == device_id
+    result: dict[str, Any] = {"deviceId": device_id, "role": role}
+    if own:
+        result["token"] = token
+    result.update(
+        {
+            "scopes": granted,
+            "rotatedAtMs": now_ms(),
+            "tokenDelivery": "in-band" if own else "withheld-cross-device",
+        }
+    )
+    return result
 
 
 async def token_revoke(core: GatewayCore, peer: Peer, params: Any) -> Any:
@@ -117,8 +190,12 @@ async def token_revoke(core: GatewayCore, peer: Peer, params: Any) -> Any:
     p = _obj("device.token.revoke", params)
     device_id = _str("device.token.revoke", p, "deviceId")
     role = _str("device.token.revoke", p, "role")
+    if _denies_token_management(peer, device_id, role):
+        raise invalid_request("device token revocation denied")
     if not core.state.tokens.revoke(device_id, role):
         raise invalid_request("unknown deviceId")
+    # The token stops working at once: live sessions that used it are closed too.
+    core.disconnect_device(device_id, "device token revoked", role=role, code=4001)
     return {"deviceId": device_id, "role": role, "revokedAtMs": now_ms()}
 
 
@@ -137,9 +214,8 @@ async def setup_status(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``device.pair.setupStatus {setupId}``."""
     setup_id = _str("device.pair.setupStatus", params, "setupId")
     status = core.state.bootstrap.status(setup_id, now_ms())
-    if status is None:
-        raise invalid_request("unknown setupId")
-    return status.to_wire() if hasattr(status, "to_wire") else status
+    # As the real gateway: ``{}`` for a setup that has not completed (or is unknown).
+    return {} if status is None else status.to_wire()
 
 
 HANDLERS = {

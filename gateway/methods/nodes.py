@@ -9,12 +9,22 @@ from gateway.hub import now_ms
 from gateway.nodes.invoke import InvokeError
 from gateway.peer import Peer
 from gateway.scopes import missing_scope_error, scope_satisfied
+from gateway.state import NodePairRequest
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
 if TYPE_CHECKING:
     from gateway.core import GatewayCore
 
-__all__ = ["HANDLERS"]
+__all__ = ["HANDLERS", "node_request_wire"]
+
+
+def node_request_wire(request: NodePairRequest) -> dict[str, Any]:
+    """A pending node surface as ``node.pair.list``/``node.pair.requested`` show it: the real
+    gateway sends ``silent`` only when it is true."""
+    wire = request.to_wire()
+    if not wire.get("silent"):
+        wire.pop("silent", None)
+    return wire
 
 
 def _obj(method: str, params: Any) -> dict[str, Any]:
@@ -39,7 +49,7 @@ def _required_str(method: str, params: dict[str, Any], name: str) -> str:
 async def node_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.list``: paired and connected nodes."""
     _obj("node.list", params)
-    return {"ts": now_ms(), "nodes": core.node_entries()}
+    return {"ts": now_ms(), "nodes": core.node_entries(peer)}
 
 
 async def node_describe(core: GatewayCore, peer: Peer, params: Any) -> Any:
@@ -48,7 +58,7 @@ async def node_describe(core: GatewayCore, peer: Peer, params: Any) -> Any:
     node_id = p.get("nodeId")
     if not isinstance(node_id, str) or not node_id:
         raise invalid_request("nodeId required")
-    entry = core.node_entry(node_id)
+    entry = core.node_entry(node_id, peer)
     if entry is None:
         raise invalid_request("unknown nodeId")
     return {"ts": now_ms(), **entry}
@@ -58,13 +68,13 @@ async def node_rename(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.rename {nodeId, displayName}``."""
     p = _obj("node.rename", params)
     node_id = _required_str("node.rename", p, "nodeId")
-    name = p.get("displayName")
-    if not isinstance(name, str) or not name.strip():
+    name = _required_str("node.rename", p, "displayName")
+    if not name.strip():
         raise invalid_request("displayName required")
-    if core.node_entry(node_id) is None:
+    renamed = core.state.nodes.rename(node_id, name.strip())
+    if renamed is None:  # only nodes with an approved surface have a name of their own
         raise invalid_request("unknown nodeId")
-    core.state.nodes.rename(node_id, name.strip())
-    return {"nodeId": node_id, "displayName": name.strip()}
+    return {"nodeId": node_id, "displayName": renamed.display_name}
 
 
 async def node_invoke(core: GatewayCore, peer: Peer, params: Any) -> Any:
@@ -82,9 +92,11 @@ async def node_invoke(core: GatewayCore, peer: Peer, params: Any) -> Any:
             "node.invoke", "at /idempotencyKey: must NOT have fewer than 1 characters"
         )
     timeout = p.get("timeoutMs")
-    if timeout is not None and (
-        not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 0
-    ):
+    if isinstance(timeout, float) and timeout.is_integer():
+        timeout = int(timeout)  # a JSON number such as 1000.0 is an integer to the gateway
+    if timeout is not None and (not isinstance(timeout, int) or isinstance(timeout, bool)):
+        raise invalid_params("node.invoke", "at /timeoutMs: must be integer")
+    if timeout is not None and timeout < 0:
         raise invalid_params("node.invoke", "at /timeoutMs: must be >= 0")
     if command.startswith("system.execApprovals."):
         raise invalid_request(
@@ -209,7 +221,7 @@ async def node_pending_ack(core: GatewayCore, peer: Peer, params: Any) -> Any:
 async def node_pair_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.pair.list``."""
     now = now_ms()
-    pending = [r.to_wire() for r in core.state.nodes.list_pending(now)]
+    pending = [node_request_wire(r) for r in core.state.nodes.list_pending(now)]
     paired = [s.to_wire() for s in core.state.nodes.list_approved()]
     return {"pending": pending, "paired": paired}
 

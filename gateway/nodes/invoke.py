@@ -40,6 +40,12 @@ class _Pending:
     future: asyncio.Future[dict[str, Any]] = field(default_factory=asyncio.Future)
 
 
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    """Mark a dispatch's outcome as seen (every caller may have gone away)."""
+    if not task.cancelled():
+        task.exception()
+
+
 def _node_failure(error: Any) -> InvokeError:
     node_error = error if isinstance(error, dict) else None
     code = str(node_error.get("code") or "") if node_error else ""
@@ -57,7 +63,7 @@ class InvokeRouter:
         self._pending: dict[str, _Pending] = {}
         self._per_node: dict[str, int] = {}
         self._idempotent: OrderedDict[
-            tuple[str, str], tuple[float, asyncio.Future[dict[str, Any]]]
+            tuple[str, str], tuple[float, asyncio.Task[dict[str, Any]]]
         ] = OrderedDict()
 
     @property
@@ -87,25 +93,35 @@ class InvokeRouter:
         self._expire_idempotent(now)
         cached = self._idempotent.get(key)
         if cached is not None:
-            return await asyncio.shield(cached[1])
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._idempotent[key] = (now + IDEMPOTENCY_TTL_S, future)
-        while len(self._idempotent) > IDEMPOTENCY_ENTRIES:
-            self._idempotent.popitem(last=False)
+            task = cached[1]
+        else:
+            # The dispatch is a task of its own: a caller that goes away (its connection
+            # closed) must not cancel it for the other callers waiting on the same key.
+            task = asyncio.get_running_loop().create_task(
+                self._run(key, peer, command, params, timeout_ms),
+                name=f"invoke-{command}",
+            )
+            task.add_done_callback(_retrieve)
+            self._idempotent[key] = (now + IDEMPOTENCY_TTL_S, task)
+            while len(self._idempotent) > IDEMPOTENCY_ENTRIES:
+                self._idempotent.popitem(last=False)
+        return await asyncio.shield(task)
+
+    async def _run(
+        self,
+        key: tuple[str, str],
+        peer: Peer,
+        command: str,
+        params: Any,
+        timeout_ms: int | None,
+    ) -> dict[str, Any]:
         try:
-            result = await self._dispatch(peer, command, params, timeout_ms, idempotency_key)
-        except InvokeError as exc:
-            self._idempotent.pop(key, None)  # failures are not cached: a retry may succeed
-            if not future.done():
-                future.set_exception(exc)
-                future.exception()
-            raise
+            return await self._dispatch(peer, command, params, timeout_ms, key[1])
         except BaseException:
-            self._idempotent.pop(key, None)
-            future.cancel()
+            entry = self._idempotent.get(key)
+            if entry is not None and entry[1] is asyncio.current_task():
+                del self._idempotent[key]  # failures are not cached: a retry may succeed
             raise
-        future.set_result(result)
-        return result
 
     async def _dispatch(
         self, peer: Peer, command: str, params: Any, timeout_ms: int | None, key: str

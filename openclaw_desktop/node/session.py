@@ -46,6 +46,7 @@ class NodeSession:
         #: ``"pending"`` while the gateway holds the command surface for operator approval,
         #: ``"approved"`` once it is active, ``"unknown"`` before the first check.
         self.surface = "unknown"
+        self._surface_generation = 0
         self.surface_listeners: list[Callable[[str], None]] = []
 
     async def aclose(self) -> None:
@@ -71,15 +72,17 @@ class NodeSession:
         Gateways hold a new or widened surface for approval and answer the node's pending
         queue with ``PAIRING_CHANGED`` meanwhile; ``node.pair.resolved`` ends the wait.
         """
+        generation = self._surface_generation
         try:
             await self.connection.request(Method.NODE_PENDING_PULL, {}, timeout_s=15)
         except GatewayError as exc:
-            if exc.detail_code == "PAIRING_CHANGED":
+            if exc.detail_code == "PAIRING_CHANGED" and generation == self._surface_generation:
                 self._set_surface("pending")
         except OpenClawError as exc:
             log.debug("surface check failed: %s", exc)
         else:
-            self._set_surface("approved")
+            if generation == self._surface_generation:
+                self._set_surface("approved")
         finally:
             self._surface_check = None
 
@@ -92,6 +95,8 @@ class NodeSession:
 
     def _on_event(self, event: EventReceived) -> None:
         if event.event == EventName.NODE_PAIR_RESOLVED:
+            # Newer than any answer still in flight: a late pull result must not undo it.
+            self._surface_generation += 1
             payload = event.payload if isinstance(event.payload, dict) else {}
             if payload.get("decision") == "approved":
                 self._set_surface("approved")

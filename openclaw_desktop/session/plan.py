@@ -82,10 +82,11 @@ def select_auth(
 ) -> AuthSelection:
     """Choose the credential for this connect.
 
-    Order: the stored device token for the role, then the shared token, then the bootstrap
-    token; the password is always sent when set. With ``device_token_retry`` (the one retry
-    allowed after ``AUTH_TOKEN_MISMATCH`` on a trusted endpoint) the shared token goes in
-    ``auth.token`` and the stored device token in ``auth.deviceToken``.
+    Order: the stored device token for the role (as ``auth.deviceToken``), then the shared
+    token, then the bootstrap token; the password is always sent when set. With
+    ``device_token_retry`` (the one retry allowed after ``AUTH_TOKEN_MISMATCH`` on a trusted
+    endpoint) the shared token goes in ``auth.token`` and the stored device token in
+    ``auth.deviceToken``.
 
     With a stored device token the stored scope set is requested (an operator token cannot
     widen its own scopes); nodes request no scopes.
@@ -102,7 +103,10 @@ def select_auth(
         token, device_token, source = creds.shared_token, stored.token, "device-token-retry"
         scopes = _stored_scopes(stored, role, scopes)
     elif stored is not None:
-        token, source = stored.token, "device-token"
+        # In auth.deviceToken, where the gateway checks it as a device token and answers a
+        # revoked one with AUTH_DEVICE_TOKEN_MISMATCH (in auth.token it would be taken for a
+        # wrong shared token: AUTH_TOKEN_MISMATCH, and the dead token would never be cleared).
+        device_token, source = stored.token, "device-token"
         scopes = _stored_scopes(stored, role, scopes)
     elif creds.shared_token:
         token, source = creds.shared_token, "shared-token"
@@ -112,7 +116,7 @@ def select_auth(
         source = "password"
     else:
         source = "none"
-    if token is None and bootstrap is None and password is None:
+    if token is None and device_token is None and bootstrap is None and password is None:
         return AuthSelection(None, source, scopes)
     auth = ConnectAuth(
         token=token,

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.bundled_gateway import BundledGateway, DesktopNode
 from tests.helpers.real_openclaw import (
     GatewayFactory,
     NodeHostFactory,
@@ -76,5 +77,10 @@ def pytest_runtest_makereport(
             factory = funcargs.get(name)
             if isinstance(factory, GatewayFactory | NodeHostFactory):
                 for proc in factory.started:
+                    report.sections.append((f"{proc!r} log tail", proc.log_tail(60)))
+        # Our own gateway / nodes in subprocesses (tests.helpers.bundled_gateway).
+        for value in funcargs.values():
+            for proc in value if isinstance(value, list) else [value]:
+                if isinstance(proc, BundledGateway | DesktopNode):
                     report.sections.append((f"{proc!r} log tail", proc.log_tail(60)))
     return report

@@ -303,7 +303,7 @@ async def test_dead_device_token_is_cleared_and_shared_token_used() -> None:
         async with GatewayConnection(opts) as conn:
             await conn.wait_ready(5)
         assert opts.credentials.device_token(key, opts.signer.device_id, "operator") is None
-    assert connects[0]["params"]["auth"]["token"] == "old-device-token"
+    assert connects[0]["params"]["auth"]["deviceToken"] == "old-device-token"
     assert connects[1]["params"]["auth"]["token"] == "shared-1"
 
 

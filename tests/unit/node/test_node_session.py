@@ -362,3 +362,41 @@ async def test_malformed_cancel_is_ignored(caplog: pytest.LogCaptureFixture) -> 
     reply = await conn.next_reply()
     assert reply["ok"] is True
     await session.aclose()
+
+
+class _SlowPendingConnection(FakeConnection):
+    """Answers node.pending.pull with PAIRING_CHANGED, but only once released."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+
+    async def request(
+        self, method: str, params: Any = None, *, timeout_s: float | None = None
+    ) -> Any:
+        if method == "node.pending.pull":
+            self.asked.set()
+            await self.release.wait()
+            raise gateway_error_from_shape(
+                {"code": "UNAVAILABLE", "message": "m", "details": {"code": "PAIRING_CHANGED"}}
+            )
+        return await super().request(method, params, timeout_s=timeout_s)
+
+
+async def test_late_pending_answer_does_not_undo_an_approval() -> None:
+    """node.pair.resolved wins over a pending-pull answer that was still in flight."""
+    conn = _SlowPendingConnection()
+    registry = CommandRegistry([CommandSpec("x.y", "x")])
+
+    async def handler(params: Any) -> InvokeResult:
+        return InvokeResult.success()
+
+    session = NodeSession(conn, InvokeDispatcher(registry, {"x.y": handler}, dict))  # type: ignore[arg-type]
+    conn.set_status(ConnectionState.CONNECTED)
+    await asyncio.wait_for(conn.asked.wait(), 5)
+    conn.emit("node.pair.resolved", {"requestId": "r", "nodeId": "n", "decision": "approved"})
+    assert session.surface == "approved"
+    conn.release.set()
+    await asyncio.sleep(0.05)
+    assert session.surface == "approved"
+    await session.aclose()

@@ -50,12 +50,12 @@ class RecordingSigner:
 
 
 def test_stored_device_token_wins_over_shared_and_bootstrap() -> None:
-    """The stored device token is sent as auth.token; shared and bootstrap stay home."""
+    """The stored device token is sent as auth.deviceToken; shared and bootstrap stay home."""
     creds = Credentials(shared_token="shared", bootstrap_token="boot", stored_device_token=STORED)
     selection = select_auth(creds, role=Role.OPERATOR, requested_scopes=REQUESTED)
     assert selection.source == "device-token"
     assert selection.auth is not None
-    assert selection.auth.to_wire() == {"token": "stored-secret"}
+    assert selection.auth.to_wire() == {"deviceToken": "stored-secret"}
 
 
 def test_shared_token_wins_over_bootstrap() -> None:
@@ -92,7 +92,7 @@ def test_password_alone() -> None:
         (
             Credentials(password="pw", stored_device_token=STORED),
             "device-token",
-            {"token": "stored-secret", "password": "pw"},
+            {"deviceToken": "stored-secret", "password": "pw"},
         ),
         (
             Credentials(password="pw", shared_token="shared"),

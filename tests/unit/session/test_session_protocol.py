@@ -832,7 +832,8 @@ def test_operator_plan_with_stored_device_token() -> None:
     core.receive_data(challenge_bytes(), 0.0)
     params = connect_params_of(sent_frames(core)[0])
     assert params.auth is not None
-    assert params.auth.token == "dev-tok"
+    assert params.auth.device_token == "dev-tok"
+    assert params.auth.token is None
     assert params.scopes == ["operator.read"]
 
 

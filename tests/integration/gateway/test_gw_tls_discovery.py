@@ -1,0 +1,264 @@
+"""Our gateway over TLS on the LAN: discovered over mDNS, trusted only after the user says so.
+
+Our gateway runs as a subprocess with ``--tls --bind lan --mdns minimal`` (and
+``--mdns-interfaces 127.0.0.1`` so the advertisement stays on loopback). With ``--bind lan`` it
+listens on every interface; the test connects over 127.0.0.1 only.
+
+* :class:`~openclaw_desktop.discovery.GatewayBrowser` finds ``_openclaw-gw._tcp`` with
+  ``gatewayTls=1`` and ``gatewayTlsSha256`` = the SHA-256 of our certificate's DER, and the
+  minimal TXT set (no ``sshPort``/``cliPath``/``tailnetDns``).
+* Our client, given the discovered endpoint and the TXT fingerprint as ``tls_hint``, pins
+  nothing by itself: no trust callback gives ``TrustError("untrusted")``, a callback saying
+  no gives ``"declined"``; only a callback saying yes pins the probed fingerprint (the prompt
+  shows the TXT value as its hint), and then the session runs over ``wss://``.
+
+Loopback multicast is checked first, as in ``tests/integration/discovery``; without it the
+discovery test skips (saying why).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import secrets
+import ssl
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import websockets
+from websockets.asyncio.client import connect
+
+from gateway.tls import CERT_FILENAME
+from openclaw_desktop.config.client_profile import cli_client
+from openclaw_desktop.discovery import ChangeKind, GatewayBrowser, GatewayEndpoint
+from openclaw_desktop.errors import ReconnectPaused, TrustError
+from openclaw_desktop.identity import (
+    CredentialStore,
+    DeviceIdentity,
+    MemorySecretStore,
+    gateway_key,
+)
+from openclaw_desktop.protocol import Role
+from openclaw_desktop.transport import ConnectionOptions, GatewayConnection, RetryPolicy
+from openclaw_desktop.trust import TrustPrompt
+from tests.helpers.bundled_gateway import BundledGateway
+from tests.integration.discovery.test_discovery_loopback import (
+    _lo_multicast_flag,
+    _lo_state,
+    _probe_loopback_multicast,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+LOOPBACK = ["127.0.0.1"]
+FOUND_WITHIN = 20.0
+HOSTNAME = "pytest-tls-host"
+FAST = RetryPolicy(base_ms=100, early_ceiling_ms=1000)
+
+
+@pytest.fixture(scope="module")
+def loopback_multicast() -> Iterator[None]:
+    """Multicast on loopback works (``ip link set lo multicast on`` as root), or skip."""
+    problem = _probe_loopback_multicast()
+    changed = False
+    if problem is not None and _can_set_lo_multicast():
+        _lo_multicast_flag(True)
+        changed = True
+        problem = _probe_loopback_multicast()
+    if problem is not None:
+        state = _lo_state()
+        if changed:
+            _lo_multicast_flag(False)
+        pytest.skip(f"mDNS on loopback unavailable: {problem}; {state}")
+    try:
+        yield
+    finally:
+        if changed:
+            _lo_multicast_flag(False)
+
+
+def _can_set_lo_multicast() -> bool:
+    import os
+    import shutil
+
+    return hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("ip") is not None
+
+
+@pytest.fixture
+def display_name() -> str:
+    """A unique machine display name, so parallel runs do not see each other."""
+    return f"pytest-tls-{secrets.token_hex(4)}"
+
+
+@pytest.fixture
+def lan_tls_gateway(display_name: str) -> Iterator[BundledGateway]:
+    """Our gateway: ``--tls --bind lan --mdns minimal``, advertising on 127.0.0.1 only."""
+    args = ["--tls", "--bind", "lan", "--mdns", "minimal", "--mdns-interfaces", "127.0.0.1"]
+    args += ["--display-name", display_name]
+    with BundledGateway.start(args=args, env={"OPENCLAW_MDNS_HOSTNAME": HOSTNAME}) as gw:
+        yield gw
+
+
+class Recorder:
+    """Collects browser changes and waits for one."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[ChangeKind, GatewayEndpoint]] = []
+        self._changed = asyncio.Event()
+
+    def __call__(self, kind: ChangeKind, endpoint: GatewayEndpoint) -> None:
+        self.events.append((kind, endpoint))
+        self._changed.set()
+
+    async def wait_for(self, kind: ChangeKind, name: str, within: float) -> GatewayEndpoint:
+        async with asyncio.timeout(within):
+            while True:
+                for seen_kind, endpoint in self.events:
+                    if seen_kind == kind and endpoint.name == name:
+                        return endpoint
+                self._changed.clear()
+                await self._changed.wait()
+
+
+@pytest.fixture
+async def browser(loopback_multicast: None) -> AsyncIterator[Recorder]:
+    """A gateway browser on 127.0.0.1 and what it saw."""
+    found_by = GatewayBrowser()
+    recorder = Recorder()
+    found_by.on_change(recorder)
+    await found_by.start(interfaces=LOOPBACK)
+    try:
+        yield recorder
+    finally:
+        await found_by.stop()
+
+
+def certificate_fingerprint(gw: BundledGateway) -> str:
+    """Lowercase hex SHA-256 of our gateway certificate's DER, read from its state dir."""
+    pem = (gw.state_dir / "tls" / CERT_FILENAME).read_text("ascii")
+    return hashlib.sha256(ssl.PEM_cert_to_DER_cert(pem)).hexdigest()
+
+
+def operator_options(
+    endpoint: GatewayEndpoint, gw: BundledGateway, creds: CredentialStore, **kw: object
+) -> ConnectionOptions:
+    """An operator session to the discovered endpoint, with the TXT fingerprint as hint."""
+    base: dict[str, object] = {
+        "url": endpoint.url,
+        "role": Role.OPERATOR,
+        "client": cli_client(),
+        "signer": DeviceIdentity.generate(),
+        "credentials": creds,
+        "scopes": ("operator.read",),
+        "shared_token": gw.token,
+        "tls_hint": endpoint.tls_fingerprint_hint,
+        "retry": FAST,
+    }
+    base.update(kw)
+    return ConnectionOptions(**base)  # type: ignore[arg-type]
+
+
+async def test_discovered_tls_gateway_is_pinned_only_after_the_user_accepts(
+    lan_tls_gateway: BundledGateway, browser: Recorder, display_name: str
+) -> None:
+    """Discovery shows TLS and the fingerprint; trust needs the callback; then wss works."""
+    gw = lan_tls_gateway
+    fingerprint = certificate_fingerprint(gw)
+    logged = re.search(r"TLS fingerprint \(SHA-256\): ([0-9a-f]{64})", gw.log())
+    assert logged is not None and logged.group(1) == fingerprint
+
+    # Discovery: the minimal TXT set, with TLS and our certificate's fingerprint.
+    endpoint = await browser.wait_for("added", f"{display_name} (OpenClaw)", FOUND_WITHIN)
+    assert endpoint.host == "127.0.0.1"
+    assert endpoint.port == gw.port
+    assert endpoint.tls is True
+    assert endpoint.url == f"wss://127.0.0.1:{gw.port}"
+    assert endpoint.tls_fingerprint_hint == fingerprint
+    assert endpoint.display_name == display_name
+    assert endpoint.lan_host == f"{HOSTNAME}.local"
+    assert dict(endpoint.txt) == {
+        "role": "gateway",
+        "gatewayPort": str(gw.port),
+        "lanHost": f"{HOSTNAME}.local",
+        "displayName": display_name,
+        "gatewayTls": "1",
+        "gatewayTlsSha256": fingerprint,
+        "transport": "gateway",
+    }
+    hint = endpoint.txt["gatewayTlsSha256"]
+    key = gateway_key(endpoint.url)
+    creds = CredentialStore(MemorySecretStore())
+
+    # No trust callback: refused, nothing pinned (the TXT hint alone trusts nothing).
+    async with GatewayConnection(operator_options(endpoint, gw, creds)) as conn:
+        with pytest.raises(ReconnectPaused) as refused:
+            await conn.wait_ready(30)
+    error = refused.value.cause
+    assert isinstance(error, TrustError)
+    assert error.kind == "untrusted"
+    assert error.actual == fingerprint
+    assert creds.tls_pin(key) is None
+
+    # The callback says no: refused, nothing pinned.
+    prompts: list[TrustPrompt] = []
+
+    async def decline(prompt: TrustPrompt) -> bool:
+        prompts.append(prompt)
+        return False
+
+    opts = operator_options(endpoint, gw, creds, trust_callback=decline)
+    async with GatewayConnection(opts) as conn:
+        with pytest.raises(ReconnectPaused) as declined:
+            await conn.wait_ready(30)
+    error = declined.value.cause
+    assert isinstance(error, TrustError)
+    assert error.kind == "declined"
+    assert error.actual == fingerprint
+    assert len(prompts) == 1
+    assert prompts[0].fingerprint == fingerprint
+    assert prompts[0].hint == hint
+    assert creds.tls_pin(key) is None
+
+    # The callback says yes: the probed fingerprint is pinned and the session runs over wss.
+    accepted: list[TrustPrompt] = []
+
+    async def accept(prompt: TrustPrompt) -> bool:
+        accepted.append(prompt)
+        return True
+
+    opts = operator_options(endpoint, gw, creds, trust_callback=accept)
+    async with GatewayConnection(opts) as conn:
+        hello = await conn.wait_ready(30)
+        assert conn.endpoint.tls is True
+        assert hello.protocol == 4
+        assert hello.auth.role == "operator"
+        assert (await conn.request("health"))["ok"] is True
+    assert len(accepted) == 1
+    assert accepted[0].fingerprint == fingerprint
+    assert accepted[0].hint == hint
+    assert accepted[0].hint_matches is True
+    assert accepted[0].endpoint == f"127.0.0.1:{gw.port}"
+    assert creds.tls_pin(key) == fingerprint
+
+    # From now on the stored pin is enough: no callback needed.
+    async with GatewayConnection(operator_options(endpoint, gw, creds)) as conn:
+        await conn.wait_ready(30)
+        assert (await conn.request("health"))["ok"] is True
+
+
+async def test_the_lan_tls_port_speaks_tls_only(lan_tls_gateway: BundledGateway) -> None:
+    """Plain ``ws://`` to the TLS port fails; ``wss://`` with the pinned context gets the
+    challenge (over 127.0.0.1, although the gateway listens on every interface)."""
+    gw = lan_tls_gateway
+    with pytest.raises((websockets.InvalidHandshake, websockets.InvalidMessage, OSError)):
+        async with connect(f"ws://127.0.0.1:{gw.port}", open_timeout=5):
+            pass
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    async with connect(f"wss://127.0.0.1:{gw.port}", ssl=context, open_timeout=5) as ws:
+        der = ws.transport.get_extra_info("ssl_object").getpeercert(binary_form=True)
+        assert hashlib.sha256(der).hexdigest() == certificate_fingerprint(gw)
+        first = await asyncio.wait_for(ws.recv(), 5)
+        assert '"connect.challenge"' in str(first)

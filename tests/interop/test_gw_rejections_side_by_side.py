@@ -1,0 +1,370 @@
+"""Bad handshakes side by side: the REAL gateway and OUR gateway must answer identically.
+
+Every row of :data:`tests.helpers.handshake_cases.CASES`, plus the extra rows below (node
+protocol ranges, the Android app's connect, other credentials, scope and timing edges), is
+sent over a real socket to one real OpenClaw gateway (token auth, manual pairing) and to our
+bundled gateway in a subprocess (token auth, ``--manual-pairing``). The normalized outcomes
+must be equal: ``error.code``, ``error.message``, the full ``error.details`` (``code``,
+``reason``, ``recommendedNextStep``, ``canRetryWithDeviceToken``, ...; a ``requestId`` is
+compared for presence only), top-level ``retryable``/``retryAfterMs``, the close code and the
+close reason, or both accepting the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from openclaw_desktop.identity import DeviceIdentity
+from tests.helpers.bundled_gateway import BundledGateway
+from tests.helpers.handshake_cases import (
+    CASES,
+    CaseContext,
+    Challenge,
+    HandshakeCase,
+    Outcome,
+    connect_frame,
+    run_over_socket,
+    signed_params,
+)
+from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall, RealGateway
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _frame(
+    build: Callable[[CaseContext], dict[str, Any]],
+    edit: Callable[[dict[str, Any]], Any] | None = None,
+) -> Callable[[CaseContext], str]:
+    def run(ctx: CaseContext) -> str:
+        params = build(ctx)
+        if edit is not None:
+            edit(params)
+        return connect_frame(params)
+
+    return run
+
+
+def _node(**kw: Any) -> Callable[[CaseContext], dict[str, Any]]:
+    base: dict[str, Any] = {"role": "node", "scopes": [], "client_id": "node-host", "mode": "node"}
+    base.update(kw)
+    return lambda ctx: signed_params(ctx, **base)
+
+
+def _operator(**kw: Any) -> Callable[[CaseContext], dict[str, Any]]:
+    return lambda ctx: signed_params(ctx, **kw)
+
+
+def _set_auth(auth: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    return lambda params: params.update(auth=auth)
+
+
+_ANDROID: dict[str, Any] = {
+    "role": "node",
+    "scopes": [],
+    "client_id": "openclaw-android",
+    "mode": "node",
+    "platform": "android",
+    "min_protocol": 3,
+    "max_protocol": 4,
+}
+
+EXTRA_CASES: list[HandshakeCase] = [
+    # protocol ranges for nodes (N-1 allowed) and probes
+    HandshakeCase("node protocol 3 only", _frame(_node(min_protocol=3, max_protocol=3))),
+    HandshakeCase("node protocol 3..4", _frame(_node(min_protocol=3, max_protocol=4))),
+    HandshakeCase("node protocol 2", _frame(_node(min_protocol=2, max_protocol=2))),
+    HandshakeCase("node protocol 5..6", _frame(_node(min_protocol=5, max_protocol=6))),
+    HandshakeCase("node protocol 4..3", _frame(_node(min_protocol=4, max_protocol=3))),
+    HandshakeCase(
+        "node role, cli mode, protocol 3",
+        _frame(_node(mode="cli", client_id="cli", min_protocol=3, max_protocol=3)),
+    ),
+    HandshakeCase(
+        "operator role, node mode, protocol 3",
+        _frame(_operator(mode="node", client_id="node-host", min_protocol=3, max_protocol=3)),
+    ),
+    HandshakeCase(
+        "probe protocol 2",
+        _frame(_operator(mode="probe", client_id="openclaw-probe", min_protocol=2, max_protocol=2)),
+    ),
+    # the Android app's connect, unpaired
+    HandshakeCase("android node 3..4", _frame(lambda ctx: signed_params(ctx, **_ANDROID))),
+    HandshakeCase(
+        "android node, payload v2",
+        _frame(lambda ctx: signed_params(ctx, **_ANDROID, version="v2")),
+    ),
+    HandshakeCase(
+        "android node, platform changed after signing",
+        _frame(
+            lambda ctx: signed_params(ctx, **_ANDROID),
+            lambda p: p["client"].update(platform="ios"),
+        ),
+    ),
+    # other credentials
+    HandshakeCase(
+        "unknown device token only",
+        _frame(_operator(token="nope"), _set_auth({"deviceToken": "nope"})),
+    ),
+    HandshakeCase(
+        "bogus bootstrap token",
+        _frame(_operator(token="nope"), _set_auth({"bootstrapToken": "nope"})),
+    ),
+    HandshakeCase(
+        "password to a token gateway",
+        _frame(_operator(token=None), _set_auth({"password": "pw"})),
+    ),
+    HandshakeCase("empty auth object", _frame(_operator(token=None), _set_auth({}))),
+    HandshakeCase("empty token", _frame(_operator(token=""))),
+    HandshakeCase(
+        "node, wrong token, device",
+        _frame(_node(token="wrong")),
+    ),
+    HandshakeCase(
+        "node, no token, device",
+        _frame(_node(token=None)),
+    ),
+    HandshakeCase(
+        "bootstrap token and no device",
+        _frame(_operator(token=None, device=False), _set_auth({"bootstrapToken": "nope"})),
+    ),
+    HandshakeCase(
+        "password and no device",
+        _frame(_operator(token=None, device=False), _set_auth({"password": "pw"})),
+    ),
+    # scopes
+    HandshakeCase("unknown operator scope", _frame(_operator(scopes=["operator.bogus"]))),
+    HandshakeCase("no scopes", _frame(_operator(scopes=[]))),
+    HandshakeCase(
+        "all operator scopes",
+        _frame(
+            _operator(
+                scopes=[
+                    "operator.read",
+                    "operator.write",
+                    "operator.admin",
+                    "operator.approvals",
+                    "operator.pairing",
+                    "operator.talk",
+                    "operator.talk.secrets",
+                    "operator.questions",
+                ]
+            )
+        ),
+    ),
+    HandshakeCase("node asking for operator scopes", _frame(_node(scopes=["operator.admin"]))),
+    # device proof timing
+    HandshakeCase(
+        "signedAt 100 s in the future",
+        lambda ctx: connect_frame(signed_params(ctx, signed_at=ctx.challenge.ts + 100_000)),
+    ),
+    HandshakeCase(
+        "signedAt 200 s in the future",
+        lambda ctx: connect_frame(signed_params(ctx, signed_at=ctx.challenge.ts + 200_000)),
+    ),
+    HandshakeCase(
+        "signedAt 100 s ago",
+        lambda ctx: connect_frame(signed_params(ctx, signed_at=ctx.challenge.ts - 100_000)),
+    ),
+    # clients without a device
+    HandshakeCase(
+        "gateway-client backend without device",
+        _frame(_operator(client_id="gateway-client", mode="backend", device=False)),
+    ),
+    HandshakeCase(
+        "node-host operator without device",
+        _frame(_operator(client_id="node-host", mode="node", device=False)),
+    ),
+]
+"""Rows beyond the shared table, judged side by side only."""
+
+ALL_CASES = [*CASES, *EXTRA_CASES]
+
+
+@pytest.fixture(scope="module")
+def real(openclaw_install: OpenClawInstall) -> Iterator[RealGateway]:
+    """One real gateway for every row: token auth, unpaired devices need approval."""
+    factory = GatewayFactory(openclaw_install)
+    try:
+        yield factory(manual_pairing=True)
+    finally:
+        factory.close()
+
+
+@pytest.fixture(scope="module")
+def ours() -> Iterator[BundledGateway]:
+    """Our gateway in a subprocess: token auth, ``--manual-pairing``."""
+    with BundledGateway.start(args=["--manual-pairing"]) as gw:
+        yield gw
+
+
+def _own_device_masked(outcome: Outcome, ctx: CaseContext) -> Outcome:
+    """``details.deviceId`` of the case's own fresh identity becomes ``<deviceId>``."""
+    details = (outcome.error or {}).get("details")
+    if isinstance(details, dict) and details.get("deviceId") == ctx.identity.device_id:
+        error = {**(outcome.error or {}), "details": {**details, "deviceId": "<deviceId>"}}
+        return replace(outcome, error=error)
+    return outcome
+
+
+def _show(outcome: Outcome) -> str:
+    if outcome.accepted:
+        return "accepted"
+    return f"error={outcome.error!r} close={outcome.close_code} {outcome.close_reason!r}"
+
+
+@pytest.mark.parametrize("case", ALL_CASES, ids=[c.name for c in ALL_CASES])
+async def test_same_answer_from_both_gateways(
+    real: RealGateway, ours: BundledGateway, case: HandshakeCase
+) -> None:
+    """The real gateway and ours answer the same bad first frame identically."""
+    theirs, real_ctx, _ = await run_over_socket(real.url, case, token=real.token)
+    mine, our_ctx, _ = await run_over_socket(ours.url, case, token=ours.token)
+    theirs, mine = _own_device_masked(theirs, real_ctx), _own_device_masked(mine, our_ctx)
+
+    assert mine == theirs, (
+        f"{case.name}: {case.note}\n  real: {_show(theirs)}\n  ours: {_show(mine)}"
+        f"\n--- our gateway log ---\n{ours.log_tail(20)}"
+    )
+
+
+def test_every_row_ran_on_distinct_names() -> None:
+    """Row names are the test ids: they must be unique."""
+    names = [c.name for c in ALL_CASES]
+    assert len(names) == len(set(names))
+
+
+# ------------------------------------------------------------------ the pairing story
+_VOLATILE = {"requestId": "<requestId>", "deviceToken": "<deviceToken>", "issuedAtMs": "<ms>"}
+#: hello-ok.auth fields of the real gateway that ours does not implement (account recovery).
+_NOT_IMPLEMENTED = ("recoveryScope", "recoveryMigrationAllowed")
+
+
+async def _connect(
+    url: str,
+    identity: DeviceIdentity,
+    token: str | None,
+    edit: Callable[[dict[str, Any]], Any] | None = None,
+    **kw: Any,
+) -> dict[str, Any]:
+    """One connect with a signed proof of ``identity``: the hello auth or the rejection."""
+    async with connect(url, open_timeout=15, max_size=None) as ws:
+        challenge = json.loads(await asyncio.wait_for(ws.recv(), 15))["payload"]
+        ctx = CaseContext(Challenge(challenge["nonce"], challenge["ts"]), identity, token or "")
+        params = signed_params(ctx, token=token, **kw)
+        if edit is not None:
+            edit(params)
+        await ws.send(connect_frame(params))
+        error: dict[str, Any] | None = None
+        try:
+            while True:
+                frame = json.loads(await asyncio.wait_for(ws.recv(), 15))
+                if frame.get("type") != "res":
+                    continue
+                if frame["ok"]:
+                    return {"accepted": frame["payload"]["auth"]}
+                error = frame["error"]
+                await asyncio.wait_for(ws.recv(), 15)  # until the close
+        except ConnectionClosed:
+            pass
+        received = ws.protocol.close_rcvd
+    return {
+        "error": error,
+        "close": [received.code, received.reason] if received else None,
+    }
+
+
+def _normalized(outcome: dict[str, Any], identity: DeviceIdentity) -> dict[str, Any]:
+    """Mask per-run values (request ids, tokens, times, the device id)."""
+    text = json.dumps(outcome).replace(identity.device_id, "<deviceId>")
+    result: dict[str, Any] = json.loads(re.sub(r"(?<=\(requestId: )[0-9A-Za-z._:-]+", "<id>", text))
+    for part in (result.get("accepted"), (result.get("error") or {}).get("details")):
+        if isinstance(part, dict):
+            for key, mask in _VOLATILE.items():
+                if key in part:
+                    part[key] = mask
+            for key in _NOT_IMPLEMENTED:
+                part.pop(key, None)
+    return result
+
+
+async def _pairing_story(
+    url: str, token: str, approve: Callable[[str], object]
+) -> list[tuple[str, Any]]:
+    """Pair an operator device, then probe upgrades and device-token auth."""
+    identity = DeviceIdentity.generate()
+    steps: list[tuple[str, Any]] = []
+
+    async def step(name: str, token_: str | None = token, **kw: Any) -> dict[str, Any]:
+        outcome = await _connect(url, identity, token_, **kw)
+        steps.append((name, _normalized(outcome, identity)))
+        return outcome
+
+    first = await step("unpaired")
+    again = await step("unpaired, again")
+    request_id = first["error"]["details"]["requestId"]
+    steps.append(("same requestId", again["error"]["details"]["requestId"] == request_id))
+    await asyncio.to_thread(approve, request_id)
+    hello = await step("approved: shared token")
+    device_token = hello["accepted"]["deviceToken"]
+    await step("device token in auth.token", device_token)
+    await step("device token only", device_token, edit=_set_auth({"deviceToken": device_token}))
+    await step(
+        "wrong shared token and good device token",
+        "wrong",
+        edit=lambda p: p["auth"].update(deviceToken=device_token),
+    )
+    await step(
+        "device token, wider scopes", device_token, scopes=["operator.read", "operator.admin"]
+    )
+    await step("device token as node", device_token, **_NODE_KW)
+    await step("bogus device token only", "bogus", edit=_set_auth({"deviceToken": "bogus"}))
+    await step("bogus shared token", "bogus")
+    await step("no token", None)
+    await step("scope upgrade", scopes=["operator.read", "operator.write"])
+    await step("role upgrade to node", **_NODE_KW)
+    await step("shared token, fewer scopes", scopes=[])
+    return steps
+
+
+_NODE_KW: dict[str, Any] = {"role": "node", "scopes": [], "client_id": "node-host", "mode": "node"}
+
+
+async def test_pairing_story_side_by_side(real: RealGateway, ours: BundledGateway) -> None:
+    """Pairing, upgrades and device-token auth of one device answer alike on both gateways."""
+    theirs = await _pairing_story(
+        real.url, real.token, lambda rid: real.cli("devices", "approve", rid)
+    )
+    mine = await _pairing_story(
+        ours.url, ours.token, lambda rid: ours.cli("devices", "approve", rid)
+    )
+
+    assert [name for name, _ in mine] == [name for name, _ in theirs]
+    for (name, real_step), (_, our_step) in zip(theirs, mine, strict=True):
+        assert our_step == real_step, f"{name}\n  real: {real_step}\n  ours: {our_step}"
+
+
+@pytest.mark.xfail(
+    reason="known difference: our state keeps only token hashes, so a shared-token connect "
+    "replaces the device token where the real gateway hands the existing one back",
+    strict=True,
+)
+async def test_shared_token_connect_hands_back_the_same_device_token(
+    ours: BundledGateway,
+) -> None:
+    """The real gateway reuses a device token that still covers the connection's scopes."""
+    identity = DeviceIdentity.generate()
+    first = await _connect(ours.url, identity, ours.token)
+    await asyncio.to_thread(ours.cli, "devices", "approve", first["error"]["details"]["requestId"])
+    one = await _connect(ours.url, identity, ours.token)
+    two = await _connect(ours.url, identity, ours.token)
+
+    assert one["accepted"]["deviceToken"] == two["accepted"]["deviceToken"]
