@@ -110,6 +110,7 @@ class GatewayServer:
                     display_name=self.config.display_name,
                     tls_fingerprint=self.tls_fingerprint,
                     interfaces=self.config.mdns_interfaces,
+                    full=self.config.mdns_mode == "full",
                 )
             except Exception as exc:  # advertising is best effort; serving is not
                 log.warning("mDNS advertising unavailable: %s", exc)
