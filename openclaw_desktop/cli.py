@@ -23,6 +23,7 @@ from openclaw_desktop import __version__
 from openclaw_desktop.cli_admin import add_admin_parsers, admin_request, print_admin_result
 from openclaw_desktop.config.client_profile import cli_client, node_client, user_agent
 from openclaw_desktop.config.paths import AppPaths
+from openclaw_desktop.embedded import approve_own_surface, bundled_gateway
 from openclaw_desktop.errors import (
     AuthError,
     ConfigError,
@@ -131,6 +132,12 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="openclaw-desktop", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"openclaw-desktop {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    parser.add_argument(
+        "--gateway-port",
+        type=int,
+        default=18789,
+        help="port of the bundled gateway used when no subcommand is given (default 18789)",
+    )
     sub = parser.add_subparsers(dest="command")
 
     node = sub.add_parser("node", help="run this computer as an OpenClaw node (headless)")
@@ -355,6 +362,28 @@ async def _node(args: argparse.Namespace, paths: AppPaths) -> int:
     return 0
 
 
+async def _embedded(args: argparse.Namespace, paths: AppPaths) -> int:
+    """No subcommand: the bundled gateway plus this computer as its node (headless for now)."""
+    url = f"ws://127.0.0.1:{args.gateway_port}"
+    async with bundled_gateway(paths, args.gateway_port) as token:
+        print(
+            f"OpenClaw Desktop: bundled gateway on {url}, this computer joins it as a node.\n"
+            "The desktop window is not built yet; pair a phone with "
+            "`openclaw-desktop gateway setup-code`. Ctrl+C stops.",
+            file=sys.stderr,
+        )
+        node_args = argparse.Namespace(
+            url=url, token=token, password=None, tls_fingerprint=None, display_name=None
+        )
+        approver = asyncio.create_task(approve_own_surface(paths, url, token), name="own-surface")
+        try:
+            return await _node(node_args, paths)
+        finally:
+            approver.cancel()
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError, OpenClawError):
+                await approver
+
+
 def _identity(args: argparse.Namespace, paths: AppPaths) -> int:
     store = IdentityStore(paths.identity_file)
     identity = store.reset() if args.action == "reset" else store.load_or_create()
@@ -418,12 +447,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _identity(args, paths)
         if args.command == "doctor":
             return _doctor(paths)
-        print(
-            "The desktop window arrives with the desktop-app work; for now use the "
-            "subcommands (see --help).",
-            file=sys.stderr,
-        )
-        return 2
+        return asyncio.run(_embedded(args, paths))
     except (OpenClawError, OSError, TimeoutError) as exc:
         if isinstance(exc, TimeoutError):
             print("error: timed out waiting for the gateway", file=sys.stderr)
