@@ -31,7 +31,7 @@ from websockets.asyncio.client import connect
 
 from gateway.tls import CERT_FILENAME
 from openclaw_desktop.config.client_profile import cli_client
-from openclaw_desktop.discovery import ChangeKind, GatewayBrowser, GatewayEndpoint
+from openclaw_desktop.discovery import GatewayBrowser, GatewayEndpoint
 from openclaw_desktop.errors import ReconnectPaused, TrustError
 from openclaw_desktop.identity import (
     CredentialStore,
@@ -42,16 +42,12 @@ from openclaw_desktop.identity import (
 from openclaw_desktop.protocol import Role
 from openclaw_desktop.transport import ConnectionOptions, GatewayConnection, RetryPolicy
 from openclaw_desktop.trust import TrustPrompt
+from tests.helpers import mdns
 from tests.helpers.bundled_gateway import BundledGateway
-from tests.integration.discovery.test_discovery_loopback import (
-    _lo_multicast_flag,
-    _lo_state,
-    _probe_loopback_multicast,
-)
+from tests.helpers.mdns import LOOPBACK, Recorder
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
-LOOPBACK = ["127.0.0.1"]
 FOUND_WITHIN = 20.0
 HOSTNAME = "pytest-tls-host"
 FAST = RetryPolicy(base_ms=100, early_ceiling_ms=1000)
@@ -59,30 +55,9 @@ FAST = RetryPolicy(base_ms=100, early_ceiling_ms=1000)
 
 @pytest.fixture(scope="module")
 def loopback_multicast() -> Iterator[None]:
-    """Multicast on loopback works (``ip link set lo multicast on`` as root), or skip."""
-    problem = _probe_loopback_multicast()
-    changed = False
-    if problem is not None and _can_set_lo_multicast():
-        _lo_multicast_flag(True)
-        changed = True
-        problem = _probe_loopback_multicast()
-    if problem is not None:
-        state = _lo_state()
-        if changed:
-            _lo_multicast_flag(False)
-        pytest.skip(f"mDNS on loopback unavailable: {problem}; {state}")
-    try:
+    """Multicast works on 127.0.0.1 for this module (or the tests skip, saying why)."""
+    with mdns.loopback_multicast():
         yield
-    finally:
-        if changed:
-            _lo_multicast_flag(False)
-
-
-def _can_set_lo_multicast() -> bool:
-    import os
-    import shutil
-
-    return hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("ip") is not None
 
 
 @pytest.fixture
@@ -98,27 +73,6 @@ def lan_tls_gateway(display_name: str) -> Iterator[BundledGateway]:
     args += ["--display-name", display_name]
     with BundledGateway.start(args=args, env={"OPENCLAW_MDNS_HOSTNAME": HOSTNAME}) as gw:
         yield gw
-
-
-class Recorder:
-    """Collects browser changes and waits for one."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[ChangeKind, GatewayEndpoint]] = []
-        self._changed = asyncio.Event()
-
-    def __call__(self, kind: ChangeKind, endpoint: GatewayEndpoint) -> None:
-        self.events.append((kind, endpoint))
-        self._changed.set()
-
-    async def wait_for(self, kind: ChangeKind, name: str, within: float) -> GatewayEndpoint:
-        async with asyncio.timeout(within):
-            while True:
-                for seen_kind, endpoint in self.events:
-                    if seen_kind == kind and endpoint.name == name:
-                        return endpoint
-                self._changed.clear()
-                await self._changed.wait()
 
 
 @pytest.fixture
