@@ -86,6 +86,17 @@ class GatewayCore:
         self._started = time.monotonic()
         self._background: set[asyncio.Task[None]] = set()
 
+    def health_snapshot(self) -> dict[str, Any]:
+        """What ``health`` events carry (and ``hello-ok.snapshot.health``)."""
+        return {
+            "ok": True,
+            "ts": now_ms(),
+            "uptimeMs": self.uptime_ms(),
+            "nodes": {"connected": len(self.hub.nodes)},
+            "clients": {"connected": len(self.hub.peers)},
+            "invokes": {"pending": self.router.pending_count},
+        }
+
     def uptime_ms(self) -> int:
         """Milliseconds since start."""
         return int((time.monotonic() - self._started) * 1000)
@@ -480,7 +491,7 @@ class GatewayCore:
             "features": {"methods": self.methods, "events": EVENTS, "capabilities": []},
             "snapshot": {
                 "presence": self.hub.presence(),
-                "health": {"ok": True},
+                "health": self.health_snapshot(),
                 "stateVersion": self.hub.state_version(),
                 "uptimeMs": self.uptime_ms(),
                 "sessionDefaults": {

@@ -111,6 +111,11 @@ class Hub:
         self.presence_version += 1
         self.broadcast("presence", {"presence": self.presence()}, state_version=True)
 
+    def health_changed(self, snapshot: dict[str, Any]) -> None:
+        """Bump the health version and send operators the new ``health`` snapshot."""
+        self.health_version += 1
+        self.broadcast("health", snapshot, state_version=True)
+
     def broadcast(self, event: str, payload: Any, *, state_version: bool = False) -> None:
         """Send an event to every operator allowed to see it."""
         needed = EVENT_SCOPES.get(event)

@@ -168,6 +168,7 @@ class GatewayServer:
             payload = {"ts": now_ms()}
             for peer in list(self.core.hub.peers.values()):
                 peer.send_event("tick", payload)
+            self.core.hub.health_changed(self.core.health_snapshot())
 
     async def _handle(self, ws: ServerConnection) -> None:
         address = str(ws.remote_address[0]) if ws.remote_address else "?"

@@ -159,6 +159,19 @@ async def test_presence_events_carry_state_version(tmp_path: Path) -> None:
         assert joined["payload"]["presence"][0]["mode"] == "gateway"
 
 
+async def test_health_events_carry_an_increasing_state_version(tmp_path: Path) -> None:
+    """Operators get periodic health events whose stateVersion.health goes up each time."""
+    async with bundled_gateway(tmp_path, tick_interval_ms=150) as gw, raw_operator(gw.url) as op:
+        assert op.hello is not None
+        assert op.hello["snapshot"]["health"]["ok"] is True
+        start = op.hello["snapshot"]["stateVersion"]["health"]
+        await wait_for(lambda: len(op.events_named("health")) >= 2, 5)
+        first, second = op.events_named("health")[:2]
+        assert start < first["stateVersion"]["health"] < second["stateVersion"]["health"]
+        assert first["payload"]["ok"] is True
+        assert {"nodes", "clients", "uptimeMs"} <= set(first["payload"])
+
+
 async def test_operator_event_seq_is_per_connection_and_monotonic(tmp_path: Path) -> None:
     """Operator events carry seq 1, 2, 3... per connection; node events carry none."""
     async with bundled_gateway(tmp_path, tick_interval_ms=100) as gw, raw_operator(gw.url) as a:
