@@ -139,6 +139,22 @@ def run_desktop_cli(
     return result
 
 
+def _stop_group(proc: subprocess.Popen[Any] | None, timeout: float) -> int | None:
+    """SIGTERM a process group (SIGKILL after ``timeout`` s) and reap it; its exit code."""
+    if proc is None:
+        return None
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+    return proc.returncode
+
+
 class BundledGateway:
     """Our gateway in a subprocess on ``127.0.0.1:<port>`` with its own state dir.
 
@@ -247,18 +263,7 @@ class BundledGateway:
     def stop(self, timeout: float = 10) -> int | None:
         """SIGTERM the gateway (SIGKILL after ``timeout`` s); returns its exit code."""
         proc, self.proc = self.proc, None
-        if proc is None:
-            return None
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(5)
-        return proc.returncode
+        return _stop_group(proc, timeout)
 
     def restart(self, ready_timeout: float = 30) -> None:
         """Stop, then start again on the same port and state dir."""
@@ -1051,18 +1056,7 @@ class DesktopNode:
     def stop(self, timeout: float = 10) -> int | None:
         """SIGTERM (SIGKILL after ``timeout`` s); returns the exit code."""
         proc, self.proc = self.proc, None
-        if proc is None:
-            return None
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(5)
-        return proc.returncode
+        return _stop_group(proc, timeout)
 
     def __repr__(self) -> str:
         return f"DesktopNode(url={self.url!r}, home={str(self.home)!r})"
