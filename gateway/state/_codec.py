@@ -94,9 +94,17 @@ def decode_flags(raw: str | None) -> dict[str, bool] | None:
 
 
 def new_token() -> str:
-    """32 random bytes as unpadded base64url (43 characters)."""
-    raw = secrets.token_bytes(TOKEN_BYTES)
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+    """32 random bytes as unpadded base64url (43 characters), never starting with ``-``.
+
+    Users paste these tokens after ``--token`` on command lines, where a leading dash reads
+    as an option (argparse then says "expected one argument"). Drawing again in that case
+    (1 in 64) costs well under one bit of the 256.
+    """
+    while True:
+        raw = secrets.token_bytes(TOKEN_BYTES)
+        token = base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+        if not token.startswith("-"):
+            return token
 
 
 def hash_token(token: str) -> bytes:

@@ -324,8 +324,7 @@ class BundledGateway:
             *args,
             "--url",
             self.url,
-            "--token",
-            self.token,
+            f"--token={self.token}",  # "=" form: a token may begin with "-"
             timeout=timeout,
             check=check,
         )
@@ -1006,7 +1005,7 @@ class DesktopNode:
         argv = [sys.executable, "-m", "openclaw_desktop.cli", "-v", "node", "--url", self.url]
         argv += ["--display-name", self.display_name]
         if self.token is not None:
-            argv += ["--token", self.token]
+            argv += [f"--token={self.token}"]
         self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(

@@ -151,3 +151,14 @@ def test_modules_stay_small() -> None:
     """Every module of the package is under 400 lines."""
     for path in Path(state_pkg.__file__).parent.glob("*.py"):
         assert len(path.read_text(encoding="utf-8").splitlines()) < 400, path.name
+
+
+def test_new_tokens_never_start_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A token pasted after ``--token`` must not read as an option (CI found this the hard way)."""
+    from gateway.state import _codec
+
+    draws = iter([b"\xfb" + bytes(31), b"\x01" * 32])  # first encodes to "-...", second does not
+    monkeypatch.setattr(_codec.secrets, "token_bytes", lambda _n: next(draws))
+    token = _codec.new_token()
+    assert not token.startswith("-")
+    assert len(token) == 43
