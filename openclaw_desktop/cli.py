@@ -21,8 +21,9 @@ from typing import Any
 
 from openclaw_desktop import __version__
 from openclaw_desktop.cli_admin import add_admin_parsers, admin_request, print_admin_result
+from openclaw_desktop.cli_settings import add_settings_parser, doctor, settings_command
+from openclaw_desktop.config import AppPaths, SettingsStore
 from openclaw_desktop.config.client_profile import cli_client, node_client, user_agent
-from openclaw_desktop.config.paths import AppPaths
 from openclaw_desktop.embedded import approve_own_surface, bundled_gateway
 from openclaw_desktop.errors import (
     AuthError,
@@ -46,7 +47,7 @@ from openclaw_desktop.identity import (
     open_secret_store,
 )
 from openclaw_desktop.log import configure_logging
-from openclaw_desktop.node import InvokeDispatcher, NodeSession, default_handlers, default_registry
+from openclaw_desktop.node.host import NodeHost
 from openclaw_desktop.protocol import MIN_NODE_PROTOCOL_VERSION, OperatorScope, Role
 from openclaw_desktop.transport import (
     ConnectionOptions,
@@ -73,8 +74,6 @@ DEFAULT_CALL_SCOPES = (
     OperatorScope.APPROVALS,
     OperatorScope.PAIRING,
 )
-#: The node's settings until the settings schema lands: notifications on.
-NODE_SETTINGS = {"notifications": True}
 
 
 def _exit_code(error: BaseException) -> int:
@@ -155,6 +154,7 @@ def _parser() -> argparse.ArgumentParser:
     ident.add_argument("action", choices=["show", "reset"])
 
     sub.add_parser("doctor", help="what works here and why not")
+    add_settings_parser(sub)
     sub.add_parser("gateway", help="run or administer the bundled gateway (see: gateway --help)")
     add_admin_parsers(sub, _add_connection_args)
     return parser
@@ -295,20 +295,16 @@ def _exec_gateway(argv: Sequence[str]) -> int:
 
 async def _node(args: argparse.Namespace, paths: AppPaths) -> int:
     options = _options(args, Role.NODE, paths)
-    registry = default_registry()
-    options.commands = tuple(registry.advertised_commands(NODE_SETTINGS))
-    options.caps = tuple(registry.advertised_caps(NODE_SETTINGS))
     options.min_protocol = MIN_NODE_PROTOCOL_VERSION
     options.wait_for_pairing = True
-    dispatcher = InvokeDispatcher(registry, default_handlers(), lambda: NODE_SETTINGS)
+    host = NodeHost(options, SettingsStore(paths.settings_file))
+    conn, node = host.connection, host.session
     stop = asyncio.Event()
     failure: list[BaseException] = []
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
-
-    conn = GatewayConnection(options)
     announced: set[str] = set()
 
     def on_status(status: Any) -> None:
@@ -334,7 +330,6 @@ async def _node(args: argparse.Namespace, paths: AppPaths) -> int:
             stop.set()
 
     conn.on_status(on_status)
-    node = NodeSession(conn, dispatcher)
 
     def on_surface(state: str) -> None:
         if state == "pending":
@@ -350,12 +345,11 @@ async def _node(args: argparse.Namespace, paths: AppPaths) -> int:
             print(f"node command surface: {state}", file=sys.stderr)
 
     node.surface_listeners.append(on_surface)
-    conn.start()
+    await host.start()
     try:
         await stop.wait()
     finally:
-        await node.aclose()
-        await conn.aclose()
+        await host.aclose()
     if failure:
         print(f"error: {_explain(failure[0])}", file=sys.stderr)
         return _exit_code(failure[0])
@@ -380,7 +374,7 @@ async def _embedded(args: argparse.Namespace, paths: AppPaths) -> int:
             return await _node(node_args, paths)
         finally:
             approver.cancel()
-            with contextlib.suppress(asyncio.CancelledError, TimeoutError, OpenClawError):
+            with contextlib.suppress(asyncio.CancelledError):
                 await approver
 
 
@@ -405,29 +399,6 @@ def _identity(args: argparse.Namespace, paths: AppPaths) -> int:
     return 0
 
 
-def _doctor(paths: AppPaths) -> int:
-    store = IdentityStore(paths.identity_file)
-    try:
-        ident = f"ok ({store.load().device_id})" if store.exists() else "not created yet"
-    except IdentityError as exc:
-        ident = f"UNUSABLE: {exc}"
-    secrets = open_secret_store(paths.secrets_file)
-    print(f"identity:      {paths.identity_file}: {ident}")
-    print(f"secret store:  {secrets.description}")
-    registry = default_registry()
-    print("node commands:")
-    for spec in registry.specs:
-        avail = spec.availability()
-        enabled = registry.enabled(spec, NODE_SETTINGS)
-        available = "yes" if avail.available else f"no ({avail.reason})"
-        advertised = "yes" if enabled and avail.available else "no"
-        print(
-            f"  {spec.name:<16} available: {available}; enabled: {'yes' if enabled else 'no'}; "
-            f"advertised: {advertised}"
-        )
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``openclaw-desktop``."""
     raw = list(sys.argv[1:] if argv is None else argv)
@@ -446,7 +417,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "identity":
             return _identity(args, paths)
         if args.command == "doctor":
-            return _doctor(paths)
+            return doctor(paths)
+        if args.command == "settings":
+            return settings_command(args, paths)
         return asyncio.run(_embedded(args, paths))
     except (OpenClawError, OSError, TimeoutError) as exc:
         if isinstance(exc, TimeoutError):

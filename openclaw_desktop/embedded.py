@@ -23,14 +23,29 @@ from openclaw_desktop.config.paths import AppPaths
 from openclaw_desktop.errors import ConfigError, OpenClawError
 from openclaw_desktop.identity import IdentityStore
 from openclaw_desktop.protocol import OperatorScope, Role
+from openclaw_desktop.session import EventReceived
 from openclaw_desktop.transport import ConnectionOptions, GatewayConnection
 
 __all__ = ["EMBEDDED_ALLOW", "approve_own_surface", "bundled_gateway"]
 
 log = logging.getLogger("openclaw.cli")
 
-#: Node commands of this app that the bundled gateway allows beyond the Linux defaults.
-EMBEDDED_ALLOW = ("device.info", "device.status")
+#: Node commands of this app that the bundled gateway allows beyond the Linux defaults. On
+#: the user's own gateway the gate that matters is the user's settings (camera, screen and
+#: microphone are off until enabled), so every command this app can offer is allowed here.
+EMBEDDED_ALLOW = (
+    "device.info",
+    "device.status",
+    "system.notify",
+    "camera.list",
+    "camera.snap",
+    "camera.clip",
+    "screen.snapshot",
+    "talk.ptt.start",
+    "talk.ptt.stop",
+    "talk.ptt.cancel",
+    "talk.ptt.once",
+)
 START_TIMEOUT_S = 20.0
 
 
@@ -80,19 +95,28 @@ async def bundled_gateway(paths: AppPaths, port: int) -> AsyncIterator[str]:
                 await child.wait()
 
 
-async def _already_approved(conn: GatewayConnection, node_id: str) -> bool:
-    nodes = (await conn.request("node.list", {})).get("nodes", [])
-    for node in nodes:
-        if node.get("nodeId") == node_id and node.get("connected"):
-            return node.get("approvalState") == "approved" and not node.get("pendingRequestId")
-    return False
+async def _approve_mine(conn: GatewayConnection, node_id: str) -> int:
+    """Approve every pending surface request of this computer's node; returns how many."""
+    pending = (await conn.request("node.pair.list", {}))["pending"]
+    approved = 0
+    for request in pending:
+        if request.get("nodeId") != node_id:
+            continue
+        await conn.request("node.pair.approve", {"requestId": request["requestId"]})
+        log.info("approved this computer's node surface on its bundled gateway")
+        approved += 1
+    return approved
 
 
-async def approve_own_surface(paths: AppPaths, url: str, token: str, timeout_s: float = 60) -> bool:
-    """Approve this computer's own node surface on its bundled gateway (the owner's node).
+async def approve_own_surface(
+    paths: AppPaths, url: str, token: str, *, poll_s: float = 10.0
+) -> None:
+    """Keep this computer's own node surface approved on its bundled gateway (the owner's node).
 
-    Connects as a loopback operator with the shared token (no device identity needed there)
-    and approves pending surface requests of this device until one is approved.
+    Runs until cancelled: connects as a loopback operator with the shared token, approves
+    pending surface requests of this device at once and again whenever the gateway announces a
+    new one (``node.pair.requested``, e.g. after the user enabled the camera), with a slow poll
+    as a safety net. Other devices' requests are left to the user.
     """
     node_id = IdentityStore(paths.identity_file).load_or_create().device_id
     options = ConnectionOptions(
@@ -101,25 +125,23 @@ async def approve_own_surface(paths: AppPaths, url: str, token: str, timeout_s: 
         client=cli_client(),
         shared_token=token,
         scopes=(OperatorScope.READ.value, OperatorScope.WRITE.value, OperatorScope.PAIRING.value),
-        reconnect=False,
         user_agent=user_agent(),
     )
-    async with asyncio.timeout(timeout_s):
+    wake = asyncio.Event()
+
+    def on_event(event: EventReceived) -> None:
+        if event.event == "node.pair.requested":
+            wake.set()
+
+    async with GatewayConnection(options) as conn:
+        conn.on_event(on_event)
         while True:
             try:
-                async with GatewayConnection(options) as conn:
-                    await conn.wait_ready(10)
-                    while True:
-                        pending = (await conn.request("node.pair.list", {}))["pending"]
-                        mine = [p for p in pending if p.get("nodeId") == node_id]
-                        for request in mine:
-                            approve = {"requestId": request["requestId"]}
-                            await conn.request("node.pair.approve", approve)
-                            log.info("approved this computer's node surface on its bundled gateway")
-                            return True
-                        if await _already_approved(conn, node_id):
-                            return True
-                        await asyncio.sleep(0.25)
-            except OpenClawError as exc:
-                log.debug("surface approval attempt failed: %s", exc)
-                await asyncio.sleep(0.5)
+                await conn.wait_ready(30)
+                await _approve_mine(conn, node_id)
+            except (OpenClawError, TimeoutError) as exc:
+                log.debug("own-surface approval attempt failed: %s", exc)
+            wake.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(poll_s):
+                    await wake.wait()

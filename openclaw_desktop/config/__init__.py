@@ -1,5 +1,6 @@
-"""Configuration: where state lives and (later) the settings schema."""
+"""Configuration: where state lives and the settings schema."""
 
 from openclaw_desktop.config.paths import AppPaths
+from openclaw_desktop.config.settings import NodeSettings, Settings, SettingsStore, setting_keys
 
-__all__ = ["AppPaths"]
+__all__ = ["AppPaths", "NodeSettings", "Settings", "SettingsStore", "setting_keys"]

@@ -67,6 +67,11 @@ class AppPaths:
         return self.gateway_state_dir / "gateway-token"
 
     @property
+    def settings_file(self) -> Path:
+        """The user's settings (``settings.json``)."""
+        return self.config_dir / "settings.json"
+
+    @property
     def secrets_file(self) -> Path:
         """The fallback secret store used when no keyring backend exists, mode 0600."""
         return self.data_dir / "secrets.json"

@@ -6,22 +6,27 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.node.registry import CommandRegistry
-from openclaw_desktop.node.results import InvokeResult
+from openclaw_desktop.node.results import Handler, InvokeResult
 from openclaw_desktop.protocol import NodeErrorCode
 
 __all__ = ["Handler", "InvokeDispatcher"]
 
 log = logging.getLogger("openclaw.node")
 
-Handler = Callable[[Any], Awaitable[InvokeResult]]
+
+async def _present() -> bool:
+    return True
 
 
 class InvokeDispatcher:
-    """Looks up the spec, re-checks settings and availability, then calls the handler.
+    """Looks up the spec, re-checks settings, availability and presence, then calls the handler.
 
-    Unknown commands give ``INVALID_REQUEST: unknown command``; a handler that raises gives
-    ``UNAVAILABLE`` with no traceback on the wire (it is logged here).
+    Unknown commands give ``INVALID_REQUEST: unknown command``; a command the user turned
+    off gives its spec's ``disabled_code``; one this machine cannot run now gives
+    ``UNAVAILABLE`` with the reason; a handler raising :class:`DeviceError` gives that error;
+    any other exception gives ``UNAVAILABLE`` with no traceback on the wire (it is logged here).
     """
 
     def __init__(
@@ -29,6 +34,7 @@ class InvokeDispatcher:
         registry: CommandRegistry,
         handlers: Mapping[str, Handler],
         settings: Callable[[], Mapping[str, bool]],
+        presence: Callable[[], Awaitable[bool]] = _present,
     ) -> None:
         missing = [s.name for s in registry.specs if s.name not in handlers]
         if missing:
@@ -36,6 +42,7 @@ class InvokeDispatcher:
         self.registry = registry
         self._handlers = dict(handlers)
         self._settings = settings
+        self._presence = presence
 
     async def dispatch(self, command: str, params: Any) -> InvokeResult:
         """Run one command."""
@@ -43,14 +50,20 @@ class InvokeDispatcher:
         if spec is None:
             return InvokeResult.error(NodeErrorCode.INVALID_REQUEST, "unknown command")
         if not self.registry.enabled(spec, self._settings()):
-            return InvokeResult.error(
-                NodeErrorCode.NOT_AUTHORIZED, f"{command} is disabled in this node's settings"
-            )
-        availability = spec.availability()
+            message = spec.disabled_message or f"{command} is disabled in this node's settings"
+            return InvokeResult.error(spec.disabled_code, message)
+        availability = await spec.availability()
         if not availability.available:
             return InvokeResult.error(NodeErrorCode.UNAVAILABLE, availability.reason)
+        if spec.needs_presence and not await self._presence():
+            return InvokeResult.error(
+                NodeErrorCode.NODE_BACKGROUND_UNAVAILABLE,
+                f"{command} needs the user at the computer (the session is locked)",
+            )
         try:
             return await self._handlers[command](params)
+        except DeviceError as exc:
+            return InvokeResult.error(exc.code, exc.message)
         except Exception:
             log.exception("handler for %s failed", command)
             return InvokeResult.error(NodeErrorCode.UNAVAILABLE, f"{command} failed on this node")

@@ -1,14 +1,26 @@
 """The node's command table: one spec per command, from which both the advertised surface
 (``caps``, ``commands``, ``permissions``) and the invoke-time gates are derived, so the two
 can never disagree.
+
+Three narrowings, in order: what this machine can do (each spec's availability probe), what
+the user enabled (its setting), and both again at invoke time (the dispatcher re-probes).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["Availability", "CommandRegistry", "CommandSpec"]
+__all__ = [
+    "Availability",
+    "CommandRegistry",
+    "CommandSpec",
+    "Probe",
+    "Surface",
+    "SurfaceEntry",
+    "always_available",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +41,13 @@ class Availability:
         return cls(False, reason)
 
 
-def _always() -> Availability:
+#: An availability check. Probes are async because some ask a service (D-Bus) and must not
+#: block the loop; several specs usually share one probe, which is then run once per check.
+Probe = Callable[[], Awaitable[Availability]]
+
+
+async def always_available() -> Availability:
+    """The probe of commands that need nothing but this process."""
     return Availability.yes()
 
 
@@ -43,13 +61,35 @@ class CommandSpec:
         availability: what this machine can do (camera present, D-Bus answers, ...).
         setting: the user setting that enables it, or None when always on.
         permission: the ``permissions`` key advertised for it, if any.
+        needs_presence: it only runs while the user is at the computer (session unlocked):
+            a camera or screen capture of an unattended machine is refused.
+        disabled_code: the error code when the setting is off (``CAMERA_DISABLED``); the
+            default is ``NOT_AUTHORIZED``.
+        disabled_message: the text after the code when the setting is off.
     """
 
     name: str
     capability: str
-    availability: Callable[[], Availability] = _always
+    availability: Probe = always_available
     setting: str | None = None
     permission: str | None = None
+    needs_presence: bool = False
+    disabled_code: str = "NOT_AUTHORIZED"
+    disabled_message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceEntry:
+    """One command as ``doctor`` reports it."""
+
+    spec: CommandSpec
+    availability: Availability
+    enabled: bool
+
+    @property
+    def advertised(self) -> bool:
+        """Available here and enabled by the user."""
+        return self.enabled and self.availability.available
 
 
 class CommandRegistry:
@@ -75,31 +115,48 @@ class CommandRegistry:
         """Whether the user's settings allow the command."""
         return spec.setting is None or bool(settings.get(spec.setting, False))
 
-    def advertised(self, settings: Mapping[str, bool]) -> list[CommandSpec]:
-        """Commands that are both available here and enabled."""
+    async def survey(self, settings: Mapping[str, bool]) -> list[SurfaceEntry]:
+        """Probe every distinct availability check once (concurrently) and combine it with
+        the settings: the whole surface, advertised or not."""
+        probes: dict[Probe, Availability] = {}
+        distinct = list(dict.fromkeys(spec.availability for spec in self._specs.values()))
+        results = await asyncio.gather(*(probe() for probe in distinct), return_exceptions=True)
+        for probe, result in zip(distinct, results, strict=True):
+            if isinstance(result, BaseException):
+                result = Availability.no(f"the check failed: {type(result).__name__}: {result}")
+            probes[probe] = result
         return [
-            s
-            for s in self._specs.values()
-            if self.enabled(s, settings) and s.availability().available
+            SurfaceEntry(spec, probes[spec.availability], self.enabled(spec, settings))
+            for spec in self._specs.values()
         ]
 
-    def advertised_commands(self, settings: Mapping[str, bool]) -> list[str]:
-        """``connect.commands``."""
-        return [s.name for s in self.advertised(settings)]
+    async def surface(self, settings: Mapping[str, bool]) -> Surface:
+        """What to advertise in ``connect``."""
+        return Surface.from_entries(await self.survey(settings))
 
-    def advertised_caps(self, settings: Mapping[str, bool]) -> list[str]:
-        """``connect.caps``: the categories of the advertised commands."""
+
+@dataclass(frozen=True, slots=True)
+class Surface:
+    """``connect.caps``, ``connect.commands`` and ``connect.permissions``."""
+
+    caps: tuple[str, ...]
+    commands: tuple[str, ...]
+    permissions: dict[str, bool]
+
+    @classmethod
+    def from_entries(cls, entries: Iterable[SurfaceEntry]) -> Surface:
+        """Derive the advertised surface from a survey."""
         caps: list[str] = []
-        for spec in self.advertised(settings):
-            if spec.capability not in caps:
-                caps.append(spec.capability)
-        return caps
-
-    def advertised_permissions(self, settings: Mapping[str, bool]) -> dict[str, bool]:
-        """``connect.permissions``: each declared permission and whether it is granted."""
-        perms: dict[str, bool] = {}
-        for spec in self._specs.values():
+        commands: list[str] = []
+        permissions: dict[str, bool] = {}
+        for entry in entries:
+            spec = entry.spec
+            if entry.advertised:
+                commands.append(spec.name)
+                if spec.capability not in caps:
+                    caps.append(spec.capability)
             if spec.permission is not None:
-                granted = self.enabled(spec, settings) and spec.availability().available
-                perms[spec.permission] = perms.get(spec.permission, False) or granted
-        return perms
+                permissions[spec.permission] = (
+                    permissions.get(spec.permission, False) or entry.advertised
+                )
+        return cls(tuple(caps), tuple(commands), permissions)

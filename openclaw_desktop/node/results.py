@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from openclaw_desktop.protocol import NodeErrorCode
 
-__all__ = ["InvokeResult"]
+__all__ = ["Handler", "InvokeResult"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,3 +41,8 @@ class InvokeResult:
         else:
             params["error"] = {"code": self.error_code, "message": self.error_message}
         return params
+
+
+#: A command handler: decoded params in, a result out. It may also raise
+#: :class:`~openclaw_desktop.devices.DeviceError` for a typed failure.
+Handler = Callable[[Any], Awaitable[InvokeResult]]

@@ -1,30 +1,36 @@
-"""The node surface this build offers: the spec table and its handlers."""
+"""The node surface this build offers: every command area's specs and handlers."""
 
 from __future__ import annotations
 
-from openclaw_desktop.node.dispatcher import Handler
-from openclaw_desktop.node.handlers.device import device_info, device_status
-from openclaw_desktop.node.handlers.system import system_notify
+from collections.abc import Callable
+
+from openclaw_desktop.node.context import Area, NodeContext
+from openclaw_desktop.node.dispatcher import InvokeDispatcher
+from openclaw_desktop.node.handlers.device import device_area
+from openclaw_desktop.node.handlers.system import notify_area
 from openclaw_desktop.node.registry import CommandRegistry, CommandSpec
+from openclaw_desktop.node.results import Handler
 
-__all__ = ["default_handlers", "default_registry"]
+__all__ = ["AREAS", "build_dispatcher", "build_surface"]
+
+#: Every command area, in the order commands are advertised.
+AREAS: tuple[Callable[[NodeContext], Area], ...] = (device_area, notify_area)
 
 
-def default_registry() -> CommandRegistry:
-    """The commands of the headless node."""
-    return CommandRegistry(
-        [
-            CommandSpec("device.info", "device"),
-            CommandSpec("device.status", "device"),
-            CommandSpec("system.notify", "system", setting="notifications"),
-        ]
+def build_surface(ctx: NodeContext) -> tuple[CommandRegistry, dict[str, Handler]]:
+    """The registry and handlers of all areas."""
+    specs: list[CommandSpec] = []
+    handlers: dict[str, Handler] = {}
+    for make in AREAS:
+        area = make(ctx)
+        specs.extend(area.specs)
+        handlers.update(area.handlers)
+    return CommandRegistry(specs), handlers
+
+
+def build_dispatcher(ctx: NodeContext) -> InvokeDispatcher:
+    """An InvokeDispatcher over all areas, gated by ``ctx``'s settings and presence."""
+    registry, handlers = build_surface(ctx)
+    return InvokeDispatcher(
+        registry, handlers, lambda: ctx.settings().toggles(), presence=ctx.presence
     )
-
-
-def default_handlers() -> dict[str, Handler]:
-    """Handlers for :func:`default_registry`."""
-    return {
-        "device.info": device_info,
-        "device.status": device_status,
-        "system.notify": system_notify,
-    }

@@ -93,6 +93,7 @@ class GatewayConnection:
         self._failure: OpenClawError | None = None
         self._rearm = asyncio.Event()
         self._timer_deadline: float | None = None
+        self._reconnect_now = False
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> GatewayConnection:
@@ -129,6 +130,22 @@ class GatewayConnection:
         if self._status.state is ConnectionState.PAUSED:
             self._set_status(ConnectionStatus(ConnectionState.CONNECTING))
         self._wake.set()
+
+    async def reconnect(self, reason: str = "reconnecting") -> None:
+        """Close the current socket and connect again at once, with the current options.
+
+        This is how a node re-advertises a changed command surface: ``connect`` params are
+        only read at the handshake.
+        """
+        self._reconnect_now = True
+        self._vault.device_retry_used = False
+        if self._status.state is ConnectionState.PAUSED:
+            self._set_status(ConnectionStatus(ConnectionState.CONNECTING))
+        self._wake.set()
+        ws = self._ws
+        if ws is not None:
+            with contextlib.suppress(Exception):
+                await ws.close(1000, reason[:120])
 
     # ------------------------------------------------------------------ queries
     @property
@@ -243,6 +260,10 @@ class GatewayConnection:
                 self._ws = None
             if self._is_closing():
                 break
+            if self._reconnect_now:
+                self._reconnect_now = False
+                attempt = 0
+                continue
             if not self.options.reconnect:
                 self._set_status(
                     ConnectionStatus(
@@ -287,6 +308,8 @@ class GatewayConnection:
             await self._sleep(delay_s)
 
     async def _sleep(self, seconds: float | None) -> None:
+        if self._reconnect_now:
+            return
         self._wake.clear()
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(seconds):
@@ -470,6 +493,7 @@ class GatewayConnection:
 
     def _on_hello(self, hello: HelloOk) -> None:
         self._announced_pairing = None
+        self._reconnect_now = False  # this handshake already carried the current options
         self._vault.store_tokens(hello)
         self._ready.set()
         log.info(

@@ -27,7 +27,8 @@ from openclaw_desktop.identity import (
     MemorySecretStore,
     gateway_key,
 )
-from openclaw_desktop.node import InvokeDispatcher, NodeSession, default_handlers, default_registry
+from openclaw_desktop.config import NodeSettings
+from openclaw_desktop.node import NodeContext, NodeSession, Surface, build_dispatcher
 from openclaw_desktop.protocol import MIN_NODE_PROTOCOL_VERSION, Role
 from openclaw_desktop.transport import (
     ConnectionOptions,
@@ -42,7 +43,13 @@ pytestmark = pytest.mark.timeout(240)
 
 FAST = RetryPolicy(base_ms=100, early_ceiling_ms=1000, pairing_poll_ms=500)
 OPERATOR_SCOPES = ("operator.read", "operator.write", "operator.admin", "operator.pairing")
-SETTINGS = {"notifications": True}
+SETTINGS = NodeSettings()
+CTX = NodeContext(settings=lambda: SETTINGS)
+
+
+async def default_surface() -> Surface:
+    """What this machine advertises with the default settings."""
+    return await build_dispatcher(CTX).registry.surface(SETTINGS.toggles())
 
 
 def operator_options(
@@ -63,11 +70,11 @@ def operator_options(
     return ConnectionOptions(**base)
 
 
-def node_options(
+async def node_options(
     gw: RealGateway, creds: CredentialStore, ident: DeviceIdentity
 ) -> ConnectionOptions:
     """Node options advertising the default surface."""
-    registry = default_registry()
+    surface = await default_surface()
     return ConnectionOptions(
         url=gw.url,
         role=Role.NODE,
@@ -75,8 +82,8 @@ def node_options(
         signer=ident,
         credentials=creds,
         shared_token=gw.token,
-        commands=tuple(registry.advertised_commands(SETTINGS)),
-        caps=tuple(registry.advertised_caps(SETTINGS)),
+        commands=surface.commands,
+        caps=surface.caps,
         min_protocol=MIN_NODE_PROTOCOL_VERSION,
         wait_for_pairing=True,
         retry=FAST,
@@ -210,8 +217,8 @@ async def test_node_pairing_and_invoke(
     """A new node waits on PAIRING_REQUIRED, continues after approval, and is invoked."""
     gw, operator = approving_operator
     creds, ident = CredentialStore(MemorySecretStore()), DeviceIdentity.generate()
-    node_conn = GatewayConnection(node_options(gw, creds, ident))
-    dispatcher = InvokeDispatcher(default_registry(), default_handlers(), lambda: SETTINGS)
+    node_conn = GatewayConnection(await node_options(gw, creds, ident))
+    dispatcher = build_dispatcher(CTX)
     node = NodeSession(node_conn, dispatcher)
     node_conn.start()
     try:
@@ -230,7 +237,8 @@ async def test_node_pairing_and_invoke(
         pending = await asyncio.to_thread(gw.cli_json, "nodes", "pending")
         mine = [p for p in pending if p["nodeId"] == ident.device_id]
         assert mine, pending
-        assert sorted(mine[0]["commands"]) == ["device.info", "device.status", "system.notify"]
+        assert sorted(mine[0]["commands"]) == sorted(node_conn.options.commands or ())
+        assert {"device.info", "device.status"} <= set(mine[0]["commands"])
         await asyncio.to_thread(gw.cli_json, "nodes", "approve", mine[0]["requestId"])
         await wait_for(lambda: node.surface == "approved", 30)
 
@@ -253,13 +261,13 @@ async def test_node_pairing_and_invoke(
             "node.invoke",
             {
                 "nodeId": ident.device_id,
-                "command": "system.notify",
-                "params": {"title": "interop", "body": "hello"},
+                "command": "device.status",
+                "params": {"sections": ["uptime"]},
                 "idempotencyKey": uuid.uuid4().hex,
             },
         )
         assert result["ok"] is True
-        assert result["payload"] == {"sent": True, "delivery": "terminal"}
+        assert result["payload"]["uptimeSeconds"] > 0
         # A node error comes back as UNAVAILABLE with the node's code.
         with pytest.raises(GatewayError) as info_err:
             await operator.request(

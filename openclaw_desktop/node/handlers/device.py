@@ -1,4 +1,10 @@
-"""``device.info`` and ``device.status``: real values read from the OS."""
+"""``device.info`` and ``device.status``: real values read from the OS.
+
+``device.status`` has the Android app's field names (battery ``level``/``state``/
+``lowPowerModeEnabled``, thermal ``state``, storage bytes, network ``status``/``interfaces``,
+``uptimeSeconds``) plus Windows' ``sections`` filter and ``collectedAt``; values that this
+machine cannot tell are ``null`` or ``"unknown"``, never made up.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +15,17 @@ import platform
 import shutil
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from openclaw_desktop import __version__
+from openclaw_desktop.node.context import Area, NodeContext
+from openclaw_desktop.node.registry import CommandSpec
 from openclaw_desktop.node.results import InvokeResult
 from openclaw_desktop.protocol import NodeErrorCode
 
-__all__ = ["STATUS_SECTIONS", "device_info", "device_status"]
+__all__ = ["STATUS_SECTIONS", "device_area", "device_info", "device_status"]
 
 STATUS_SECTIONS = ("battery", "thermal", "storage", "network", "uptime")
 _SYS = Path("/sys")
@@ -63,15 +72,39 @@ async def device_info(params: Any) -> InvokeResult:
     return InvokeResult.success(await asyncio.to_thread(_info))
 
 
+_BATTERY_STATES = {
+    "charging": "charging",
+    "full": "full",
+    "discharging": "unplugged",
+    "not charging": "unplugged",
+}
+
+
+def _low_power() -> bool:
+    profile = _read(_SYS / "firmware" / "acpi" / "platform_profile")
+    return profile in ("low-power", "quiet")
+
+
 def _battery() -> dict[str, Any]:
+    """The reference's battery block: level 0..1, state charging|full|unplugged|unknown."""
     for supply in sorted((_SYS / "class" / "power_supply").glob("*")):
         if _read(supply / "type") != "Battery":
             continue
         capacity = _read(supply / "capacity")
         status = (_read(supply / "status") or "unknown").lower()
         level = int(capacity) / 100 if capacity and capacity.isdigit() else None
-        return {"present": True, "level": level, "state": status}
-    return {"present": False, "level": None, "state": "unknown"}
+        return {
+            "present": True,
+            "level": level,
+            "state": _BATTERY_STATES.get(status, "unknown"),
+            "lowPowerModeEnabled": _low_power(),
+        }
+    return {
+        "present": False,
+        "level": None,
+        "state": "unknown",
+        "lowPowerModeEnabled": _low_power(),
+    }
 
 
 def _thermal() -> dict[str, Any]:
@@ -100,22 +133,44 @@ def _storage() -> dict[str, Any]:
     return {"totalBytes": usage.total, "freeBytes": usage.free, "usedBytes": usage.used}
 
 
+def _interface_type(name: str) -> str:
+    base = _SYS / "class" / "net" / name
+    if (base / "wireless").exists() or (base / "phy80211").exists():
+        return "wifi"
+    if name.startswith(("wwan", "rmnet")):
+        return "cellular"
+    if (base / "device").exists():
+        return "wired"
+    return "other"
+
+
 def _network() -> dict[str, Any]:
-    interfaces: list[dict[str, Any]] = []
+    """The reference's network block (status, isExpensive, isConstrained, interface types),
+    plus each interface by name."""
+    details: list[dict[str, Any]] = []
     for _index, name in socket.if_nameindex():
+        if name == "lo":
+            continue
         state = _read(_SYS / "class" / "net" / name / "operstate") or "unknown"
-        interfaces.append({"name": name, "up": state in ("up", "unknown") and name != "lo"})
-    online = any(i["up"] for i in interfaces)
-    return {"online": online, "interfaces": interfaces}
+        up = state in ("up", "unknown")
+        details.append({"name": name, "type": _interface_type(name), "up": up})
+    kinds = list(dict.fromkeys(d["type"] for d in details if d["up"]))
+    return {
+        "status": "satisfied" if kinds else "unsatisfied",
+        "isExpensive": "cellular" in kinds,
+        "isConstrained": False,
+        "interfaces": kinds,
+        "details": details,
+    }
 
 
-def _uptime() -> dict[str, Any]:
+def _uptime() -> float:
     raw = _read(Path("/proc/uptime"))
     seconds = float(raw.split()[0]) if raw else time.monotonic()
-    return {"seconds": round(seconds, 1)}
+    return round(seconds, 1)
 
 
-_READERS = {
+_READERS: dict[str, Callable[[], Any]] = {
     "battery": _battery,
     "thermal": _thermal,
     "storage": _storage,
@@ -144,6 +199,21 @@ async def device_status(params: Any) -> InvokeResult:
         return InvokeResult.error(NodeErrorCode.INVALID_REQUEST, "params must be an object")
 
     def read_all() -> dict[str, Any]:
-        return {name: _READERS[name]() for name in sections}
+        # "uptime" is the reference's top-level ``uptimeSeconds``; the others are blocks.
+        status: dict[str, Any] = {}
+        for name in sections:
+            key = "uptimeSeconds" if name == "uptime" else name
+            status[key] = _READERS[name]()
+        status["collectedAt"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        return status
 
     return InvokeResult.success(await asyncio.to_thread(read_all))
+
+
+def device_area(ctx: NodeContext) -> Area:
+    """``device.info`` and ``device.status``: always available, nothing private."""
+    del ctx
+    return Area(
+        (CommandSpec("device.info", "device"), CommandSpec("device.status", "device")),
+        {"device.info": device_info, "device.status": device_status},
+    )

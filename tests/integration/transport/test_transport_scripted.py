@@ -372,3 +372,50 @@ async def test_challenge_timeout_retries() -> None:
         async with conn:
             await conn.wait_ready(5)
     assert len(gw.peers) == 2
+
+
+async def test_reconnect_re_sends_connect_with_the_new_options_at_once() -> None:
+    """reconnect() closes the live socket and connects again without backoff, carrying the
+    options as they are now (how a node re-advertises a changed command surface)."""
+    connects: list[dict[str, Any]] = []
+    closes: list[int | None] = []
+
+    async def record(peer: ScriptedPeer) -> None:
+        connect = await peer.accept()
+        connects.append(connect["params"])
+        try:
+            await peer.serve_requests()
+        finally:
+            closes.append(peer.ws.close_code)
+
+    slow = RetryPolicy(base_ms=5_000, early_ceiling_ms=5_000, pairing_poll_ms=5_000)
+    node_options = options(
+        "",
+        role=Role.NODE,
+        client=ClientInfo(
+            id=ClientId.NODE_HOST, version="t", platform="linux", mode=ClientMode.NODE
+        ),
+        scopes=(),
+        commands=("device.info",),
+        caps=("device",),
+        retry=slow,
+    )
+    gw = ScriptedGateway(record, record, record)
+    async with gw.running():
+        node_options.url = gw.url
+        async with GatewayConnection(node_options) as conn:
+            await conn.wait_ready(5)
+            conn.options.commands = ("device.info", "camera.snap")
+            conn.options.caps = ("device", "camera")
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            await conn.reconnect("node surface changed")
+            await gw.wait_for_peers(2)
+            async with asyncio.timeout(5):
+                while len(connects) < 2 or conn.status.state is not ConnectionState.CONNECTED:
+                    await asyncio.sleep(0.01)
+            assert loop.time() - started < 4, "reconnect() must not wait for the backoff"
+    assert connects[0]["commands"] == ["device.info"]
+    assert connects[1]["commands"] == ["device.info", "camera.snap"]
+    assert connects[1]["caps"] == ["device", "camera"]
+    assert closes[0] == 1000

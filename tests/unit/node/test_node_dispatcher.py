@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from openclaw_desktop.devices import DeviceError
 from openclaw_desktop.node import (
     Availability,
     CommandRegistry,
@@ -40,24 +41,39 @@ async def cancelled(params: Any) -> InvokeResult:
     raise asyncio.CancelledError
 
 
+async def device_error(params: Any) -> InvokeResult:
+    """A handler whose device failed in a way the agent should hear about."""
+    raise DeviceError("PAYLOAD_TOO_LARGE", "clip is 19 MiB. Reduce durationMs")
+
+
 def make(
-    settings: dict[str, bool] | None = None, *, camera: bool = False
+    settings: dict[str, bool] | None = None, *, camera: bool = False, away: bool = False
 ) -> tuple[InvokeDispatcher, Recorder, dict[str, bool]]:
     """A dispatcher over a small registry, with live settings."""
     live = settings if settings is not None else {}
     recorder = Recorder()
+
+    async def present() -> bool:
+        return not away
+
+    async def camera_probe() -> Availability:
+        return Availability.yes() if camera else Availability.no("no camera found")
+
     reg = CommandRegistry(
         [
             CommandSpec("device.info", "device"),
             CommandSpec("system.notify", "system", setting="notifications"),
+            CommandSpec("camera.snap", "camera", availability=camera_probe),
             CommandSpec(
-                "camera.snap",
+                "camera.clip",
                 "camera",
-                availability=lambda: (
-                    Availability.yes() if camera else Availability.no("no camera found")
-                ),
+                setting="camera",
+                disabled_code="CAMERA_DISABLED",
+                disabled_message="enable Camera in Settings",
             ),
+            CommandSpec("screen.snapshot", "screen", needs_presence=True),
             CommandSpec("probe.explode", "probe"),
+            CommandSpec("probe.device_error", "probe"),
             CommandSpec("probe.cancelled", "probe"),
         ]
     )
@@ -65,10 +81,13 @@ def make(
         "device.info": recorder,
         "system.notify": recorder,
         "camera.snap": recorder,
+        "camera.clip": recorder,
+        "screen.snapshot": recorder,
         "probe.explode": explode,
+        "probe.device_error": device_error,
         "probe.cancelled": cancelled,
     }
-    return InvokeDispatcher(reg, handlers, lambda: live), recorder, live
+    return InvokeDispatcher(reg, handlers, lambda: live, presence=present), recorder, live
 
 
 def test_every_spec_needs_a_handler() -> None:
@@ -151,3 +170,32 @@ async def test_cancellation_is_not_swallowed() -> None:
     dispatcher, _, _ = make()
     with pytest.raises(asyncio.CancelledError):
         await dispatcher.dispatch("probe.cancelled", {})
+
+
+async def test_disabled_command_uses_its_specs_code() -> None:
+    """A spec can name its own disabled code (the camera's CAMERA_DISABLED)."""
+    dispatcher, recorder, live = make()
+    result = await dispatcher.dispatch("camera.clip", {})
+    assert result.error_message == "CAMERA_DISABLED: enable Camera in Settings"
+    live["camera"] = True
+    assert (await dispatcher.dispatch("camera.clip", {})).ok is True
+    assert recorder.calls == [{}]
+
+
+async def test_presence_gate() -> None:
+    """A command that needs the user is refused while the session is locked, and only it."""
+    away, recorder, _ = make(away=True)
+    result = await away.dispatch("screen.snapshot", {})
+    assert result.error_code == "NODE_BACKGROUND_UNAVAILABLE"
+    assert (await away.dispatch("device.info", {})).ok is True
+    here, _, _ = make()
+    assert (await here.dispatch("screen.snapshot", {})).ok is True
+    assert recorder.calls == [{}]
+
+
+async def test_device_error_becomes_its_typed_result() -> None:
+    """DeviceError from a handler reaches the wire as its own code and message."""
+    dispatcher, _, _ = make()
+    result = await dispatcher.dispatch("probe.device_error", {})
+    assert result.error_code == "PAYLOAD_TOO_LARGE"
+    assert result.error_message == "PAYLOAD_TOO_LARGE: clip is 19 MiB. Reduce durationMs"

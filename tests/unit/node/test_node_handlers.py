@@ -21,40 +21,45 @@ pytestmark = pytest.mark.unit
 
 # ---------------------------------------------------------------- device.status
 
+EXPECTED_KEYS = ["battery", "thermal", "storage", "network", "uptimeSeconds"]
+assert len(EXPECTED_KEYS) == len(STATUS_SECTIONS)
+
 
 async def test_status_returns_every_section_with_real_values() -> None:
     """Without params every section is present and holds plausible values of this machine."""
     result = await device_status(None)
     assert result.ok is True
     status = result.payload
-    assert list(status) == list(STATUS_SECTIONS)
-    assert set(status["battery"]) == {"present", "level", "state"}
+    assert list(status) == [*EXPECTED_KEYS, "collectedAt"]
+    assert set(status["battery"]) == {"present", "level", "state", "lowPowerModeEnabled"}
     assert isinstance(status["battery"]["present"], bool)
+    assert status["battery"]["state"] in ("charging", "full", "unplugged", "unknown")
     assert status["thermal"]["state"] in ("nominal", "fair", "serious", "critical", "unknown")
     storage = status["storage"]
     assert storage["totalBytes"] == shutil.disk_usage(Path.home()).total
     assert 0 <= storage["freeBytes"] <= storage["totalBytes"]
     assert storage["usedBytes"] <= storage["totalBytes"]
-    assert status["uptime"]["seconds"] > 0
-    names = [i["name"] for i in status["network"]["interfaces"]]
-    assert names == [name for _, name in socket.if_nameindex()]
-    assert isinstance(status["network"]["online"], bool)
-    loopback = [i for i in status["network"]["interfaces"] if i["name"] == "lo"]
-    assert all(i["up"] is False for i in loopback)
+    assert status["uptimeSeconds"] > 0
+    network = status["network"]
+    names = [i["name"] for i in network["details"]]
+    assert names == [name for _, name in socket.if_nameindex() if name != "lo"]
+    assert network["status"] == ("satisfied" if network["interfaces"] else "unsatisfied")
+    assert set(network["interfaces"]) <= {"wifi", "cellular", "wired", "other"}
+    assert network["isExpensive"] is ("cellular" in network["interfaces"])
 
 
 @pytest.mark.parametrize("params", [{}, {"sections": None}, {"other": 1}])
 async def test_status_params_without_sections_mean_all(params: dict[str, Any]) -> None:
     """An object without sections asks for everything."""
     result = await device_status(params)
-    assert list(result.payload) == list(STATUS_SECTIONS)
+    assert list(result.payload) == [*EXPECTED_KEYS, "collectedAt"]
 
 
 async def test_status_sections_are_returned_in_canonical_order() -> None:
     """Asking for a subset gives just those sections, in the documented order."""
     result = await device_status({"sections": ["uptime", "battery", "uptime"]})
     assert result.ok is True
-    assert list(result.payload) == ["battery", "uptime"]
+    assert list(result.payload) == ["battery", "uptimeSeconds", "collectedAt"]
 
 
 async def test_status_rejects_unknown_sections() -> None:
@@ -100,8 +105,14 @@ async def test_battery_and_thermal_are_read_from_sysfs(
     write(tmp_path / "class/thermal/thermal_zone2/temp", "garbage")
     monkeypatch.setattr(device, "_SYS", tmp_path)
     result = await device_status({"sections": ["battery", "thermal"]})
+    result.payload.pop("collectedAt")
     assert result.payload == {
-        "battery": {"present": True, "level": 0.87, "state": "discharging"},
+        "battery": {
+            "present": True,
+            "level": 0.87,
+            "state": "unplugged",
+            "lowPowerModeEnabled": False,
+        },
         "thermal": {"state": "fair", "maxCelsius": 72.0},
     }
 
@@ -132,10 +143,34 @@ async def test_no_battery_and_no_thermal_zones(
     """A desktop without battery or sensors reports that honestly, not made-up numbers."""
     monkeypatch.setattr(device, "_SYS", tmp_path)
     result = await device_status({"sections": ["battery", "thermal"]})
+    result.payload.pop("collectedAt")
     assert result.payload == {
-        "battery": {"present": False, "level": None, "state": "unknown"},
+        "battery": {
+            "present": False,
+            "level": None,
+            "state": "unknown",
+            "lowPowerModeEnabled": False,
+        },
         "thermal": {"state": "unknown", "maxCelsius": None},
     }
+
+
+@pytest.mark.parametrize(
+    ("status", "state"),
+    [("Charging", "charging"), ("Full", "full"), ("Not charging", "unplugged"), ("?", "unknown")],
+)
+async def test_battery_states_use_the_reference_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: str, state: str
+) -> None:
+    """sysfs battery states map onto charging|full|unplugged|unknown; power-saver is read."""
+    write(tmp_path / "class/power_supply/BAT1/type", "Battery")
+    write(tmp_path / "class/power_supply/BAT1/status", status)
+    write(tmp_path / "firmware/acpi/platform_profile", "low-power")
+    monkeypatch.setattr(device, "_SYS", tmp_path)
+    battery = (await device_status({"sections": ["battery"]})).payload["battery"]
+    assert battery["state"] == state
+    assert battery["level"] is None
+    assert battery["lowPowerModeEnabled"] is True
 
 
 async def test_battery_with_unreadable_capacity(
@@ -146,7 +181,12 @@ async def test_battery_with_unreadable_capacity(
     write(tmp_path / "class/power_supply/BAT1/capacity", "n/a")
     monkeypatch.setattr(device, "_SYS", tmp_path)
     result = await device_status({"sections": ["battery"]})
-    assert result.payload["battery"] == {"present": True, "level": None, "state": "unknown"}
+    assert result.payload["battery"] == {
+        "present": True,
+        "level": None,
+        "state": "unknown",
+        "lowPowerModeEnabled": False,
+    }
 
 
 # ---------------------------------------------------------------- device.info

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from openclaw_desktop.config import NodeSettings
 from openclaw_desktop.node import (
     Availability,
     CommandRegistry,
     CommandSpec,
-    default_handlers,
-    default_registry,
+    NodeContext,
+    Surface,
+    build_surface,
 )
 
 pytestmark = pytest.mark.unit
@@ -23,7 +25,7 @@ class Switch:
         self.reason = reason
         self.calls = 0
 
-    def __call__(self) -> Availability:
+    async def __call__(self) -> Availability:
         self.calls += 1
         return Availability.yes() if self.available else Availability.no(self.reason)
 
@@ -46,6 +48,11 @@ def registry(camera: Switch | None = None) -> CommandRegistry:
             CommandSpec("device.status", "device"),
         ]
     )
+
+
+async def commands(reg: CommandRegistry, settings: dict[str, bool]) -> list[str]:
+    """The advertised command names."""
+    return list((await reg.surface(settings)).commands)
 
 
 def test_availability_constructors() -> None:
@@ -76,26 +83,26 @@ def test_spec_lookup_and_order() -> None:
     ]
 
 
-def test_only_available_and_enabled_commands_are_advertised() -> None:
+async def test_only_available_and_enabled_commands_are_advertised() -> None:
     """Settings and availability narrow the advertised commands."""
     reg = registry()
-    assert reg.advertised_commands({}) == ["device.info", "device.status"]
-    assert reg.advertised_commands({"notifications": True}) == [
+    assert await commands(reg, {}) == ["device.info", "device.status"]
+    assert await commands(reg, {"notifications": True}) == [
         "device.info",
         "system.notify",
         "device.status",
     ]
-    assert reg.advertised_commands({"notifications": False, "camera": True}) == [
+    assert await commands(reg, {"notifications": False, "camera": True}) == [
         "device.info",
         "device.status",
     ]
 
 
-def test_available_camera_widens_the_surface() -> None:
+async def test_available_camera_widens_the_surface() -> None:
     """When the device shows up, its commands are advertised (the setting still applies)."""
     reg = registry(Switch(True))
-    assert reg.advertised_commands({}) == ["device.info", "camera.snap", "device.status"]
-    assert reg.advertised_commands({"camera": True}) == [
+    assert await commands(reg, {}) == ["device.info", "camera.snap", "device.status"]
+    assert await commands(reg, {"camera": True}) == [
         "device.info",
         "camera.snap",
         "camera.list",
@@ -103,23 +110,20 @@ def test_available_camera_widens_the_surface() -> None:
     ]
 
 
-def test_caps_are_the_categories_of_advertised_commands() -> None:
+async def test_caps_are_the_categories_of_advertised_commands() -> None:
     """caps list each category once, in first-seen order, and only for advertised commands."""
-    assert registry().advertised_caps({}) == ["device"]
-    assert registry(Switch(True)).advertised_caps({"notifications": True}) == [
-        "device",
-        "system",
-        "camera",
-    ]
+    assert (await registry().surface({})).caps == ("device",)
+    surface = await registry(Switch(True)).surface({"notifications": True})
+    assert surface.caps == ("device", "system", "camera")
 
 
-def test_permissions_report_granted_state() -> None:
+async def test_permissions_report_granted_state() -> None:
     """Every declared permission is listed, granted only when a command using it is advertised."""
-    assert registry().advertised_permissions({"notifications": True}) == {
+    assert (await registry().surface({"notifications": True})).permissions == {
         "notify": True,
         "camera.capture": False,
     }
-    assert registry(Switch(True)).advertised_permissions({}) == {
+    assert (await registry(Switch(True)).surface({})).permissions == {
         "notify": False,
         "camera.capture": True,
     }
@@ -138,29 +142,43 @@ def test_enabled_reads_settings_strictly() -> None:
     assert reg.enabled(notify, {"notifications": True}) is True
 
 
-def test_availability_is_probed_each_time() -> None:
-    """Availability is re-read on every query, so hot-plugged hardware is seen."""
+async def test_availability_is_probed_each_survey_and_once_per_probe() -> None:
+    """Availability is re-read on every survey (hot-plugged hardware is seen), and a probe
+    shared by several specs runs once per survey."""
     camera = Switch(False)
     reg = registry(camera)
-    assert "camera.snap" not in reg.advertised_commands({})
+    assert "camera.snap" not in await commands(reg, {})
+    assert camera.calls == 1
     camera.available = True
-    assert "camera.snap" in reg.advertised_commands({})
-    assert camera.calls >= 2
+    assert "camera.snap" in await commands(reg, {})
+    assert camera.calls == 2
 
 
-def test_default_surface_commands() -> None:
-    """The headless node offers device.info, device.status and (opt-in) system.notify."""
-    reg = default_registry()
-    assert reg.advertised_commands({}) == ["device.info", "device.status"]
-    assert reg.advertised_commands({"notifications": True}) == [
-        "device.info",
-        "device.status",
-        "system.notify",
-    ]
-    assert reg.advertised_caps({"notifications": True}) == ["device", "system"]
+async def test_a_failing_probe_reads_as_unavailable() -> None:
+    """A probe that raises makes its commands unavailable with the error as the reason."""
+
+    async def broken() -> Availability:
+        raise OSError("bus gone")
+
+    reg = CommandRegistry([CommandSpec("x.y", "x", availability=broken)])
+    (entry,) = await reg.survey({})
+    assert not entry.advertised
+    assert "OSError: bus gone" in entry.availability.reason
 
 
-def test_every_default_spec_has_a_handler() -> None:
-    """Each command in the default registry is handled, and nothing else is."""
-    names = {s.name for s in default_registry().specs}
-    assert set(default_handlers()) == names
+def test_surface_from_entries_is_the_wire_shape() -> None:
+    """Surface carries tuples for caps/commands and a dict for permissions."""
+    assert Surface.from_entries([]) == Surface((), (), {})
+
+
+async def test_default_surface_follows_settings() -> None:
+    """The built-in areas: device.* always, notifications by their (default on) setting."""
+    ctx = NodeContext()
+    reg, handlers = build_surface(ctx)
+    assert set(handlers) == {s.name for s in reg.specs}
+    defaults = await reg.surface(NodeSettings().toggles())
+    assert {"device.info", "device.status"} <= set(defaults.commands)
+    off = await reg.surface(NodeSettings(notifications=False).toggles())
+    assert "system.notify" not in off.commands
+    for name in ("camera.snap", "screen.snapshot", "talk.ptt.start"):
+        assert name not in defaults.commands, f"{name} must be off by default"
