@@ -39,7 +39,13 @@ class InvokeResult:
             if self.payload is not None:
                 params["payload"] = self.payload
         else:
-            params["error"] = {"code": self.error_code, "message": self.error_message}
+            # The gateway itself prefixes the code ("CODE: message"), as observed on the real
+            # one; sending the prefix too would double it.
+            message = self.error_message or ""
+            prefix = f"{self.error_code}: "
+            if message.startswith(prefix):
+                message = message[len(prefix) :]
+            params["error"] = {"code": self.error_code, "message": message}
         return params
 
 

@@ -42,7 +42,7 @@ def test_error_wire_shape() -> None:
         "id": "i",
         "nodeId": "n",
         "ok": False,
-        "error": {"code": "INVALID_REQUEST", "message": "INVALID_REQUEST: title required"},
+        "error": {"code": "INVALID_REQUEST", "message": "title required"},
     }
 
 

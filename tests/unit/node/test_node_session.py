@@ -145,7 +145,7 @@ async def test_bad_params_json_is_invalid_request() -> None:
     reply = await conn.next_reply()
     assert reply["ok"] is False
     assert reply["error"]["code"] == "INVALID_REQUEST"
-    assert reply["error"]["message"].startswith("INVALID_REQUEST: paramsJSON is not valid JSON")
+    assert reply["error"]["message"].startswith("paramsJSON is not valid JSON")
     await session.aclose()
 
 
@@ -157,7 +157,7 @@ async def test_unknown_command_is_answered() -> None:
     reply = await conn.next_reply()
     assert reply["error"] == {
         "code": "INVALID_REQUEST",
-        "message": "INVALID_REQUEST: unknown command",
+        "message": "unknown command",
     }
     await session.aclose()
 
@@ -193,7 +193,7 @@ async def test_gateway_cancel_answers_cancelled() -> None:
     await asyncio.wait_for(gate.started.wait(), timeout=5)
     conn.emit("node.invoke.cancel", {"invokeId": "i3", "nodeId": "node-1"})
     reply = await conn.next_reply()
-    assert reply["error"] == {"code": "CANCELLED", "message": "CANCELLED: invoke cancelled"}
+    assert reply["error"] == {"code": "CANCELLED", "message": "invoke cancelled"}
     await session.aclose()
 
 
@@ -218,7 +218,7 @@ async def test_invoke_timeout_answers_timeout() -> None:
     session = make(conn)
     conn.emit("node.invoke.request", invoke("i5", "probe.wait", timeoutMs=1))
     reply = await conn.next_reply()
-    assert reply["error"] == {"code": "TIMEOUT", "message": "TIMEOUT: node invoke timed out"}
+    assert reply["error"] == {"code": "TIMEOUT", "message": "node invoke timed out"}
     await session.aclose()
 
 
