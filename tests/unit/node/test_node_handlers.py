@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import platform
 import shutil
 import socket
@@ -14,7 +13,6 @@ import pytest
 from openclaw_desktop import __version__
 from openclaw_desktop.node.handlers import device
 from openclaw_desktop.node.handlers.device import STATUS_SECTIONS, device_info, device_status
-from openclaw_desktop.node.handlers.system import system_notify
 
 pytestmark = pytest.mark.unit
 
@@ -217,66 +215,3 @@ async def test_device_info_fields() -> None:
 async def test_device_info_ignores_params() -> None:
     """device.info takes no params; whatever is passed does not change the answer."""
     assert (await device_info({"x": 1})).payload == (await device_info(None)).payload
-
-
-# ---------------------------------------------------------------- system.notify
-
-
-@pytest.mark.parametrize("priority", [None, "passive", "active", "timeSensitive"])
-async def test_notify_accepts_valid_params(
-    priority: str | None, caplog: pytest.LogCaptureFixture
-) -> None:
-    """A valid notification is delivered (to the terminal, and says so)."""
-    params: dict[str, Any] = {"title": "Build done", "body": "All green"}
-    if priority is not None:
-        params["priority"] = priority
-    with caplog.at_level(logging.WARNING, logger="openclaw.node"):
-        result = await system_notify(params)
-    assert result.ok is True
-    assert result.payload == {"sent": True, "delivery": "terminal"}
-    (record,) = caplog.records
-    assert "Build done" in record.getMessage()
-    assert f"[{priority or 'active'}]" in record.getMessage()
-
-
-async def test_notify_empty_body_is_allowed() -> None:
-    """A title-only notification is fine."""
-    assert (await system_notify({"title": "T", "body": ""})).ok is True
-
-
-@pytest.mark.parametrize(
-    ("params", "message"),
-    [
-        (None, "params must be an object"),
-        (["T", "B"], "params must be an object"),
-        ("T", "params must be an object"),
-        ({"body": "B"}, "title required"),
-        ({"title": "", "body": "B"}, "title required"),
-        ({"title": "   ", "body": "B"}, "title required"),
-        ({"title": 5, "body": "B"}, "title required"),
-        ({"title": "T"}, "body required"),
-        ({"title": "T", "body": None}, "body required"),
-        ({"title": "T", "body": ["B"]}, "body required"),
-        ({"title": "T", "body": "B", "priority": "urgent"}, "priority must be one of"),
-        ({"title": "T", "body": "B", "priority": None}, "priority must be one of"),
-        ({"title": "T", "body": "B", "priority": ["active"]}, "priority must be one of"),
-    ],
-)
-async def test_notify_rejects_invalid_params(params: Any, message: str) -> None:
-    """Malformed notifications are INVALID_REQUEST with a precise message."""
-    result = await system_notify(params)
-    assert result.ok is False
-    assert result.error_code == "INVALID_REQUEST"
-    assert result.error_message is not None
-    assert result.error_message.startswith(f"INVALID_REQUEST: {message}")
-
-
-async def test_notify_truncates_what_it_logs(caplog: pytest.LogCaptureFixture) -> None:
-    """A huge title or body does not flood the terminal."""
-    with caplog.at_level(logging.WARNING, logger="openclaw.node"):
-        await system_notify({"title": "t" * 1000, "body": "b" * 10_000})
-    message = caplog.records[0].getMessage()
-    assert "t" * 200 in message
-    assert "t" * 201 not in message
-    assert "b" * 2000 in message
-    assert "b" * 2001 not in message
