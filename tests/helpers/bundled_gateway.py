@@ -114,6 +114,9 @@ class CliError(RuntimeError):
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The caller's env without OpenClaw settings, with the repo importable, plus ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(_ENV_DROP_PREFIXES)}
+    # Never the developer's desktop: no real notifications, screenshots or session bus.
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS"):
+        env.pop(name, None)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
     env["PYTHONUNBUFFERED"] = "1"
     env.update(extra or {})
@@ -972,22 +975,39 @@ class DesktopNode:
     ``home/node.log`` collects stdout+stderr of every run.
     """
 
-    def __init__(self, home: Path, url: str, token: str | None, display_name: str) -> None:
+    def __init__(
+        self,
+        home: Path,
+        url: str,
+        token: str | None,
+        display_name: str,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.home = home
         self.url = url
         self.token = token
         self.display_name = display_name
+        self.env = dict(env or {})
         self.log_path = home / "node.log"
         self.proc: subprocess.Popen[bytes] | None = None
         self._log_offset = 0
 
     @classmethod
     def start(
-        cls, home: Path, *, url: str, token: str | None, display_name: str = "desktop-node"
+        cls,
+        home: Path,
+        *,
+        url: str,
+        token: str | None,
+        display_name: str = "desktop-node",
+        env: Mapping[str, str] | None = None,
     ) -> DesktopNode:
-        """Spawn the node (returns at once; follow it with :meth:`wait_for_log`)."""
+        """Spawn the node (returns at once; follow it with :meth:`wait_for_log`).
+
+        ``env`` adds variables, e.g. the test's ``DBUS_SESSION_BUS_ADDRESS`` or ``DISPLAY``.
+        """
         home.mkdir(parents=True, exist_ok=True)
-        node = cls(home, url, token, display_name)
+        node = cls(home, url, token, display_name, env)
         node.spawn()
         return node
 
@@ -1011,7 +1031,7 @@ class DesktopNode:
             self.proc = subprocess.Popen(
                 argv,
                 cwd=REPO,
-                env=clean_env({"OPENCLAW_DESKTOP_HOME": str(self.home)}),
+                env=clean_env({**self.env, "OPENCLAW_DESKTOP_HOME": str(self.home)}),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from openclaw_desktop.config import NodeSettings
 from openclaw_desktop.config.client_profile import cli_client, node_client
 from openclaw_desktop.errors import (
     AuthError,
@@ -27,7 +28,6 @@ from openclaw_desktop.identity import (
     MemorySecretStore,
     gateway_key,
 )
-from openclaw_desktop.config import NodeSettings
 from openclaw_desktop.node import NodeContext, NodeSession, Surface, build_dispatcher
 from openclaw_desktop.protocol import MIN_NODE_PROTOCOL_VERSION, Role
 from openclaw_desktop.transport import (

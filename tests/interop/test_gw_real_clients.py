@@ -21,7 +21,7 @@ import json
 import os
 import re
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -49,6 +49,8 @@ from openclaw_desktop.transport import (
     RetryPolicy,
 )
 from tests.helpers.bundled_gateway import BundledGateway, DesktopNode
+from tests.helpers.dbus_notifications import NotificationServer
+from tests.helpers.desktop_session import session_bus
 from tests.helpers.real_openclaw import NodeHostFactory, RealNodeHost
 
 pytestmark = pytest.mark.timeout(300)
@@ -203,11 +205,11 @@ async def pair_real_node_host(
 
 
 async def pair_desktop_node(
-    gw: BundledGateway, home: Path, started: list[DesktopNode]
+    gw: BundledGateway, home: Path, started: list[DesktopNode], env: Mapping[str, str]
 ) -> tuple[DesktopNode, str]:
     """Start our headless node against ``gw`` (added to ``started`` at once, for teardown)
     and take it through both approvals."""
-    node = DesktopNode.start(home, url=gw.url, token=gw.token, display_name="desktop-node")
+    node = DesktopNode.start(home, url=gw.url, token=gw.token, display_name="desktop-node", env=env)
     started.append(node)
     node_id = await asyncio.to_thread(lambda: node.device_id)
     request = await eventually(
@@ -255,6 +257,20 @@ def ours() -> Iterator[BundledGateway]:
 
 
 @pytest.fixture
+async def notifications() -> AsyncIterator[NotificationServer]:
+    """A private session bus with a recording notification server, for our node's
+    ``system.notify`` (the node gets the bus through :func:`node_env`)."""
+    with session_bus() as address:
+        async with NotificationServer.running(address) as server:
+            yield server
+
+
+def node_env(server: NotificationServer) -> dict[str, str]:
+    """The environment that points our node at the test's session bus."""
+    return {"DBUS_SESSION_BUS_ADDRESS": server.address}
+
+
+@pytest.fixture
 def desktop_nodes() -> Iterator[list[DesktopNode]]:
     """Our node subprocesses started by a test, stopped at teardown."""
     started: list[DesktopNode] = []
@@ -281,19 +297,24 @@ async def test_real_node_host_pairs_and_answers_system_which(
 
 
 async def test_our_headless_node_pairs_without_restart(
-    ours: BundledGateway, desktop_nodes: list[DesktopNode], tmp_path: Path
+    ours: BundledGateway,
+    desktop_nodes: list[DesktopNode],
+    tmp_path: Path,
+    notifications: NotificationServer,
 ) -> None:
     """Our ``openclaw-desktop node`` waits for approval, goes on by itself, is invoked."""
-    node, node_id = await pair_desktop_node(ours, tmp_path / "node", desktop_nodes)
+    node, node_id = await pair_desktop_node(
+        ours, tmp_path / "node", desktop_nodes, node_env(notifications)
+    )
 
     result = await asyncio.to_thread(
         invoke, ours, node_id, "system.notify", {"title": "interop", "body": "hello"}
     )
 
     assert result["ok"] is True, result
-    assert result["payload"]["sent"] is True
-    assert result["payload"] == {"sent": True, "delivery": "terminal"}
-    await asyncio.to_thread(node.wait_for_log, "notification .*interop: hello", 10)
+    assert result["payload"] == {"sent": True}
+    (shown,) = await notifications.wait_for(1)
+    assert (shown.summary, shown.body) == ("interop", "hello")
     assert node.running
 
 
@@ -384,6 +405,7 @@ async def test_gateway_restart_keeps_pairings_and_nodes_come_back(
     real_node_host: NodeHostFactory,
     desktop_nodes: list[DesktopNode],
     tmp_path: Path,
+    notifications: NotificationServer,
 ) -> None:
     """After SIGTERM and a start on the same port and state dir, pairings and device tokens
     survive; our operator reconnects with its stored device token only; both nodes come back
@@ -406,7 +428,9 @@ async def test_gateway_restart_keeps_pairings_and_nodes_come_back(
         assert stored is not None and stored.token == first_hello.auth.device_token
 
         # Both nodes paired and active.
-        node, node_id = await pair_desktop_node(ours, tmp_path / "node", desktop_nodes)
+        node, node_id = await pair_desktop_node(
+            ours, tmp_path / "node", desktop_nodes, node_env(notifications)
+        )
         host, host_id = await pair_real_node_host(ours, real_node_host)
         before = await asyncio.to_thread(ours.cli_json, "devices", "list")
         paired_before = {d["deviceId"]: sorted(d["roles"]) for d in before["paired"]}
@@ -464,7 +488,8 @@ async def test_gateway_restart_keeps_pairings_and_nodes_come_back(
         notified = await asyncio.to_thread(
             invoke, ours, node_id, "system.notify", {"title": "after", "body": "restart"}
         )
-        assert notified["payload"] == {"sent": True, "delivery": "terminal"}
+        assert notified["payload"] == {"sent": True}
+        assert [(n.summary, n.body) for n in notifications.received] == [("after", "restart")]
         which = await asyncio.to_thread(invoke, ours, host_id, "system.which", {"bins": ["ls"]})
         assert_which_ls(which, host_id)
     finally:
