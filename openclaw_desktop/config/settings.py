@@ -31,7 +31,8 @@ class NodeSettings(BaseModel):
     camera_source: str | None = Field(
         None,
         description="Camera to use: a device index (0), a V4L2 path (/dev/video2) or a "
-        "stream URL (rtsp://..., http://.../mjpeg); empty means every local camera",
+        "stream URL (rtsp://..., http://.../mjpeg) or a video file; empty means every local "
+        "camera",
         max_length=2048,
     )
     screen: bool = Field(False, description="Let the agent take screenshots (screen.snapshot)")
