@@ -280,7 +280,15 @@ async def _call(args: argparse.Namespace, paths: AppPaths) -> int:
 async def _admin(args: argparse.Namespace, paths: AppPaths) -> int:
     method, params, timeout = admin_request(args)
     scopes = tuple(s.value for s in DEFAULT_CALL_SCOPES)
-    result = await _operator_rpc(args, paths, method, params, scopes=scopes, timeout=timeout)
+    try:
+        result = await _operator_rpc(args, paths, method, params, scopes=scopes, timeout=timeout)
+    except GatewayError as exc:
+        if not getattr(args, "json", False):
+            raise
+        # Scripts asked for JSON: the refusal as JSON too (same shape as the real CLI's).
+        error = {"code": exc.code, "message": exc.message, "details": exc.details}
+        print(json.dumps({"ok": False, "error": error}, indent=2, ensure_ascii=False))
+        return _exit_code(exc)
     print_admin_result(args, result)
     return 0
 

@@ -46,7 +46,26 @@ def _retrieve(task: asyncio.Task[Any]) -> None:
         task.exception()
 
 
-def _node_failure(error: Any) -> InvokeError:
+#: Commands that the real gateway's bundled ``linux-node`` plugin routes through its node
+#: invoke policy. Their failures reach operators differently (observed on 2026.9.6):
+#: ``INVALID_REQUEST`` with the node's bare message and ``details {nodeError, code}``.
+PLUGIN_POLICY_COMMANDS = frozenset({"camera.list", "camera.snap", "camera.clip", "location.get"})
+
+
+def _plugin_policy_failure(error: Any) -> InvokeError:
+    node_error = error if isinstance(error, dict) else None
+    code = str(node_error.get("code") or "") if node_error else ""
+    message = str(node_error.get("message") or "") if node_error else ""
+    details: dict[str, Any] = {"nodeError": node_error}
+    if code:
+        details["code"] = code
+    shape = error_shape(ErrorCode.INVALID_REQUEST, message or "node command failed", details)
+    return InvokeError(shape)
+
+
+def _node_failure(error: Any, command: str = "") -> InvokeError:
+    if command in PLUGIN_POLICY_COMMANDS:
+        return _plugin_policy_failure(error)
     node_error = error if isinstance(error, dict) else None
     code = str(node_error.get("code") or "") if node_error else ""
     message = str(node_error.get("message") or "") if node_error else ""
@@ -160,11 +179,12 @@ class InvokeRouter:
             peer.send_event(
                 "node.invoke.cancel", {"invokeId": invoke_id, "nodeId": node_id}, seq=False
             )
-            raise _node_failure({"code": "TIMEOUT", "message": "node invoke timed out"}) from None
+            timed_out = {"code": "TIMEOUT", "message": "node invoke timed out"}
+            raise _node_failure(timed_out, command) from None
         finally:
             self._forget(invoke_id)
         if not outcome.get("ok"):
-            raise _node_failure(outcome.get("error"))
+            raise _node_failure(outcome.get("error"), command)
         return self._operator_result(node_id, command, outcome)
 
     @staticmethod

@@ -6,16 +6,24 @@ from collections.abc import Callable
 
 from openclaw_desktop.node.context import Area, NodeContext
 from openclaw_desktop.node.dispatcher import InvokeDispatcher
+from openclaw_desktop.node.handlers.camera import camera_area
 from openclaw_desktop.node.handlers.device import device_area
 from openclaw_desktop.node.handlers.screen import screen_area
 from openclaw_desktop.node.handlers.system import notify_area
+from openclaw_desktop.node.handlers.talk import talk_area
 from openclaw_desktop.node.registry import CommandRegistry, CommandSpec
 from openclaw_desktop.node.results import Handler
 
 __all__ = ["AREAS", "build_dispatcher", "build_surface"]
 
 #: Every command area, in the order commands are advertised.
-AREAS: tuple[Callable[[NodeContext], Area], ...] = (device_area, notify_area, screen_area)
+AREAS: tuple[Callable[[NodeContext], Area], ...] = (
+    device_area,
+    notify_area,
+    camera_area,
+    screen_area,
+    talk_area,
+)
 
 
 def build_surface(ctx: NodeContext) -> tuple[CommandRegistry, dict[str, Handler]]:

@@ -307,6 +307,26 @@ async def test_node_error_becomes_unavailable_with_node_error(tmp_path: Path) ->
         }
 
 
+async def test_camera_errors_come_back_like_the_real_linux_node_policy(tmp_path: Path) -> None:
+    """camera.* failures: INVALID_REQUEST with the node's bare message and details.code, as
+    the real gateway's linux-node invoke policy answers (seen live end to end)."""
+    allow = ["camera.snap"]
+    async with setup(tmp_path, ["camera.snap"], nodes_allow=allow) as (_gw, admin, node, node_id):
+        pending = await admin.send_request("node.invoke", invoke(node_id, "camera.snap", "k"))
+        request = await next_request(node, "camera.snap")
+        node_error = {"code": "INVALID_REQUEST", "message": "unknown camera deviceId"}
+        await node.ok(
+            "node.invoke.result",
+            {"id": request["id"], "nodeId": node_id, "ok": False, "error": node_error},
+        )
+        res = await asyncio.wait_for(pending, 5)
+        assert res["error"] == {
+            "code": "INVALID_REQUEST",
+            "message": "unknown camera deviceId",
+            "details": {"nodeError": node_error, "code": "INVALID_REQUEST"},
+        }
+
+
 async def test_invoke_timeout_cancels_on_the_node(tmp_path: Path) -> None:
     """No answer within timeoutMs: the node gets node.invoke.cancel, the operator
     UNAVAILABLE "TIMEOUT: node invoke timed out"; a late result is acked as ignored."""
