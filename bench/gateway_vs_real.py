@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ from tests.helpers.real_openclaw import GatewayFactory, ensure_installed
 
 
 @contextlib.asynccontextmanager
-async def ours() -> AsyncIterator[tuple[str, str, int, float]]:
+async def ours(allow: Sequence[str] = (ECHO,)) -> AsyncIterator[tuple[str, str, int, float]]:
     """Spawn the bundled gateway; yields (url, token, pid, spawn-to-hello-ok seconds)."""
     home = Path(tempfile.mkdtemp(prefix="bench-gw-"))
     env = {**os.environ, "OPENCLAW_DESKTOP_HOME": str(home)}
@@ -61,7 +61,7 @@ async def ours() -> AsyncIterator[tuple[str, str, int, float]]:
     url = f"ws://127.0.0.1:{port}"
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gateway", "run", "--port", str(port), "--allow", ECHO],
+        [sys.executable, "-m", "gateway", "run", "--port", str(port), "--allow", ",".join(allow)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -78,12 +78,12 @@ async def ours() -> AsyncIterator[tuple[str, str, int, float]]:
 
 
 @contextlib.asynccontextmanager
-async def real() -> AsyncIterator[tuple[str, str, int, float]]:
+async def real(allow: Sequence[str] = (ECHO,)) -> AsyncIterator[tuple[str, str, int, float]]:
     """Start the real gateway; yields (url, token, pid, spawn-to-hello-ok seconds)."""
     factory = GatewayFactory(ensure_installed())
     start = time.perf_counter()
     try:
-        gw = await asyncio.to_thread(factory, allow=[ECHO])
+        gw = await asyncio.to_thread(factory, allow=list(allow))
         startup = await first_hello(gw.url, gw.token, start)
         yield gw.url, gw.token, gw.pid, startup
     finally:
