@@ -60,6 +60,8 @@ class GatewayConfig(BaseModel):
     #: Interface addresses to advertise on (``["127.0.0.1"]`` in tests); None for all.
     mdns_interfaces: list[str] | None = None
     display_name: str | None = None
+    #: Look for a local Ollama on 127.0.0.1:11434 when choosing a model provider.
+    probe_ollama: bool = True
     #: Failed auth attempts per client address before AUTH_RATE_LIMITED.
     auth_rate_limit_attempts: int = Field(default=10, ge=1)
     auth_rate_limit_window_ms: int = Field(default=60_000, ge=1000)

@@ -232,6 +232,7 @@ async def admit(
         device_id=device.device_id if device else None,
         remote_ip=address,
         permissions=dict(params.permissions or {}),
+        caps=list(params.caps or []),
         connected_at_ms=now_ms(),
         auth_method=authed.method,
     )

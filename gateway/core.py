@@ -11,13 +11,14 @@ import ipaddress
 import logging
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway import __version__
 from gateway.config import GatewayConfig
 from gateway.errors import MethodError, invalid_request
 from gateway.hub import Hub, now_ms
 from gateway.methods import HANDLERS
+from gateway.methods.chat import ATTACHMENT_LIMITS
 from gateway.methods.nodes import node_request_wire
 from gateway.nodes.invoke import InvokeRouter
 from gateway.nodes.policy import CommandPolicy
@@ -27,6 +28,9 @@ from gateway.scopes import authorize
 from gateway.setup_code import build_setup_payload, encode_setup_code, qr_png_data_url
 from gateway.state import ApprovalKind, GatewayState, SetupAccess
 from openclaw_desktop.protocol import ErrorCode, error_shape
+
+if TYPE_CHECKING:
+    from gateway.chat.service import ChatService
 
 __all__ = ["EVENTS", "GatewayCore", "reported_ip"]
 
@@ -45,6 +49,10 @@ EVENTS = [
     "node.pair.resolved",
     "device.pair.requested",
     "device.pair.resolved",
+    "chat",
+    "agent",
+    "sessions.changed",
+    "session.compacted",
 ]
 
 
@@ -85,6 +93,8 @@ class GatewayCore:
         )
         self._started = time.monotonic()
         self._background: set[asyncio.Task[None]] = set()
+        #: Chat runs and sessions; set by the server once it starts.
+        self.chat: ChatService | None = None
 
     def health_snapshot(self) -> dict[str, Any]:
         """What ``health`` events carry (and ``hello-ok.snapshot.health``)."""
@@ -507,5 +517,6 @@ class GatewayCore:
                 "maxPayload": 25 * 1024 * 1024,
                 "maxBufferedBytes": 50 * 1024 * 1024,
                 "tickIntervalMs": self.config.tick_interval_ms,
+                "attachments": dict(ATTACHMENT_LIMITS),
             },
         }

@@ -21,6 +21,8 @@ EVENT_SCOPES: dict[str, str] = {
     "device.pair.requested": "operator.pairing",
     "device.pair.resolved": "operator.pairing",
     "node.presence": "operator.read",
+    "sessions.changed": "operator.read",
+    "session.compacted": "operator.read",
 }
 
 
@@ -116,10 +118,20 @@ class Hub:
         self.health_version += 1
         self.broadcast("health", snapshot, state_version=True)
 
-    def broadcast(self, event: str, payload: Any, *, state_version: bool = False) -> None:
-        """Send an event to every operator allowed to see it."""
+    def broadcast(
+        self,
+        event: str,
+        payload: Any,
+        *,
+        state_version: bool = False,
+        cap: str | None = None,
+    ) -> None:
+        """Send an event to every operator allowed to see it (and, with ``cap``, only to
+        those that advertised that client capability, e.g. ``tool-events``)."""
         needed = EVENT_SCOPES.get(event)
         version = self.state_version() if state_version else None
         for peer in self.operators:
+            if cap is not None and cap not in peer.caps:
+                continue
             if needed is None or scope_satisfied(needed, peer.scopes):
                 peer.send_event(event, payload, state_version=version)

@@ -50,6 +50,18 @@ OPERATOR_SCOPES: dict[str, str] = {
     "device.token.revoke": PAIRING,
     "device.pair.setupCode": ADMIN,
     "device.pair.setupStatus": ADMIN,
+    "chat.send": WRITE,
+    "chat.abort": WRITE,
+    "chat.history": READ,
+    "chat.message.get": READ,
+    "chat.inject": ADMIN,
+    "sessions.list": READ,
+    "sessions.create": WRITE,
+    "sessions.patch": WRITE,
+    "sessions.reset": ADMIN,
+    "sessions.delete": ADMIN,
+    "models.list": READ,
+    "models.authStatus": READ,
 }
 
 #: node.invoke commands that need operator.admin.

@@ -98,6 +98,9 @@ class GatewayServer:
         if sockets:
             self.port = sockets[0].getsockname()[1]
         self.core.config.port = self.port
+        from gateway.chat_host import start_chat
+
+        self.core.chat = await start_chat(self.core)
         self._tick = asyncio.create_task(self._tick_loop(), name="gateway-tick")
         log.info("gateway listening on %s (%s)", self.url, ", ".join(self.config.listen_hosts))
         if self.config.advertise:
@@ -142,6 +145,9 @@ class GatewayServer:
         await asyncio.sleep(0)
         await asyncio.gather(*(peer.drain(0.4) for peer in peers))
         await self.core.drain_background(0.3)
+        if self.core.chat is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.core.chat.aclose(), 1.0)
         if self._server is not None:
             self._server.close(close_connections=True)
             with contextlib.suppress(TimeoutError):

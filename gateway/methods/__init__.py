@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from gateway.methods import devices, nodes, system
+from gateway.methods import chat, devices, nodes, sessions, system
 from gateway.peer import Peer
 
 if TYPE_CHECKING:
@@ -15,4 +15,10 @@ __all__ = ["HANDLERS", "Handler"]
 
 Handler = Callable[["GatewayCore", Peer, Any], Awaitable[Any]]
 
-HANDLERS: dict[str, Handler] = {**system.HANDLERS, **nodes.HANDLERS, **devices.HANDLERS}
+HANDLERS: dict[str, Handler] = {
+    **system.HANDLERS,
+    **nodes.HANDLERS,
+    **devices.HANDLERS,
+    **chat.HANDLERS,
+    **sessions.HANDLERS,
+}

@@ -38,6 +38,7 @@ from gateway.state.records import (
     TokenRecord,
 )
 from gateway.state.secret_files import SHARED_TOKEN_FILENAME, read_or_create_shared_token
+from gateway.state.sessions import ChatSession, ChatSessions
 from gateway.state.store import DB_FILENAME, GatewayState
 from gateway.state.tokens import DeviceTokens
 
@@ -51,6 +52,8 @@ __all__ = [
     "ApprovalKind",
     "BootstrapRecord",
     "BootstrapTokens",
+    "ChatSession",
+    "ChatSessions",
     "DeviceRecord",
     "DeviceRegistry",
     "DeviceTokens",

@@ -161,7 +161,33 @@ _V1 = Migration(
 )
 
 #: Every migration, oldest first; versions are 1, 2, 3, ... without gaps.
-MIGRATIONS: tuple[Migration, ...] = (_V1,)
+_V2 = Migration(
+    version=2,
+    description="chat sessions index",
+    statements=(
+        """
+        CREATE TABLE chat_sessions (
+            session_key      TEXT PRIMARY KEY NOT NULL,
+            session_id       TEXT NOT NULL,
+            agent_id         TEXT NOT NULL,
+            label            TEXT,
+            model            TEXT,
+            thinking         TEXT,
+            status           TEXT NOT NULL DEFAULT 'idle',
+            last_run_id      TEXT,
+            aborted_last_run INTEGER NOT NULL DEFAULT 0 CHECK (aborted_last_run IN (0, 1)),
+            input_tokens     INTEGER NOT NULL DEFAULT 0,
+            output_tokens    INTEGER NOT NULL DEFAULT 0,
+            compactions      INTEGER NOT NULL DEFAULT 0,
+            created_at_ms    INTEGER NOT NULL,
+            updated_at_ms    INTEGER NOT NULL
+        )
+        """,
+        "CREATE INDEX chat_sessions_updated ON chat_sessions (updated_at_ms DESC)",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2)
 
 #: The version a fresh database ends at.
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -13,6 +13,7 @@ from gateway.state.devices import DeviceRegistry
 from gateway.state.meta import MetaStore
 from gateway.state.nodes import NodeSurfaces
 from gateway.state.pairing import PairingRequests
+from gateway.state.sessions import ChatSessions
 from gateway.state.tokens import DeviceTokens
 
 __all__ = ["DB_FILENAME", "GatewayState"]
@@ -44,6 +45,7 @@ class GatewayState:
         bootstrap: Setup-code bootstrap tokens (hashes only).
         nodes: Node capability surfaces and their pending requests.
         meta: Non-secret key/value facts.
+        sessions: The chat sessions index.
     """
 
     def __init__(self, path: Path, *, busy_timeout_ms: int = 2_000) -> None:
@@ -56,6 +58,7 @@ class GatewayState:
         self.tokens = DeviceTokens(self._db, self.devices)
         self.nodes = NodeSurfaces(self._db, self.devices)
         self.meta = MetaStore(self._db)
+        self.sessions = ChatSessions(self._db)
 
     @classmethod
     def in_state_dir(cls, state_dir: Path, *, busy_timeout_ms: int = 2_000) -> GatewayState:

@@ -374,6 +374,7 @@ def gateway_config(state_dir: Path, **overrides: Any) -> GatewayConfig:
         "auth_mode": "token",
         "token": TOKEN,
         "mdns_mode": "off",
+        "probe_ollama": False,
     }
     base.update(overrides)
     if base.get("auth_mode") != "token" and "token" not in overrides:

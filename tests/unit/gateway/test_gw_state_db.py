@@ -181,18 +181,36 @@ def test_failed_migration_leaves_the_previous_version(
     """A migration that fails midway rolls back entirely; the old schema still opens."""
     with GatewayState.in_state_dir(state_dir) as state:
         _pair(state)
-    broken = Migration(2, "broken", ("CREATE TABLE half (x INTEGER)", "THIS IS NOT SQL"))
+    nxt = SCHEMA_VERSION + 1
+    broken = Migration(nxt, "broken", ("CREATE TABLE half (x INTEGER)", "THIS IS NOT SQL"))
     monkeypatch.setattr(db_module, "MIGRATIONS", (*MIGRATIONS, broken))
-    monkeypatch.setattr(db_module, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(db_module, "SCHEMA_VERSION", nxt)
     with pytest.raises(StateError):
         GatewayState.in_state_dir(state_dir)
     monkeypatch.undo()
     with GatewayState.in_state_dir(state_dir) as state:
-        assert state.schema_version == 1
+        assert state.schema_version == SCHEMA_VERSION
         assert [device.device_id for device in state.devices.list()] == ["dev-1"]
     with _raw(state_dir / DB_FILENAME) as raw:
         names = {row[0] for row in raw.execute("SELECT name FROM sqlite_master")}
     assert "half" not in names
+
+
+def test_a_version_1_database_gains_the_sessions_index(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An installation from before chat (schema 1) migrates forward and keeps its devices."""
+    monkeypatch.setattr(db_module, "MIGRATIONS", MIGRATIONS[:1])
+    monkeypatch.setattr(db_module, "SCHEMA_VERSION", 1)
+    with GatewayState.in_state_dir(state_dir) as state:
+        _pair(state)
+        assert state.schema_version == 1
+    monkeypatch.undo()
+    with GatewayState.in_state_dir(state_dir) as state:
+        assert state.schema_version == SCHEMA_VERSION >= 2
+        assert [device.device_id for device in state.devices.list()] == ["dev-1"]
+        session = state.sessions.ensure("agent:main:main", "main", 5)
+        assert state.sessions.update(session.key, 6, status="running").status == "running"
 
 
 def test_newer_schema_is_refused(state_dir: Path) -> None:

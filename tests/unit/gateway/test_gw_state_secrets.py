@@ -33,6 +33,7 @@ PUBLIC_MODULES = [
     "devices",
     "errors",
     "meta",
+    "sessions",
     "node_records",
     "nodes",
     "pairing",

@@ -26,7 +26,6 @@ from gateway.chat import (
 pytestmark = pytest.mark.unit
 
 
-
 class Clock:
     """A settable millisecond clock."""
 

@@ -1,0 +1,314 @@
+"""Chat runs of the bundled gateway: ``chat.send`` acks at once, runs go one at a time per
+session (follow-ups queue, ``queueMode: "interrupt"`` steers the running turn), ``chat.abort``
+stops a run and keeps its partial reply."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gateway.chat.agent import RunSpec, run_agent
+from gateway.chat.events import Broadcast, RunEvents, now_ms
+from gateway.chat.offline import OFFLINE_REPLY, is_slash_command, run_slash_command
+from gateway.chat.providers.base import ModelRef
+from gateway.chat.tools import AgentTools, NodeAccess
+from gateway.chat.transcript import Transcript
+from gateway.chat.transcript_store import TranscriptStore
+from gateway.state import ChatSessions
+
+__all__ = ["ChatRun", "ChatService", "ProviderChoice"]
+
+log = logging.getLogger("gateway.chat")
+
+#: Finished run ids remembered for idempotent re-sends.
+FINISHED_MEMORY = 5_000
+OFFLINE_MODEL = ModelRef("openclaw", "offline", "openai-completions", name="Offline")
+
+
+@dataclass
+class ProviderChoice:
+    """What runs use: a pool and its default model, or neither (offline mode)."""
+
+    pool: Any = None
+    model: ModelRef | None = None
+    models: list[ModelRef] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ChatRun:
+    """One run, queued or active."""
+
+    run_id: str
+    session_key: str
+    message: str
+    attachments: list[dict[str, Any]]
+    thinking: str | None
+    sender: dict[str, Any]
+    task: asyncio.Task[None] | None = None
+    steer: list[dict[str, Any]] = field(default_factory=list)
+    events: RunEvents | None = None
+
+
+class ChatService:
+    """Owns transcripts, the session index and the running runs."""
+
+    def __init__(
+        self,
+        folder: Path,
+        sessions: ChatSessions,
+        broadcast: Broadcast,
+        nodes: NodeAccess,
+        providers: ProviderChoice,
+        *,
+        agent_id: str = "main",
+        on_sessions_changed: Callable[[str], None] | None = None,
+    ) -> None:
+        self.store = TranscriptStore(folder, default_agent=agent_id)
+        self.sessions = sessions
+        self.broadcast = broadcast
+        self.providers = providers
+        self.agent_id = agent_id
+        self.tools = AgentTools(nodes, self._session_rows)
+        self._active: dict[str, ChatRun] = {}
+        self._queued: dict[str, collections.deque[ChatRun]] = {}
+        self._runs: dict[str, ChatRun] = {}
+        self._finished: collections.OrderedDict[str, str] = collections.OrderedDict()
+        self._on_sessions_changed = on_sessions_changed
+
+    # ------------------------------------------------------------------ queries
+    def canonical(self, key: str) -> str:
+        """The canonical session key; ValueError when malformed."""
+        return self.store.canonical(key)
+
+    def active_run_ids(self, key: str) -> list[str]:
+        """Runs of a session that are running or queued."""
+        active = self._active.get(key)
+        ids = [active.run_id] if active else []
+        return ids + [r.run_id for r in self._queued.get(key, ())]
+
+    def run_state(self, run_id: str) -> str | None:
+        """``in_flight`` for a known live run, ``ok`` for a finished one, else None."""
+        if run_id in self._runs:
+            return "in_flight"
+        return "ok" if run_id in self._finished else None
+
+    async def transcript(self, key: str) -> Transcript:
+        """The transcript of a canonical key (created when missing)."""
+        return await asyncio.to_thread(self.store.open, key)
+
+    async def _session_rows(self) -> list[dict[str, Any]]:
+        rows = self.sessions.list(50)
+        return [{"key": r.key, "label": r.label, "updatedAt": r.updated_at_ms} for r in rows]
+
+    # ------------------------------------------------------------------ send / abort
+    def send(
+        self,
+        key: str,
+        run_id: str,
+        message: str,
+        *,
+        attachments: list[dict[str, Any]] | None = None,
+        thinking: str | None = None,
+        queue_mode: str | None = None,
+        sender: dict[str, Any] | None = None,
+    ) -> str:
+        """Start, queue or steer; returns the ack status (``started``/``in_flight``/``ok``)."""
+        known = self.run_state(run_id)
+        if known is not None:
+            return known
+        run = ChatRun(run_id, key, message, attachments or [], thinking, sender or {})
+        self.sessions.ensure(key, self.agent_id, now_ms())
+        active = self._active.get(key)
+        if active is not None and queue_mode in ("interrupt", "steer"):
+            active.steer.append(self._user_message(run))
+            self._finished[run_id] = "steered"
+            return "started"
+        self._runs[run_id] = run
+        if active is None:
+            self._start(run)
+        else:
+            self._queued.setdefault(key, collections.deque()).append(run)
+        return "started"
+
+    def abort(self, key: str, run_id: str | None = None) -> list[str]:
+        """Stop the named run (or the active one); returns the ids stopped."""
+        stopped: list[str] = []
+        queue = self._queued.get(key, collections.deque())
+        for queued in list(queue):
+            if run_id is not None and queued.run_id == run_id:
+                queue.remove(queued)
+                self._forget(queued, "aborted")
+                self._emit_aborted_queued(queued)
+                stopped.append(queued.run_id)
+        active = self._active.get(key)
+        if active is not None and active.task is not None and run_id in (None, active.run_id):
+            active.task.cancel()
+            stopped.append(active.run_id)
+        return stopped
+
+    def _emit_aborted_queued(self, run: ChatRun) -> None:
+        events = RunEvents(
+            self.broadcast,
+            run_id=run.run_id,
+            session_key=run.session_key,
+            agent_id=self.agent_id,
+            session_id="",
+        )
+        events.aborted(None)
+
+    async def aclose(self) -> None:
+        """Abort every run (at shutdown) and close the transcripts."""
+        tasks = [r.task for r in self._active.values() if r.task is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await asyncio.to_thread(self.store.close)
+        pool = self.providers.pool
+        if pool is not None and hasattr(pool, "aclose"):
+            with contextlib.suppress(Exception):
+                await pool.aclose()
+
+    # ------------------------------------------------------------------ running
+    def _start(self, run: ChatRun) -> None:
+        self._active[run.session_key] = run
+        run.task = asyncio.create_task(self._execute(run), name=f"chat-run-{run.run_id[:8]}")
+
+    def _forget(self, run: ChatRun, outcome: str) -> None:
+        self._runs.pop(run.run_id, None)
+        self._finished[run.run_id] = outcome
+        while len(self._finished) > FINISHED_MEMORY:
+            self._finished.popitem(last=False)
+
+    def _user_message(self, run: ChatRun) -> dict[str, Any]:
+        content: Any = run.message
+        images = [a for a in run.attachments if a.get("type") == "image"]
+        if images:
+            content = [{"type": "text", "text": run.message}, *images]
+        return {
+            "role": "user",
+            "content": content,
+            "timestamp": now_ms(),
+            "idempotencyKey": f"{run.run_id}:user",
+            "__openclaw": {"senderIsOwner": True, **run.sender},
+        }
+
+    async def _execute(self, run: ChatRun) -> None:
+        key = run.session_key
+        outcome = "failed"
+        try:
+            row = self.sessions.ensure(key, self.agent_id, now_ms())
+            self.sessions.update(key, now_ms(), status="running", last_run_id=run.run_id)
+            self._sessions_changed(key)
+            transcript = await self.transcript(key)
+            run.events = RunEvents(
+                self.broadcast,
+                run_id=run.run_id,
+                session_key=key,
+                agent_id=self.agent_id,
+                session_id=row.session_id,
+            )
+            await asyncio.to_thread(transcript.append, self._user_message(run))
+            outcome = await self._reply(run, transcript, row.model, row.thinking)
+        except asyncio.CancelledError:
+            outcome = "aborted"
+        except Exception:
+            log.exception("chat run %s crashed", run.run_id)
+            if run.events is not None:
+                run.events.error("the run failed inside the gateway", "unknown")
+        finally:
+            self._forget(run, outcome)
+            self._active.pop(key, None)
+            status = {"completed": "done", "aborted": "aborted"}.get(outcome, "failed")
+            self.sessions.update(
+                key, now_ms(), status=status, aborted_last_run=outcome == "aborted"
+            )
+            self._sessions_changed(key)
+            queue = self._queued.get(key)
+            if queue:
+                self._start(queue.popleft())
+
+    async def _reply(
+        self, run: ChatRun, transcript: Transcript, model_ref: str | None, thinking: str | None
+    ) -> str:
+        events = run.events
+        assert events is not None
+        if is_slash_command(run.message) or self.providers.pool is None:
+            text = (
+                await run_slash_command(run.message, self.tools)
+                if is_slash_command(run.message)
+                else OFFLINE_REPLY
+            )
+            return await self._canned(events, transcript, text)
+        model = self._model(model_ref)
+        spec = RunSpec(
+            events=events,
+            transcript=transcript,
+            model=model,
+            pool=self.providers.pool,
+            tools=self.tools,
+            system_prompt=self._system_prompt,
+            thinking=run.thinking or thinking,
+            steer=run.steer,
+            on_compacted=lambda info: self._compacted(run, info),
+        )
+        result = await run_agent(spec)
+        self.sessions.add_usage(
+            run.session_key, now_ms(), result.input_tokens, result.output_tokens
+        )
+        return result.status
+
+    def _model(self, ref: str | None) -> ModelRef:
+        models = self.providers.models
+        chosen = next((m for m in models if ref and m.ref == ref), None)
+        model = chosen or self.providers.model or (models[0] if models else None)
+        return model or OFFLINE_MODEL
+
+    def _system_prompt(self) -> str:
+        return (
+            "You are OpenClaw, a helpful assistant running on the user's own computer "
+            "(the OpenClaw Desktop bundled gateway). You can use the user's devices through "
+            "tools.\n" + self.tools.describe_nodes()
+        )
+
+    def _compacted(self, run: ChatRun, info: dict[str, Any]) -> None:
+        self.sessions.update(run.session_key, now_ms())
+        row = self.sessions.get(run.session_key)
+        if row is not None:
+            self.sessions.update(run.session_key, now_ms(), compactions=row.compactions + 1)
+        payload = {"sessionKey": run.session_key, "runId": run.run_id, "ts": now_ms(), **info}
+        self.broadcast("session.compacted", payload, False)
+
+    async def _canned(self, events: RunEvents, transcript: Transcript, text: str) -> str:
+        """A reply that needs no model (slash commands, offline mode), streamed the same way."""
+        started = now_ms()
+        events.lifecycle("start", startedAt=started)
+        events.model_turn(OFFLINE_MODEL.provider, OFFLINE_MODEL.model)
+        events.delta(text)
+        message = {
+            "role": "assistant",
+            "content": [{"type": "text", "text": text}],
+            "api": "openclaw",
+            "provider": OFFLINE_MODEL.provider,
+            "model": OFFLINE_MODEL.model,
+            "stopReason": "stop",
+            "timestamp": now_ms(),
+            "__openclaw": {"runId": events.run_id},
+        }
+        await asyncio.to_thread(transcript.append, message)
+        ended = now_ms()
+        events.lifecycle("end", stopReason="stop", aborted=False, endedAt=ended, startedAt=started)
+        events.final(events.assistant_message(text), "stop")
+        return "completed"
+
+    def _sessions_changed(self, key: str) -> None:
+        if self._on_sessions_changed is not None:
+            self._on_sessions_changed(key)

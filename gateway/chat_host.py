@@ -1,0 +1,96 @@
+"""Wires the chat service into a running gateway: node access for the agent's tools, the
+event broadcast, and the model providers found at start."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from gateway.chat.service import ChatService, ProviderChoice
+from gateway.methods.nodes import node_invoke
+from gateway.scopes import ADMIN_NODE_COMMANDS
+
+if TYPE_CHECKING:
+    from gateway.core import GatewayCore
+
+__all__ = ["CoreNodes", "start_chat"]
+
+log = logging.getLogger("gateway.chat")
+
+
+class CoreNodes:
+    """The connected nodes as the agent's tools see them."""
+
+    def __init__(self, core: GatewayCore) -> None:
+        self._core = core
+
+    def list_nodes(self) -> list[dict[str, Any]]:
+        """Connected nodes with their invokable commands."""
+        return [
+            {
+                "nodeId": peer.device_id,
+                "displayName": peer.client.get("displayName"),
+                "platform": peer.platform,
+                "commands": list(peer.commands),
+            }
+            for peer in self._core.hub.nodes.values()
+        ]
+
+    async def invoke(
+        self, node_id: str, command: str, params: Any, timeout_ms: int
+    ) -> dict[str, Any]:
+        """``node.invoke`` with the same policy checks as an operator's call."""
+        if command in ADMIN_NODE_COMMANDS:
+            raise PermissionError(f"{command} needs an operator's admin rights; not for the agent")
+        request = {
+            "nodeId": node_id,
+            "command": command,
+            "params": params,
+            "timeoutMs": timeout_ms,
+            "idempotencyKey": str(uuid.uuid4()),
+        }
+        result: dict[str, Any] = await node_invoke(self._core, None, request)  # type: ignore[arg-type]
+        return result
+
+
+async def load_provider_choice(core: GatewayCore) -> ProviderChoice:
+    """The model providers present at start (offline when none)."""
+    from gateway.chat.providers.config import ProviderConfigError, load_providers
+
+    try:
+        setup = await load_providers(
+            core.config.state_dir, dict(os.environ), probe_ollama=core.config.probe_ollama
+        )
+    except ProviderConfigError as exc:
+        # A typo in providers.json must not keep the gateway (and its nodes) down: serve
+        # offline and say why, in the log and in models.authStatus.
+        log.error("model providers not loaded: %s", exc)
+        return ProviderChoice(sources=[f"providers.json is invalid: {exc}"])
+    for source in setup.sources:
+        log.info("model provider: %s", source)
+    if setup.pool is None:
+        log.warning("no model provider configured: chat runs in offline mode (slash commands)")
+    return ProviderChoice(setup.pool, setup.default_model, list(setup.models), list(setup.sources))
+
+
+async def start_chat(core: GatewayCore) -> ChatService:
+    """Create the chat service of ``core``."""
+    providers = await load_provider_choice(core)
+
+    def broadcast(event: str, payload: dict[str, Any], tool_events: bool) -> None:
+        core.hub.broadcast(event, payload, cap="tool-events" if tool_events else None)
+
+    def sessions_changed(key: str) -> None:
+        core.hub.broadcast("sessions.changed", {"sessionKey": key, "ts": int(time.time() * 1000)})
+
+    return ChatService(
+        core.config.state_dir / "sessions",
+        core.state.sessions,
+        broadcast,
+        CoreNodes(core),
+        providers,
+        on_sessions_changed=sessions_changed,
+    )

@@ -1,0 +1,272 @@
+"""``chat.*`` methods: send, abort, history, message.get, inject."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import json
+from typing import TYPE_CHECKING, Any
+
+from gateway.chat.events import now_ms
+from gateway.chat.params import Field, check
+from gateway.chat.transcript import HISTORY_LIMIT_MAX
+from gateway.errors import MethodError, invalid_request
+from gateway.peer import Peer
+from openclaw_desktop.protocol import ErrorCode, error_shape
+
+if TYPE_CHECKING:
+    from gateway.chat.service import ChatService
+    from gateway.core import GatewayCore
+
+__all__ = ["ATTACHMENT_LIMITS", "HANDLERS", "history_message"]
+
+#: ``policy.attachments`` (the real gateway's numbers).
+ATTACHMENT_LIMITS = {"maxBytes": 19_464_192, "maxImageBytes": 6_291_456}
+_KEY = Field("string", required=True, min_length=1, max_length=512)
+_SEND_FIELDS = {
+    "sessionKey": _KEY,
+    "message": Field("string", required=True),
+    "idempotencyKey": Field("string", required=True, min_length=1),
+    "agentId": Field("string", min_length=1),
+    "thinking": Field("string"),
+    "queueMode": Field("string", enum=("steer", "followup", "collect", "interrupt")),
+    "attachments": Field("array"),
+    "timeoutMs": Field("integer", minimum=0),
+}
+#: Accepted (the reference's schema has them) but not acted on here.
+_SEND_IGNORED = (
+    "sessionId",
+    "mentions",
+    "workContext",
+    "intent",
+    "fastMode",
+    "fastAutoOnSeconds",
+    "deliver",
+    "originatingChannel",
+    "originatingTo",
+    "originatingAccountId",
+    "originatingThreadId",
+    "replyToId",
+    "toolBindings",
+    "systemInputProvenance",
+    "systemProvenanceReceipt",
+    "suppressCommandInterpretation",
+    "expectedLeafEntryId",
+    "expectedSessionRoutingContract",
+    "expectedPermissionMode",
+    "expectedToolOverrides",
+)
+
+
+def _service(core: GatewayCore) -> ChatService:
+    if core.chat is None:
+        raise MethodError(error_shape(ErrorCode.UNAVAILABLE, "chat is starting", retryable=True))
+    return core.chat
+
+
+def _canonical(service: ChatService, key: str) -> str:
+    try:
+        return service.canonical(key)
+    except ValueError as exc:
+        raise invalid_request(f"invalid sessionKey: {exc}") from None
+
+
+def _attachments(raw: list[Any]) -> list[dict[str, Any]]:
+    """Decode and bound attachments; images become image content for the model."""
+    out: list[dict[str, Any]] = []
+    total = 0
+    for index, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise invalid_request(f"attachment {index} must be an object")
+        mime = item.get("mimeType")
+        content = item.get("content")
+        if not isinstance(mime, str) or not isinstance(content, str):
+            raise invalid_request(f"attachment {index} needs mimeType and base64 content")
+        try:
+            data = base64.b64decode(content, validate=True)
+        except (binascii.Error, ValueError):
+            raise invalid_request(f"attachment {index} content is not valid base64") from None
+        total += len(data)
+        is_image = mime.startswith("image/")
+        if is_image and len(data) > ATTACHMENT_LIMITS["maxImageBytes"]:
+            raise invalid_request(
+                f"attachment {index} is {len(data)} bytes; images may be at most "
+                f"{ATTACHMENT_LIMITS['maxImageBytes']} bytes"
+            )
+        if total > ATTACHMENT_LIMITS["maxBytes"]:
+            raise invalid_request(
+                f"attachments exceed {ATTACHMENT_LIMITS['maxBytes']} bytes in total"
+            )
+        if is_image:
+            out.append({"type": "image", "data": content, "mimeType": mime})
+        else:
+            name = item.get("fileName") or f"attachment-{index}"
+            out.append({"type": "file", "fileName": name, "mimeType": mime, "bytes": len(data)})
+    return out
+
+
+async def chat_send(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``chat.send``: acks at once with ``{runId, status}``; runId = idempotencyKey."""
+    p = check("chat.send", params, _SEND_FIELDS, ignored=_SEND_IGNORED)
+    service = _service(core)
+    key = _canonical(service, p["sessionKey"])
+    attachments = _attachments(p.get("attachments") or [])
+    if not p["message"].strip() and not attachments:
+        raise invalid_request("message or attachments required")
+    sender = {
+        "transport": {"clients": [{"id": peer.client.get("id"), "mode": peer.client.get("mode")}]}
+    }
+    run_id = p["idempotencyKey"]
+    status = service.send(
+        key,
+        run_id,
+        p["message"],
+        attachments=attachments,
+        thinking=p.get("thinking"),
+        queue_mode=p.get("queueMode"),
+        sender=sender,
+    )
+    return {"runId": run_id, "status": status}
+
+
+async def chat_abort(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``chat.abort {sessionKey, runId?}``."""
+    p = check(
+        "chat.abort",
+        params,
+        {
+            "sessionKey": Field("string", required=True, min_length=1),
+            "runId": Field("string", min_length=1),
+            "agentId": Field("string"),
+        },
+        ignored=("preserveSideRuns",),
+    )
+    service = _service(core)
+    stopped = service.abort(_canonical(service, p["sessionKey"]), p.get("runId"))
+    return {"ok": True, "aborted": bool(stopped), "runIds": stopped}
+
+
+def history_message(entry: dict[str, Any], position: int) -> dict[str, Any]:
+    """A transcript entry as ``chat.history`` shows it."""
+    message = {k: v for k, v in entry.items() if k not in ("id", "parentId")}
+    meta = dict(message.get("__openclaw") or {})
+    meta.update({"id": entry.get("id"), "seq": position})
+    message["__openclaw"] = meta
+    return message
+
+
+async def chat_history(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``chat.history {sessionKey, limit?, maxChars?}``: the visible path, bounded."""
+    p = check(
+        "chat.history",
+        params,
+        {
+            "sessionKey": Field("string", required=True, min_length=1),
+            "agentId": Field("string"),
+            "limit": Field("integer", minimum=1, maximum=HISTORY_LIMIT_MAX),
+            "maxChars": Field("integer", minimum=1, maximum=500_000),
+        },
+        ignored=("cursor", "offset", "messageId"),
+    )
+    service = _service(core)
+    key = _canonical(service, p["sessionKey"])
+    transcript = await service.transcript(key)
+    limit, max_chars = p.get("limit", 200), p.get("maxChars", 500_000)
+    visible = await asyncio.to_thread(transcript.history, limit * 2, max_chars)
+    chat_rows = [m for m in visible if m.get("role") in ("user", "assistant", "toolResult")]
+    chat_rows = chat_rows[-limit:]
+    total = sum(
+        1
+        for m in await asyncio.to_thread(transcript.visible_path)
+        if m.get("role") in ("user", "assistant", "toolResult")
+    )
+    row = service.sessions.ensure(key, service.agent_id, now_ms())
+    start = total - len(chat_rows)
+    return {
+        "sessionKey": p["sessionKey"],
+        "sessionId": row.session_id,
+        "messages": [history_message(m, start + i + 1) for i, m in enumerate(chat_rows)],
+        "activity": [],
+        "pendingInputs": {"items": [], "total": 0},
+        "hasMore": start > 0,
+        "totalMessages": total,
+        "thinkingLevel": row.thinking,
+        "sessionInfo": {"key": key, "sessionId": row.session_id, "status": row.status},
+    }
+
+
+async def chat_message_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``chat.message.get {sessionKey, messageId, maxChars?}``: one message whole."""
+    p = check(
+        "chat.message.get",
+        params,
+        {
+            "sessionKey": Field("string", required=True, min_length=1),
+            "agentId": Field("string"),
+            "messageId": Field("string", required=True, min_length=1),
+            "maxChars": Field("integer", minimum=1, maximum=2_000_000),
+        },
+    )
+    service = _service(core)
+    transcript = await service.transcript(_canonical(service, p["sessionKey"]))
+    entry = await asyncio.to_thread(transcript.get, p["messageId"])
+    if entry is None or entry.get("role") not in ("user", "assistant", "toolResult"):
+        return {"ok": False, "unavailableReason": "not_found"}
+    message = history_message(entry, 0)
+    if len(json.dumps(message, ensure_ascii=False)) > p.get("maxChars", 2_000_000):
+        return {"ok": False, "unavailableReason": "oversized"}
+    return {"ok": True, "message": message}
+
+
+async def chat_inject(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``chat.inject {sessionKey, message, label?}``: an assistant note, no run."""
+    p = check(
+        "chat.inject",
+        params,
+        {
+            "sessionKey": Field("string", required=True, min_length=1),
+            "agentId": Field("string"),
+            "message": Field("string", required=True, min_length=1),
+            "label": Field("string", max_length=100),
+        },
+    )
+    service = _service(core)
+    key = _canonical(service, p["sessionKey"])
+    service.sessions.ensure(key, service.agent_id, now_ms())
+    transcript = await service.transcript(key)
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": p["message"]}],
+        "timestamp": now_ms(),
+        "stopReason": "stop",
+        "api": "openai-responses",
+        "provider": "openclaw",
+        "model": "gateway-injected",
+    }
+    if p.get("label"):
+        message["label"] = p["label"]
+    stored = await asyncio.to_thread(transcript.append, message)
+    message_id = stored["id"]
+    event = {k: v for k, v in message.items() if k != "label"}
+    core.hub.broadcast(
+        "chat",
+        {
+            "runId": f"inject-{message_id}",
+            "sessionKey": key,
+            "agentId": service.agent_id,
+            "seq": 0,
+            "state": "final",
+            "message": event,
+        },
+    )
+    return {"ok": True, "messageId": message_id}
+
+
+HANDLERS = {
+    "chat.send": chat_send,
+    "chat.abort": chat_abort,
+    "chat.history": chat_history,
+    "chat.message.get": chat_message_get,
+    "chat.inject": chat_inject,
+}

@@ -1,0 +1,180 @@
+"""The chat engine's pure parts: params checks, event shapes and delta coalescing, the
+model context (compaction summary, interrupted tool calls), the sessions index."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gateway.chat.compaction import build_context, estimate_tokens
+from gateway.chat.events import DELTA_INTERVAL_S, RunEvents
+from gateway.chat.offline import is_slash_command
+from gateway.chat.params import Field, check
+from gateway.errors import MethodError
+from gateway.state import GatewayState
+
+pytestmark = pytest.mark.unit
+
+
+def message_of(exc: pytest.ExceptionInfo[MethodError]) -> str:
+    """The wire message of a MethodError."""
+    return str(exc.value.shape["message"])
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"message": "x"}, "invalid m params: must have required property 'sessionKey'"),
+        (
+            {"sessionKey": "", "message": "x"},
+            "at /sessionKey: must NOT have fewer than 1 character",
+        ),
+        ({"sessionKey": "k", "message": 5}, "at /message: must be string"),
+        ({"sessionKey": "k", "message": "x", "extra": 1}, "at root: unexpected property 'extra'"),
+        ({"sessionKey": "k", "message": "x", "limit": 0}, "at /limit: must be >= 1"),
+        ({"sessionKey": "k", "message": "x", "limit": 1001}, "at /limit: must be <= 1000"),
+        ({"sessionKey": "k", "message": "x", "limit": True}, "at /limit: must be integer"),
+        ({"sessionKey": "k", "message": "x", "mode": "loud"}, "must be equal to one of"),
+        ("not an object", "invalid m params: must be object"),
+    ],
+)
+def test_params_are_checked_with_the_reference_wording(params: Any, message: str) -> None:
+    """Closed objects, required properties, types and bounds, worded like the real gateway."""
+    fields = {
+        "sessionKey": Field("string", required=True, min_length=1),
+        "message": Field("string", required=True),
+        "limit": Field("integer", minimum=1, maximum=1000),
+        "mode": Field("string", enum=("a", "b")),
+    }
+    with pytest.raises(MethodError) as caught:
+        check("m", params, fields)
+    assert message in message_of(caught)
+
+
+def test_ignored_properties_are_accepted_and_dropped() -> None:
+    """Properties the reference accepts but this gateway does not act on pass through."""
+    out = check(
+        "m",
+        {"a": "x", "deliver": True, "n": 3.0},
+        {"a": Field("string"), "n": Field("integer")},
+        ignored=("deliver",),
+    )
+    assert out == {"a": "x", "n": 3}
+
+
+class Recorder:
+    """Collects broadcasts."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, dict[str, Any], bool]] = []
+
+    def __call__(self, event: str, payload: dict[str, Any], tools: bool) -> None:
+        self.sent.append((event, payload, tools))
+
+
+def events(recorder: Recorder) -> RunEvents:
+    """A RunEvents for run r1 of agent:main:main."""
+    return RunEvents(
+        recorder, run_id="r1", session_key="agent:main:main", agent_id="main", session_id="s1"
+    )
+
+
+async def test_run_events_share_one_seq_and_coalesce_deltas() -> None:
+    """Status and run_status share a seq; agent deltas go out each, chat deltas coalesced."""
+    rec = Recorder()
+    ev = events(rec)
+    ev.status("preparing_workspace")
+    ev.model_turn("fake", "m")
+    for word in ("a", "b", "c", "d"):
+        ev.delta(word)
+    await asyncio.sleep(DELTA_INTERVAL_S * 2)
+    ev.final(ev.assistant_message(), "stop")
+    chat = [p for e, p, _ in rec.sent if e == "chat"]
+    agent = [p for e, p, _ in rec.sent if e == "agent"]
+    assert chat[0]["seq"] == agent[0]["seq"] == 1
+    assert agent[0] == {
+        **agent[0],
+        "stream": "run_status",
+        "data": {"phase": "preparing_workspace"},
+    }
+    deltas = [p for p in chat if p["state"] == "delta"]
+    assert 1 <= len(deltas) < 4, "chat deltas are coalesced"
+    assert "".join(d["deltaText"] for d in deltas) == "abcd"
+    assert deltas[-1]["message"]["content"][0]["text"] == "abcd"
+    assistant = [p for p in agent if p["stream"] == "assistant"]
+    assert [a["data"]["delta"] for a in assistant] == ["a", "b", "c", "d"]
+    assert assistant[-1]["data"]["text"] == "abcd"
+    seqs = [p["seq"] for _, p, _ in rec.sent]
+    assert seqs == sorted(seqs)
+    final = chat[-1]
+    assert set(final) == {"runId", "sessionKey", "agentId", "seq", "state", "stopReason", "message"}
+
+
+def test_tool_streams_are_marked_for_tool_event_clients_only() -> None:
+    """item/tool agent events are flagged so the hub sends them only to tool-events clients."""
+    rec = Recorder()
+    ev = events(rec)
+    ev.tool_start("c1", "node_invoke", {"command": "x"}, "Node invoke x", 1)
+    ev.tool_end("c1", "node_invoke", {"content": []}, is_error=False, title="t", started_at=1)
+    assert [(p["stream"], flag) for _, p, flag in rec.sent] == [
+        ("item", True),
+        ("tool", True),
+        ("tool", True),
+        ("item", True),
+    ]
+    assert rec.sent[-1][1]["data"]["status"] == "completed"
+
+
+def test_context_answers_interrupted_tool_calls_and_uses_the_summary() -> None:
+    """A tool call without a result gets an error result; a compaction replaces old turns."""
+    path = [
+        {"id": "1", "role": "user", "content": "old question"},
+        {"id": "2", "role": "assistant", "content": [{"type": "text", "text": "old answer"}]},
+        {"id": "3", "role": "user", "content": "take a photo"},
+        {
+            "id": "4",
+            "role": "assistant",
+            "content": [{"type": "toolCall", "id": "c1", "name": "node_invoke", "arguments": {}}],
+        },
+        {"id": "5", "role": "compaction", "summary": "they talked", "keptFromId": "3"},
+        {"id": "6", "role": "user", "content": "and now?"},
+    ]
+    context = build_context(path)
+    assert context[0]["content"].startswith("[Summary of the earlier conversation]\nthey talked")
+    roles = [m["role"] for m in context]
+    assert roles == ["user", "user", "assistant", "toolResult", "user"]
+    assert context[3]["isError"] is True and context[3]["toolCallId"] == "c1"
+    assert all("id" not in m for m in context)
+    assert estimate_tokens(context) > 0
+
+
+def test_slash_commands_are_recognised() -> None:
+    """Only the known commands count; ordinary text and unknown slashes do not."""
+    assert is_slash_command("/nodes")
+    assert is_slash_command("  /invoke laptop device.info {}")
+    assert not is_slash_command("/unknown")
+    assert not is_slash_command("hello /nodes")
+    assert not is_slash_command("")
+
+
+def test_sessions_index(tmp_path: Path) -> None:
+    """ensure is idempotent, update/add_usage/renew/delete do what they say."""
+    with GatewayState.in_state_dir(tmp_path) as state:
+        first = state.sessions.ensure("agent:main:main", "main", 10)
+        again = state.sessions.ensure("agent:main:main", "main", 11)
+        assert again.session_id == first.session_id
+        state.sessions.add_usage("agent:main:main", 12, 5, 7)
+        row = state.sessions.update("agent:main:main", 13, label="Daily", status="done")
+        assert row is not None
+        assert (row.label, row.input_tokens, row.output_tokens) == ("Daily", 5, 7)
+        with pytest.raises(ValueError, match="cannot update session_id"):
+            state.sessions.update("agent:main:main", 14, session_id="x")
+        renewed = state.sessions.renew("agent:main:main", 15)
+        assert renewed is not None and renewed.session_id != first.session_id
+        assert renewed.input_tokens == 0 and renewed.label == "Daily"
+        assert [r.key for r in state.sessions.list()] == ["agent:main:main"]
+        assert state.sessions.delete("agent:main:main") is True
+        assert state.sessions.get("agent:main:main") is None
