@@ -161,7 +161,7 @@ async def run_agent(spec: RunSpec) -> RunResult:
             ev.flush()
             result.text, result.stop_reason = partial, stop
             partial = ""
-            if not calls:
+            if not calls and not spec.steer:
                 break
             for call in calls:
                 await _tool_call(spec, call)

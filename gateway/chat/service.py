@@ -81,6 +81,9 @@ class ChatService:
         self._runs: dict[str, ChatRun] = {}
         self._finished: collections.OrderedDict[str, str] = collections.OrderedDict()
         self._on_sessions_changed = on_sessions_changed
+        interrupted = sessions.mark_interrupted(now_ms())
+        if interrupted:
+            log.warning("%d chat run(s) were cut short by the last shutdown", interrupted)
 
     # ------------------------------------------------------------------ queries
     def canonical(self, key: str) -> str:

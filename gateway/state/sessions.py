@@ -153,6 +153,16 @@ class ChatSessions:
             )
         return self.get(key)
 
+    def mark_interrupted(self, now_ms: int) -> int:
+        """At start: runs recorded as running were cut by a crash or kill; say so."""
+        with self._db.transaction():
+            cursor = self._db.execute(
+                "UPDATE chat_sessions SET status = 'interrupted', updated_at_ms = ? "
+                "WHERE status = 'running'",
+                (now_ms,),
+            )
+        return cursor.rowcount
+
     def delete(self, key: str) -> bool:
         """Remove the row; False when there was none."""
         with self._db.transaction():
