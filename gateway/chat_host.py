@@ -52,7 +52,9 @@ class CoreNodes:
             "timeoutMs": timeout_ms,
             "idempotencyKey": str(uuid.uuid4()),
         }
-        result: dict[str, Any] = await node_invoke(self._core, None, request)  # type: ignore[arg-type]
+        result: dict[str, Any] = await node_invoke(
+            self._core, None, request, cancel_on_abandon=True
+        )
         return result
 
 

@@ -77,8 +77,11 @@ async def node_rename(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return {"nodeId": node_id, "displayName": renamed.display_name}
 
 
-async def node_invoke(core: GatewayCore, peer: Peer, params: Any) -> Any:
-    """``node.invoke {nodeId, command, params?, timeoutMs?, idempotencyKey}``."""
+async def node_invoke(
+    core: GatewayCore, peer: Peer | None, params: Any, *, cancel_on_abandon: bool = False
+) -> Any:
+    """``node.invoke {nodeId, command, params?, timeoutMs?, idempotencyKey}`` (also the
+    agent's tool path, with ``cancel_on_abandon`` so an aborted run stops the node)."""
     p = _obj("node.invoke", params)
     for name in ("nodeId", "command", "idempotencyKey"):
         if name not in p:
@@ -143,7 +146,12 @@ async def node_invoke(core: GatewayCore, peer: Peer, params: Any) -> Any:
             reason = "command not declared by node"
         raise invalid_request(message, {"reason": reason, "command": command})
     return await core.router.invoke(
-        target, command, p.get("params"), timeout_ms=timeout, idempotency_key=key
+        target,
+        command,
+        p.get("params"),
+        timeout_ms=timeout,
+        idempotency_key=key,
+        cancel_on_abandon=cancel_on_abandon,
     )
 
 

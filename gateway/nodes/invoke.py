@@ -98,10 +98,13 @@ class InvokeRouter:
         *,
         timeout_ms: int | None,
         idempotency_key: str,
+        cancel_on_abandon: bool = False,
     ) -> dict[str, Any]:
         """Send the command to the node and wait for its result.
 
-        Returns the operator result ``{ok, nodeId, command, payload, payloadJSON}``.
+        Returns the operator result ``{ok, nodeId, command, payload, payloadJSON}``. With
+        ``cancel_on_abandon`` (a caller that owns its idempotency key, such as an agent's
+        tool call) a cancelled caller cancels the invoke on the node too.
 
         Raises:
             InvokeError: node error, timeout, disconnect or overload, as ErrorShape.
@@ -124,7 +127,12 @@ class InvokeRouter:
             self._idempotent[key] = (now + IDEMPOTENCY_TTL_S, task)
             while len(self._idempotent) > IDEMPOTENCY_ENTRIES:
                 self._idempotent.popitem(last=False)
-        return await asyncio.shield(task)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if cancel_on_abandon:
+                task.cancel()
+            raise
 
     async def _run(
         self,
@@ -181,6 +189,12 @@ class InvokeRouter:
             )
             timed_out = {"code": "TIMEOUT", "message": "node invoke timed out"}
             raise _node_failure(timed_out, command) from None
+        except asyncio.CancelledError:
+            # The caller went away (a chat run was aborted mid tool call): stop the node too.
+            peer.send_event(
+                "node.invoke.cancel", {"invokeId": invoke_id, "nodeId": node_id}, seq=False
+            )
+            raise
         finally:
             self._forget(invoke_id)
         if not outcome.get("ok"):

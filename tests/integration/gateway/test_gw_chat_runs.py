@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from gateway.server import GatewayServer
+from openclaw_desktop.node import InvokeResult
 from tests.helpers.bundled_gateway import (
     NodeHarness,
     RawClient,
@@ -38,6 +39,7 @@ def providers_json(
     accounts: list[dict[str, Any]] | None = None,
     context_window: int = 128_000,
     max_tokens: int = 4096,
+    vision: bool = False,
 ) -> None:
     """Point the gateway at the fake model."""
     provider: dict[str, Any] = {
@@ -49,6 +51,7 @@ def providers_json(
                 "name": "Fake Model",
                 "contextWindow": context_window,
                 "maxTokens": max_tokens,
+                "vision": vision,
             }
         ],
     }
@@ -99,7 +102,11 @@ class Chat:
 
 @contextlib.asynccontextmanager
 async def chat_gateway(
-    tmp_path: Path, *, llm: FakeLLM | None = None, **provider: Any
+    tmp_path: Path,
+    *,
+    llm: FakeLLM | None = None,
+    allow: tuple[str, ...] = ("probe.echo",),
+    **provider: Any,
 ) -> AsyncIterator[Chat]:
     """The bundled gateway in-process with providers.json pointing at a fake model."""
     with contextlib.ExitStack() as stack:
@@ -107,7 +114,7 @@ async def chat_gateway(
         state = tmp_path / "state"
         providers_json(state, provider.pop("base_url", fake.openai_base_url), **provider)
         async with (
-            bundled_gateway(state, nodes_allow=["probe.echo"]) as gw,
+            bundled_gateway(state, nodes_allow=list(allow)) as gw,
             raw_operator(gw.url, caps=["tool-events"]) as op,
         ):
             yield Chat(gw, fake, op)
@@ -126,9 +133,9 @@ def no_ambient_providers(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-async def approved_node(chat: Chat) -> NodeHarness:
-    """A node on our client library offering probe.echo, its surface approved."""
-    node = start_node(chat.gw.url)
+async def approved_node(chat: Chat, **kw: Any) -> NodeHarness:
+    """A node on our client library (probe.echo etc. unless ``handlers``), surface approved."""
+    node = start_node(chat.gw.url, **kw)
     event = await chat.op.wait_event(
         "node.pair.requested", lambda e: e["payload"]["nodeId"] == node.node_id
     )
@@ -451,3 +458,63 @@ async def test_auto_compaction_keeps_the_originals(tmp_path: Path) -> None:
         assert len(users) == 6, "the originals stay in the transcript"
         last = chat.llm.bodies("/chat/completions")[-1]["messages"]
         assert any("[Summary of the earlier conversation]" in str(m.get("content")) for m in last)
+
+
+#: A 1x1 PNG.
+PNG_1PX = "".join(
+    (
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGA",
+        "hKmMIQAAAABJRU5ErkJggg==",
+    )
+)
+
+
+async def test_images_reach_a_vision_model_and_the_prompt_names_the_nodes(tmp_path: Path) -> None:
+    """camera.snap's JPEG goes to a vision model as an image; the system prompt lists the
+    connected nodes and their commands."""
+
+    async def snap(params: Any) -> InvokeResult:
+        return InvokeResult.success({"format": "jpg", "base64": PNG_1PX, "width": 1, "height": 1})
+
+    async with chat_gateway(tmp_path, allow=("camera.snap",), vision=True) as chat:
+        node = await approved_node(chat, handlers={"camera.snap": ("camera", snap)})
+        try:
+            args = {"node": "test-node", "command": "camera.snap"}
+            final = await chat.finished(await chat.send(f"CALLTOOL:node_invoke:{json.dumps(args)}"))
+            assert final["state"] == "final"
+            first, second = chat.llm.bodies("/chat/completions")[-2:]
+            system = first["messages"][0]["content"]
+            assert "test-node" in system and "camera.snap" in system
+            text = json.dumps(second["messages"])
+            assert PNG_1PX in text, "the photo went to the model"
+        finally:
+            await node.aclose()
+
+
+async def test_abort_during_a_tool_call_cancels_it_on_the_node(tmp_path: Path) -> None:
+    """An abort while a node command runs sends node.invoke.cancel and ends the run."""
+    started = asyncio.Event()
+
+    async def slow(params: Any) -> InvokeResult:
+        started.set()
+        await asyncio.sleep(30)
+        return InvokeResult.success({"late": True})
+
+    async with chat_gateway(tmp_path, allow=("probe.slow",)) as chat:
+        node = await approved_node(chat, handlers={"probe.slow": ("probe", slow)})
+        try:
+            args = {"node": "test-node", "command": "probe.slow"}
+            run_id = await chat.send(f"CALLTOOL:node_invoke:{json.dumps(args)}")
+            async with asyncio.timeout(10):
+                await started.wait()
+            await chat.op.ok("chat.abort", {"sessionKey": "main", "runId": run_id})
+            assert (await chat.finished(run_id, timeout=5))["state"] == "aborted"
+            async with asyncio.timeout(5):
+                while not any(e.event == "node.invoke.cancel" for e in node.events):
+                    await asyncio.sleep(0.02)
+            follow = await chat.finished(await chat.send("are you there"))
+            assert follow["state"] == "final", (
+                "the interrupted tool call does not break the session"
+            )
+        finally:
+            await node.aclose()
