@@ -174,7 +174,7 @@ class Transcript:
             parent = self._leaf if parent_id is LEAF else parent_id
             if parent is not None and parent not in self._messages:
                 raise ValueError(f"unknown parentId {parent!r}")
-            ident = message_id or uuid.uuid4().hex
+            ident = message_id or str(uuid.uuid4())
             if ident in self._messages:
                 raise ValueError(f"message id {ident!r} already exists")
             record = {**message, "id": ident, "parentId": parent}
@@ -219,8 +219,19 @@ class Transcript:
         with self._lock:
             return [copy.deepcopy(self._messages[i]) for i in self._path_ids()]
 
+    def visible_count(self, roles: frozenset[str] | None = None) -> int:
+        """How many messages the visible path has (only ``roles``, when given)."""
+        with self._lock:
+            ids = self._path_ids()
+            if roles is None:
+                return len(ids)
+            return sum(1 for i in ids if self._messages[i].get("role") in roles)
+
     def history(
-        self, limit: int = 200, max_chars: int = HISTORY_MAX_CHARS_MAX
+        self,
+        limit: int = 200,
+        max_chars: int = HISTORY_MAX_CHARS_MAX,
+        roles: frozenset[str] | None = None,
     ) -> list[dict[str, Any]]:
         """Return the last ``limit`` messages of the visible path, oldest first.
 
@@ -236,7 +247,10 @@ class Transcript:
         _check_int(limit, "limit", HISTORY_LIMIT_MAX)
         _check_int(max_chars, "max_chars", HISTORY_MAX_CHARS_MAX)
         with self._lock:
-            ids = self._path_ids()[-limit:]
+            ids = self._path_ids()
+            if roles is not None:
+                ids = [i for i in ids if self._messages[i].get("role") in roles]
+            ids = ids[-limit:]
             out: list[dict[str, Any]] = []
             for ident in ids:
                 message = self._messages[ident]

@@ -107,7 +107,7 @@ class TranscriptStore:
             "type": "session",
             "version": _HEADER_VERSION,
             "sessionKey": canonical,
-            "sessionId": uuid.uuid4().hex,
+            "sessionId": str(uuid.uuid4()),
             "createdAtMs": self._clock(),
         }
         create_file(path, header)

@@ -24,6 +24,8 @@ __all__ = ["ATTACHMENT_LIMITS", "HANDLERS", "history_message"]
 #: ``policy.attachments`` (the real gateway's numbers).
 ATTACHMENT_LIMITS = {"maxBytes": 19_464_192, "maxImageBytes": 6_291_456}
 _KEY = Field("string", required=True, min_length=1, max_length=512)
+#: The transcript roles chat.history shows (compaction entries are internal).
+CHAT_ROLES = frozenset({"user", "assistant", "toolResult"})
 _SEND_FIELDS = {
     "sessionKey": _KEY,
     "message": Field("string", required=True),
@@ -173,14 +175,8 @@ async def chat_history(core: GatewayCore, peer: Peer, params: Any) -> Any:
     key = _canonical(service, p["sessionKey"])
     transcript = await service.transcript(key)
     limit, max_chars = p.get("limit", 200), p.get("maxChars", 500_000)
-    visible = await asyncio.to_thread(transcript.history, limit * 2, max_chars)
-    chat_rows = [m for m in visible if m.get("role") in ("user", "assistant", "toolResult")]
-    chat_rows = chat_rows[-limit:]
-    total = sum(
-        1
-        for m in await asyncio.to_thread(transcript.visible_path)
-        if m.get("role") in ("user", "assistant", "toolResult")
-    )
+    chat_rows = await asyncio.to_thread(transcript.history, limit, max_chars, CHAT_ROLES)
+    total = await asyncio.to_thread(transcript.visible_count, CHAT_ROLES)
     row = service.sessions.ensure(key, service.agent_id, now_ms())
     start = total - len(chat_rows)
     return {
@@ -233,7 +229,8 @@ async def chat_inject(core: GatewayCore, peer: Peer, params: Any) -> Any:
     )
     service = _service(core)
     key = _canonical(service, p["sessionKey"])
-    service.sessions.ensure(key, service.agent_id, now_ms())
+    if service.sessions.get(key) is None:
+        raise invalid_request("session not found")  # as the real gateway: no run, no session
     transcript = await service.transcript(key)
     message: dict[str, Any] = {
         "role": "assistant",
@@ -243,6 +240,14 @@ async def chat_inject(core: GatewayCore, peer: Peer, params: Any) -> Any:
         "api": "openai-responses",
         "provider": "openclaw",
         "model": "gateway-injected",
+        "usage": {
+            "input": 0,
+            "output": 0,
+            "totalTokens": 0,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+        },
     }
     if p.get("label"):
         message["label"] = p["label"]

@@ -92,12 +92,19 @@ def _is_tool_message(message: dict[str, Any]) -> bool:
     )
 
 
+#: The real gateway 2026.9.6 appends a synthetic user message starting with this after the
+#: user's prompt (and after tool results); it is never the prompt.
+INTERNAL_CONTEXT_MARK = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
+
+
 def find_prompt(messages: list[dict[str, Any]]) -> tuple[str, str | None]:
     """The prompt (last real user message) and the text of the first tool result after it
     (None when the prompt's tool call is not answered yet)."""
     prompt_index = -1
     for i, message in enumerate(messages):
         if message.get("role") != "user" or _is_tool_message(message):
+            continue
+        if _text(message.get("content")).lstrip().startswith(INTERNAL_CONTEXT_MARK):
             continue
         if i > 0 and _is_tool_message(messages[i - 1]):
             continue  # synthetic follow-up of tool results
