@@ -335,6 +335,9 @@ async def test_provider_down_is_an_error_quickly(tmp_path: Path) -> None:
 async def test_history_bounds_and_the_oversized_placeholder(tmp_path: Path) -> None:
     """limit keeps the tail; a message over maxChars is replaced; chat.message.get has it whole."""
     async with chat_gateway(tmp_path) as chat:
+        missing = await chat.op.error("chat.inject", {"sessionKey": "main", "message": "n"})
+        assert missing["message"] == "session not found"
+        await chat.op.ok("sessions.create", {"key": "main"})
         big = "x" * 50_000
         injected = await chat.op.ok("chat.inject", {"sessionKey": "main", "message": big})
         for n in range(3):
@@ -516,5 +519,49 @@ async def test_abort_during_a_tool_call_cancels_it_on_the_node(tmp_path: Path) -
             assert follow["state"] == "final", (
                 "the interrupted tool call does not break the session"
             )
+        finally:
+            await node.aclose()
+
+
+async def test_tool_calls_time_out_and_slash_snap_and_notify_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node command slower than the tool timeout comes back to the model as an error;
+    /snap and /notify reach the node offering them."""
+    import gateway.chat.tools as tools_module
+
+    monkeypatch.setattr(tools_module, "TOOL_TIMEOUT_S", 0.5)
+
+    async def slow(params: Any) -> InvokeResult:
+        await asyncio.sleep(5)
+        return InvokeResult.success({"late": True})
+
+    async def snap(params: Any) -> InvokeResult:
+        return InvokeResult.success({"format": "jpg", "base64": PNG_1PX, "width": 1, "height": 1})
+
+    async def notify(params: Any) -> InvokeResult:
+        return InvokeResult.success(
+            {"sent": True, "title": params.get("title"), "body": params.get("body")}
+        )
+
+    handlers = {
+        "probe.slow": ("probe", slow),
+        "camera.snap": ("camera", snap),
+        "system.notify": ("system", notify),
+    }
+    allow = ("probe.slow", "camera.snap", "system.notify")
+    async with chat_gateway(tmp_path, allow=allow) as chat:
+        node = await approved_node(chat, handlers=handlers)
+        try:
+            args = {"node": "test-node", "command": "probe.slow"}
+            final = await chat.finished(await chat.send(f"CALLTOOL:node_invoke:{json.dumps(args)}"))
+            assert final["state"] == "final"
+            result = (await chat.history())["messages"][-2]
+            assert result["isError"] is True and "timed out" in result["content"][0]["text"]
+            snapped = await chat.finished(await chat.send("/snap"))
+            assert "[image, " in snapped["message"]["content"][0]["text"]
+            notified = await chat.finished(await chat.send("/notify dinner is ready"))
+            assert '"body": "dinner is ready"' in notified["message"]["content"][0]["text"]
+            assert node.handled == ["probe.slow", "camera.snap", "system.notify"]
         finally:
             await node.aclose()
