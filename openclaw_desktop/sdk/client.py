@@ -1,0 +1,269 @@
+"""``OpenClaw``: the app SDK's entry point.
+
+    async with OpenClaw.connect("ws://127.0.0.1:18789", token="…") as oc:
+        run = await oc.sessions.send("main", "What's on my calendar?")
+        async for event in run.events():
+            if event.type == "assistant.delta":
+                print(event.data["text"], end="", flush=True)
+        result = await run.wait()
+
+Works against the real OpenClaw gateway and the bundled one alike. Methods the gateway does
+not advertise raise :class:`Unsupported` without sending; a missing operator scope raises
+:class:`MissingScope` with the gateway's details.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Literal
+
+from openclaw_desktop.config.client_profile import cli_client, user_agent
+from openclaw_desktop.errors import GatewayError
+from openclaw_desktop.identity import (
+    CredentialStore,
+    DeviceIdentity,
+    IdentityStore,
+    MemorySecretStore,
+    open_secret_store,
+)
+from openclaw_desktop.protocol import HelloOk, Role
+from openclaw_desktop.sdk.errors import MissingScope, Unsupported
+from openclaw_desktop.sdk.events import Event
+from openclaw_desktop.sdk.normalize import Normalizer
+from openclaw_desktop.sdk.resources import (
+    Agents,
+    Approvals,
+    Artifacts,
+    Models,
+    Nodes,
+    Sessions,
+    Tools,
+    now_ms,
+)
+from openclaw_desktop.sdk.run import Run
+from openclaw_desktop.session import EventReceived, SequenceGap
+from openclaw_desktop.transport import (
+    ConnectionOptions,
+    ConnectionState,
+    ConnectionStatus,
+    GatewayConnection,
+)
+
+__all__ = ["DEFAULT_SCOPES", "OpenClaw"]
+
+log = logging.getLogger("openclaw.sdk")
+
+#: What the SDK asks for unless told otherwise: read and write (chat), nothing more.
+DEFAULT_SCOPES = ("operator.read", "operator.write")
+#: Methods every gateway has even when its feature list is conservative.
+_ALWAYS = frozenset({"health", "status"})
+
+
+class OpenClaw:
+    """A connected operator session with the SDK's objects."""
+
+    def __init__(self, options: ConnectionOptions) -> None:
+        self.connection = GatewayConnection(options)
+        self.scopes = tuple(options.scopes)
+        self.sessions = Sessions(self)
+        self.models = Models(self)
+        self.nodes = Nodes(self)
+        self.approvals = Approvals(self)
+        self.agents = Agents(self)
+        self.tools = Tools(self)
+        self.artifacts = Artifacts(self)
+        self._normalizer = Normalizer()
+        self._runs: dict[str, Run] = {}
+        self._listeners: list[asyncio.Queue[Event]] = []
+        self._hello: HelloOk | None = None
+        self._connected_once = False
+        self.connection.on_event(self._on_event)
+        self.connection.on_status(self._on_status)
+        self.connection.on_gap(self._on_gap)
+
+    @classmethod
+    def connect(
+        cls,
+        url: str,
+        *,
+        token: str | None = None,
+        password: str | None = None,
+        tls_fingerprint: str | None = None,
+        scopes: Sequence[str] = DEFAULT_SCOPES,
+        identity: DeviceIdentity | Literal["installation", "ephemeral"] = "installation",
+        credentials: CredentialStore | None = None,
+        timeout: float = 30.0,
+    ) -> OpenClaw:
+        """An SDK client for ``url``; use it as ``async with``.
+
+        Args:
+            token / password: the gateway's shared secret.
+            tls_fingerprint: pin a ``wss://`` gateway's certificate (SHA-256 hex).
+            scopes: exactly the operator scopes to ask for (nothing more is requested).
+            identity: this installation's device identity (default; pairings persist),
+                ``"ephemeral"`` for a throw-away one, or your own.
+            credentials: where device tokens are kept (default: the OS keyring for the
+                installation identity, memory for others).
+            timeout: seconds to wait for the connection in ``async with``.
+        """
+        if identity == "installation":
+            from openclaw_desktop.config.paths import AppPaths
+
+            paths = AppPaths.default()
+            signer = IdentityStore(paths.identity_file).load_or_create()
+            creds = credentials or CredentialStore(open_secret_store(paths.secrets_file))
+        else:
+            signer = DeviceIdentity.generate() if identity == "ephemeral" else identity
+            creds = credentials or CredentialStore(MemorySecretStore())
+        options = ConnectionOptions(
+            url=url,
+            role=Role.OPERATOR,
+            client=cli_client(),
+            signer=signer,
+            credentials=creds,
+            scopes=tuple(scopes),
+            caps=("tool-events",),
+            shared_token=token,
+            password=password,
+            tls_fingerprint=tls_fingerprint,
+            user_agent=user_agent(),
+            wait_for_pairing=True,
+        )
+        client = cls(options)
+        client._connect_timeout = timeout
+        return client
+
+    _connect_timeout = 30.0
+
+    async def __aenter__(self) -> OpenClaw:
+        self.connection.start()
+        try:
+            self._hello = await self.connection.wait_ready(self._connect_timeout)
+        except BaseException:
+            await self.connection.aclose()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connection."""
+        await self.connection.aclose()
+
+    # ------------------------------------------------------------------ features
+    @property
+    def hello(self) -> HelloOk:
+        """The gateway's ``hello-ok`` (after ``async with``)."""
+        if self._hello is None:
+            raise RuntimeError("not connected: use `async with OpenClaw.connect(...)`")
+        return self._hello
+
+    @property
+    def methods(self) -> frozenset[str]:
+        """Methods the gateway advertises."""
+        features = self.hello.features
+        return frozenset(getattr(features, "methods", None) or ()) | _ALWAYS
+
+    def supports(self, method: str) -> bool:
+        """Whether the gateway advertises ``method``."""
+        return method in self.methods
+
+    async def call(self, method: str, params: Any = None, *, timeout: float = 30) -> Any:
+        """One RPC (the namespaces use this); :class:`Unsupported` / :class:`MissingScope`."""
+        if not self.supports(method):
+            raise Unsupported(method, str(self.connection.endpoint.display))
+        try:
+            return await self.connection.request(method, params, timeout_s=timeout)
+        except GatewayError as exc:
+            if exc.detail_code == "MISSING_SCOPE" or str(exc.message).startswith("missing scope"):
+                raise MissingScope(exc) from None
+            raise
+
+    # ------------------------------------------------------------------ events
+    async def events(self) -> AsyncIterator[Event]:
+        """Every normalized event of this connection from now on."""
+        queue: asyncio.Queue[Event] = asyncio.Queue(maxsize=10_000)
+        self._listeners.append(queue)
+        try:
+            while True:
+                yield await queue.get()
+        finally:
+            self._listeners.remove(queue)
+
+    def _on_event(self, received: EventReceived) -> None:
+        for event in self._normalizer.feed(received.event, received.payload, now_ms()):
+            run = self._runs.get(event.run_id or "")
+            if run is None and event.type == "approval.requested":
+                run = self._run_for_session(event.session_key)
+            if run is not None:
+                run._feed(event)
+            for queue in list(self._listeners):
+                if queue.full():
+                    queue.get_nowait()  # a slow reader loses the oldest, not the newest
+                queue.put_nowait(event)
+
+    def _run_for_session(self, key: str | None) -> Run | None:
+        if not key:
+            return None
+        live = [r for r in self._runs.values() if not r.done and key.endswith(r.session_key)]
+        return live[-1] if live else None
+
+    def _on_gap(self, gap: SequenceGap) -> None:
+        for run in self._runs.values():
+            if not run.done:
+                run._reset(f"{gap.received - gap.expected} gateway events were missed")
+
+    def _on_status(self, status: ConnectionStatus) -> None:
+        if status.state is not ConnectionState.CONNECTED:
+            return
+        if status.hello is not None:
+            self._hello = status.hello
+        if self._connected_once:
+            asyncio.get_running_loop().create_task(self._catch_up())
+        self._connected_once = True
+
+    async def _catch_up(self) -> None:
+        """After a reconnect: finish runs that ended meanwhile from ``chat.history``; mark the
+        others with ``stream.reset`` (deltas sent while away are not replayed by gateways)."""
+        for run in [r for r in self._runs.values() if not r.done]:
+            try:
+                messages = await self._run_messages(run.session_key, run.run_id)
+            except Exception as exc:
+                log.warning("could not catch up on run %s: %s", run.run_id, exc)
+                run._reset("reconnected; the run's history is unavailable")
+                continue
+            final = [
+                m
+                for m in messages
+                if m.get("role") == "assistant" and m.get("stopReason") not in (None, "toolUse")
+            ]
+            if final:
+                run._finish_from_history(final[-1])
+            else:
+                run._reset("reconnected while the run was going; live events resume")
+
+    # ------------------------------------------------------------------ runs
+    def _track_run(self, run_id: str, key: str) -> Run:
+        run = self._runs.get(run_id)
+        if run is None:
+            run = Run(self, run_id, key, now_ms())
+            self._runs[run_id] = run
+        return run
+
+    def _forget_run(self, run_id: str) -> None:
+        self._runs.pop(run_id, None)
+
+    async def _run_messages(self, key: str, run_id: str) -> list[dict[str, Any]]:
+        """The transcript messages of one run (its user message onwards)."""
+        messages = await self.sessions.history(key, limit=200)
+        out: list[dict[str, Any]] = []
+        for message in messages:
+            raw_meta = message.get("__openclaw")
+            meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+            ikey = str(message.get("idempotencyKey") or meta.get("idempotencyKey") or "")
+            if meta.get("runId") == run_id or ikey == f"{run_id}:user":
+                out.append(message)
+        return out

@@ -1,0 +1,199 @@
+"""Gateway events -> normalized SDK events (pure: no I/O, no clock of its own).
+
+Mapping (the same for the real gateway and the bundled one):
+
+* ``agent`` lifecycle ``start`` -> ``run.started``;
+* ``chat`` ``delta`` -> ``assistant.delta`` ``{text, cumulative, replace}``;
+* ``agent`` ``thinking`` -> ``thinking.delta`` ``{text}``;
+* ``agent`` ``tool`` ``start`` / ``update`` / ``result`` -> ``tool.call.started`` ``{toolCallId,
+  name, args}`` / ``tool.call.delta`` / ``tool.call.completed|failed`` ``{toolCallId, name,
+  isError, result}``;
+* ``chat`` ``final`` -> ``assistant.message`` ``{text, message}`` + ``run.completed``
+  ``{stopReason, usage}``; ``aborted`` -> (``assistant.message`` when partial) +
+  ``run.cancelled``; ``error`` -> ``run.failed`` (``run.timed_out`` for ``errorKind: timeout``)
+  ``{errorMessage, errorKind, errorDetail}``;
+* ``sessions.changed`` -> ``session.updated`` (``session.created`` for reason ``create``);
+  ``session.compacted`` (bundled) and ``agent`` ``compaction`` end (real) -> ``session.compacted``;
+* ``exec.approval.requested/resolved`` and ``plugin.approval.*`` -> ``approval.requested`` /
+  ``approval.resolved``.
+
+Event ids of a run are ``<runId>:<seq, 10 digits>:<type>``: stable for a given gateway event and
+sorting in stream order, so they work as replay cursors.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from openclaw_desktop.sdk.events import Event
+
+__all__ = ["Normalizer", "message_text", "run_event_id"]
+
+
+def run_event_id(run_id: str, seq: int, kind: str) -> str:
+    """The replay cursor of a run event."""
+    return f"{run_id}:{max(seq, 0):010d}:{kind}"
+
+
+def message_text(message: Any) -> str:
+    """The text of an assistant message (its text blocks joined)."""
+    if not isinstance(message, dict):
+        return ""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+    )
+
+
+class Normalizer:
+    """Turns one connection's gateway events into :class:`Event` objects."""
+
+    def __init__(self) -> None:
+        self._counter = itertools.count(1)
+
+    def feed(self, name: str, payload: Any, received_ms: int) -> list[Event]:
+        """The normalized events for one gateway event (often none)."""
+        if not isinstance(payload, dict):
+            return []
+        if name == "chat":
+            return self._chat(payload, received_ms)
+        if name == "agent":
+            return self._agent(payload, received_ms)
+        if name in ("sessions.changed", "session.compacted"):
+            return self._session(name, payload, received_ms)
+        if name.endswith(".approval.requested") or name.endswith(".approval.resolved"):
+            return self._approval(name, payload, received_ms)
+        return []
+
+    # ------------------------------------------------------------------ runs
+    def _run_event(
+        self, payload: dict[str, Any], kind: str, data: dict[str, Any], ts: int
+    ) -> Event:
+        run_id = str(payload.get("runId") or "")
+        seq = payload.get("seq")
+        return Event(
+            id=run_event_id(run_id, seq if isinstance(seq, int) else 0, kind),
+            ts=int(payload.get("ts") or ts),
+            type=kind,
+            data=data,
+            run_id=run_id or None,
+            session_key=payload.get("sessionKey"),
+            agent_id=payload.get("agentId"),
+            raw=payload,
+        )
+
+    def _chat(self, p: dict[str, Any], ts: int) -> list[Event]:
+        state = p.get("state")
+        message = p.get("message")
+        if state == "delta":
+            data = {
+                "text": str(p.get("deltaText") or ""),
+                "cumulative": message_text(message),
+                "replace": bool(p.get("replace")),
+            }
+            return [self._run_event(p, "assistant.delta", data, ts)]
+        if state == "final":
+            text = message_text(message)
+            done = {"stopReason": p.get("stopReason"), "usage": p.get("usage")}
+            return [
+                self._run_event(p, "assistant.message", {"text": text, "message": message}, ts),
+                self._run_event(p, "run.completed", done, ts),
+            ]
+        if state == "aborted":
+            events = []
+            if message is not None:
+                data = {"text": message_text(message), "message": message}
+                events.append(self._run_event(p, "assistant.message", data, ts))
+            cancelled = {"stopReason": p.get("stopReason"), "errorMessage": p.get("errorMessage")}
+            return [*events, self._run_event(p, "run.cancelled", cancelled, ts)]
+        if state == "error":
+            kind = "run.timed_out" if p.get("errorKind") == "timeout" else "run.failed"
+            data = {
+                "errorMessage": p.get("errorMessage"),
+                "errorKind": p.get("errorKind") or "unknown",
+                "errorDetail": p.get("errorDetail"),
+            }
+            return [self._run_event(p, kind, data, ts)]
+        return []
+
+    def _agent(self, p: dict[str, Any], ts: int) -> list[Event]:
+        stream, data = p.get("stream"), p.get("data")
+        if not isinstance(data, dict):
+            return []
+        phase = data.get("phase")
+        if stream == "lifecycle" and phase == "start":
+            return [self._run_event(p, "run.started", {"startedAt": data.get("startedAt")}, ts)]
+        if stream == "thinking":
+            text = data.get("delta") or data.get("text") or ""
+            return [self._run_event(p, "thinking.delta", {"text": str(text)}, ts)]
+        if stream == "tool":
+            base = {"toolCallId": data.get("toolCallId"), "name": data.get("name")}
+            if phase == "start":
+                return [
+                    self._run_event(p, "tool.call.started", {**base, "args": data.get("args")}, ts)
+                ]
+            if phase in ("update", "partial", "delta"):
+                return [
+                    self._run_event(
+                        p,
+                        "tool.call.delta",
+                        {**base, "partial": data.get("partialResult") or data.get("result")},
+                        ts,
+                    )
+                ]
+            if phase == "result":
+                failed = bool(data.get("isError"))
+                kind = "tool.call.failed" if failed else "tool.call.completed"
+                result = {**base, "isError": failed, "result": data.get("result")}
+                return [self._run_event(p, kind, result, ts)]
+        if stream == "compaction" and phase == "end":
+            return [self._run_event(p, "session.compacted", dict(data), ts)]
+        return []
+
+    # ------------------------------------------------------------------ others
+    def _plain(
+        self, name: str, kind: str, p: dict[str, Any], data: dict[str, Any], ts: int, key: Any
+    ) -> Event:
+        return Event(
+            id=f"{name}:{ts:013d}:{next(self._counter):06d}",
+            ts=int(p.get("ts") or ts),
+            type=kind,
+            data=data,
+            run_id=p.get("runId"),
+            session_key=key if isinstance(key, str) else None,
+            raw=p,
+        )
+
+    def _session(self, name: str, p: dict[str, Any], ts: int) -> list[Event]:
+        session = p.get("session") if isinstance(p.get("session"), dict) else None
+        key = p.get("sessionKey") or (session or {}).get("key")
+        if name == "session.compacted":
+            return [self._plain(name, "session.compacted", p, dict(p), ts, key)]
+        kind = "session.created" if p.get("reason") in ("create", "created") else "session.updated"
+        data = {"reason": p.get("reason"), "session": session}
+        return [self._plain(name, kind, p, data, ts, key)]
+
+    def _approval(self, name: str, p: dict[str, Any], ts: int) -> list[Event]:
+        nested = p.get("request")
+        request: dict[str, Any] = nested if isinstance(nested, dict) else p
+        approval_id = p.get("id") or request.get("id")
+        source = name.split(".", 1)[0]
+        if name.endswith(".requested"):
+            data = {
+                "id": approval_id,
+                "kind": source,
+                "command": request.get("command") or request.get("rawCommand"),
+                "summary": request.get("summary") or request.get("title") or request.get("command"),
+                "risk": request.get("risk"),
+                "decisions": p.get("decisions") or ["allow-once", "allow-always", "deny"],
+                "expiresAt": p.get("expiresAtMs") or p.get("expiresAt"),
+                "request": request,
+            }
+            return [self._plain(name, "approval.requested", p, data, ts, request.get("sessionKey"))]
+        data = {"id": approval_id, "kind": source, "decision": p.get("decision")}
+        return [self._plain(name, "approval.resolved", p, data, ts, p.get("sessionKey"))]

@@ -1,0 +1,206 @@
+"""The SDK's namespaces: sessions, models, nodes, approvals, agents, tools, artifacts."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from openclaw_desktop.sdk.run import Run
+
+if TYPE_CHECKING:
+    from openclaw_desktop.sdk.client import OpenClaw
+
+__all__ = ["Agents", "Approvals", "Artifacts", "Models", "Nodes", "Rows", "Sessions", "Tools"]
+
+#: A list of gateway objects (the namespaces' ``list`` methods shadow the builtin in class
+#: scope, so annotations use this alias).
+Rows = list[dict[str, Any]]
+
+
+class _Namespace:
+    def __init__(self, client: OpenClaw) -> None:
+        self._client = client
+
+    async def _call(self, method: str, params: Any = None, timeout: float = 30) -> Any:
+        return await self._client.call(method, params, timeout=timeout)
+
+
+class Sessions(_Namespace):
+    """Chat sessions (``sessions.*``, ``chat.*``)."""
+
+    async def list(self, **filters: Any) -> Rows:
+        """``sessions.list``: the session rows."""
+        result = await self._call("sessions.list", filters)
+        return list(result.get("sessions") or [])
+
+    async def get(self, key: str) -> dict[str, Any] | None:
+        """One session's row by key (``main`` and ``agent:main:main`` alike), or None."""
+        wanted = {key, f"agent:main:{key}"}
+        for row in await self.list(limit=1000):
+            if row.get("key") in wanted:
+                return row
+        return None
+
+    async def create(self, key: str | None = None, **fields: Any) -> dict[str, Any]:
+        """``sessions.create``; returns ``{key, sessionId, entry, ...}``."""
+        params = dict(fields)
+        if key is not None:
+            params["key"] = key
+        result: dict[str, Any] = await self._call("sessions.create", params)
+        return result
+
+    async def send(
+        self,
+        key: str,
+        message: str,
+        *,
+        attachments: Rows | None = None,
+        thinking: str | None = None,
+        queue_mode: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Run:
+        """``chat.send``: returns the :class:`Run` at once (the key is known before the
+        send, so no other stream can mix in)."""
+        run_id = idempotency_key or str(uuid.uuid4())
+        run = self._client._track_run(run_id, key)
+        params: dict[str, Any] = {"sessionKey": key, "message": message, "idempotencyKey": run_id}
+        if attachments:
+            params["attachments"] = attachments
+        if thinking is not None:
+            params["thinking"] = thinking
+        if queue_mode is not None:
+            params["queueMode"] = queue_mode
+        try:
+            await self._call("chat.send", params)
+        except BaseException:
+            self._client._forget_run(run_id)
+            raise
+        return run
+
+    async def abort(self, key: str, run_id: str | None = None) -> dict[str, Any]:
+        """``chat.abort``: ``{ok, aborted, runIds}``."""
+        params: dict[str, Any] = {"sessionKey": key}
+        if run_id is not None:
+            params["runId"] = run_id
+        result: dict[str, Any] = await self._call("chat.abort", params)
+        return result
+
+    async def patch(self, key: str, **changes: Any) -> dict[str, Any]:
+        """``sessions.patch`` (``label``, ``model``, ``thinkingLevel``, ...)."""
+        result: dict[str, Any] = await self._call("sessions.patch", {"key": key, **changes})
+        return result
+
+    async def reset(self, key: str) -> dict[str, Any]:
+        """``sessions.reset``: a new session id, an empty transcript."""
+        result: dict[str, Any] = await self._call("sessions.reset", {"key": key})
+        return result
+
+    async def delete(self, key: str) -> dict[str, Any]:
+        """``sessions.delete``."""
+        result: dict[str, Any] = await self._call("sessions.delete", {"key": key})
+        return result
+
+    async def history(self, key: str, limit: int = 200, max_chars: int | None = None) -> Rows:
+        """``chat.history``: the visible messages, oldest first."""
+        params: dict[str, Any] = {"sessionKey": key, "limit": limit}
+        if max_chars is not None:
+            params["maxChars"] = max_chars
+        result = await self._call("chat.history", params)
+        return list(result.get("messages") or [])
+
+
+class Models(_Namespace):
+    """``models.list`` / ``models.authStatus``."""
+
+    async def list(self) -> Rows:
+        """The models the gateway can use."""
+        return list((await self._call("models.list", {})).get("models") or [])
+
+    async def status(self) -> dict[str, Any]:
+        """Provider authentication status."""
+        result: dict[str, Any] = await self._call("models.authStatus", {})
+        return result
+
+
+class Nodes(_Namespace):
+    """Device nodes (``node.list``, ``node.describe``, ``node.invoke``)."""
+
+    async def list(self) -> Rows:
+        """Paired and connected nodes."""
+        return list((await self._call("node.list", {})).get("nodes") or [])
+
+    async def describe(self, node_id: str) -> dict[str, Any]:
+        """One node's details."""
+        result: dict[str, Any] = await self._call("node.describe", {"nodeId": node_id})
+        return result
+
+    async def invoke(
+        self, node_id: str, command: str, params: Any = None, *, timeout_ms: int | None = None
+    ) -> Any:
+        """Run a node command; returns its payload (raises GatewayError on failure)."""
+        request: dict[str, Any] = {
+            "nodeId": node_id,
+            "command": command,
+            "idempotencyKey": str(uuid.uuid4()),
+        }
+        if params is not None:
+            request["params"] = params
+        if timeout_ms is not None:
+            request["timeoutMs"] = timeout_ms
+        wait = (timeout_ms or 30_000) / 1000 + 10
+        result = await self._call("node.invoke", request, timeout=wait)
+        return result.get("payload")
+
+
+class Approvals(_Namespace):
+    """Exec (and plugin) approvals: ``exec.approval.list`` / ``.resolve``."""
+
+    async def list(self) -> Rows:
+        """Pending approvals."""
+        result = await self._call("exec.approval.list", {})
+        items = result.get("approvals", result) if isinstance(result, dict) else result
+        return list(items or [])
+
+    async def respond(self, approval_id: str, decision: str, *, kind: str = "exec") -> None:
+        """Answer one: ``allow-once``, ``allow-always`` or ``deny``."""
+        method = "plugin.approval.resolve" if kind == "plugin" else "exec.approval.resolve"
+        await self._call(method, {"id": approval_id, "decision": decision})
+
+
+class Agents(_Namespace):
+    """``agents.list``."""
+
+    async def list(self) -> Rows:
+        """The gateway's agents."""
+        result = await self._call("agents.list", {})
+        return list(result.get("agents") or []) if isinstance(result, dict) else list(result)
+
+
+class Tools(_Namespace):
+    """``tools.catalog`` / ``tools.invoke`` (where the gateway allows)."""
+
+    async def catalog(self) -> Any:
+        """The tools the agent has."""
+        return await self._call("tools.catalog", {})
+
+    async def invoke(self, name: str, args: dict[str, Any] | None = None, **extra: Any) -> Any:
+        """Run one tool directly."""
+        return await self._call("tools.invoke", {"name": name, "args": args or {}, **extra})
+
+
+class Artifacts(_Namespace):
+    """``artifacts.list`` / ``artifacts.get`` where the gateway offers them."""
+
+    async def list(self, **filters: Any) -> Any:
+        """Artifacts (files a run produced)."""
+        return await self._call("artifacts.list", filters)
+
+    async def get(self, artifact_id: str) -> Any:
+        """One artifact."""
+        return await self._call("artifacts.get", {"id": artifact_id})
+
+
+def now_ms() -> int:
+    """Wall-clock milliseconds."""
+    return int(time.time() * 1000)

@@ -1,0 +1,276 @@
+"""A run: what one ``send`` started. Wait for its result, stream its events (replayable by
+event id), cancel it, or handle its approvals."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from openclaw_desktop.sdk.events import Event
+from openclaw_desktop.sdk.normalize import message_text, run_event_id
+
+if TYPE_CHECKING:
+    from openclaw_desktop.sdk.client import OpenClaw
+
+__all__ = ["Approval", "ApprovalHandler", "Run", "RunResult", "RunStatus", "Usage"]
+
+log = logging.getLogger("openclaw.sdk")
+
+RunStatus = Literal["accepted", "completed", "failed", "cancelled", "timed_out"]
+TERMINAL = {
+    "run.completed": "completed",
+    "run.failed": "failed",
+    "run.cancelled": "cancelled",
+    "run.timed_out": "timed_out",
+}
+#: The highest seq of a run, for events the SDK synthesizes after the gateway's last one.
+_LAST = 9_999_999_999
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage of a run (``cost_usd`` when the gateway reports it)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    cost_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """The envelope of a finished (or still running, ``accepted``) run."""
+
+    run_id: str
+    status: RunStatus
+    session_key: str
+    started_at: int | None
+    ended_at: int | None
+    text: str
+    messages: list[dict[str, Any]]
+    usage: Usage
+    error: str | None = None
+
+    @property
+    def output(self) -> dict[str, Any]:
+        """``{text, messages}``."""
+        return {"text": self.text, "messages": self.messages}
+
+
+@dataclass(frozen=True)
+class Approval:
+    """An approval the gateway asks for while a run goes on."""
+
+    id: str
+    run_id: str | None
+    kind: str
+    summary: str | None
+    command: str | None
+    risk: str | None
+    decisions: list[str]
+    expires_at: int | None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+#: Returns a decision (``allow-once``, ``allow-always``, ``deny``) or None to leave it to a
+#: human (another operator client, the app's own dialog).
+ApprovalHandler = Callable[[Approval], Awaitable[str | None]]
+
+
+class Run:
+    """One run; created by :meth:`Sessions.send`."""
+
+    def __init__(self, client: OpenClaw, run_id: str, session_key: str, created_ms: int) -> None:
+        self._client = client
+        self.run_id = run_id
+        self.session_key = session_key
+        self._events: list[Event] = []
+        self._ids: set[str] = set()
+        self._changed = asyncio.Event()
+        self._approval_handlers: list[ApprovalHandler] = []
+        self.started_at: int | None = None
+        self.ended_at: int | None = None
+        self.status: RunStatus | Literal["running"] = "running"
+        self._add(
+            Event(
+                run_event_id(run_id, 0, "run.created"),
+                created_ms,
+                "run.created",
+                {},
+                run_id,
+                session_key,
+            )
+        )
+
+    # ------------------------------------------------------------------ feeding
+    @property
+    def done(self) -> bool:
+        """Whether a terminal event arrived."""
+        return self.status != "running"
+
+    def _add(self, event: Event) -> None:
+        if event.id in self._ids:
+            return
+        self._ids.add(event.id)
+        self._events.append(event)
+        if event.type == "run.started":
+            self.started_at = event.data.get("startedAt") or event.ts
+        if event.type in TERMINAL and not self.done:
+            self.status = TERMINAL[event.type]  # type: ignore[assignment]
+            self.ended_at = event.ts
+        self._changed.set()
+
+    def _feed(self, event: Event) -> None:
+        self._add(event)
+        if event.type == "approval.requested" and self._approval_handlers:
+            asyncio.get_running_loop().create_task(self._approve(event))
+
+    def _reset(self, reason: str, cumulative: str = "") -> None:
+        """Tell consumers that events may have been missed (after a reconnect)."""
+        n = len(self._events)
+        self._add(
+            Event(
+                f"{self.run_id}:reset:{n:06d}",
+                _now(),
+                "stream.reset",
+                {"reason": reason, "cumulative": cumulative},
+                self.run_id,
+                self.session_key,
+            )
+        )
+
+    def _finish_from_history(self, message: dict[str, Any]) -> None:
+        """The run ended while we were away: synthesize its end from ``chat.history``."""
+        stop = message.get("stopReason")
+        text = message_text(message)
+        ts = int(message.get("timestamp") or _now())
+        self._add(
+            Event(
+                run_event_id(self.run_id, _LAST, "assistant.message"),
+                ts,
+                "assistant.message",
+                {"text": text, "message": message, "replayed": True},
+                self.run_id,
+                self.session_key,
+            )
+        )
+        kind = {"aborted": "run.cancelled", "error": "run.failed"}.get(str(stop), "run.completed")
+        self._add(
+            Event(
+                run_event_id(self.run_id, _LAST, kind),
+                ts,
+                kind,
+                {"stopReason": stop, "replayed": True},
+                self.run_id,
+                self.session_key,
+            )
+        )
+
+    # ------------------------------------------------------------------ consuming
+    async def events(self, after: str | None = None) -> AsyncIterator[Event]:
+        """Every event of the run, from the start (or after the event with id ``after``),
+        then live until the run ends. Ids never repeat; after a reconnect, missed events
+        come from the gateway's history, or a ``stream.reset`` says they cannot."""
+        index = 0
+        if after is not None:
+            positions = [i for i, e in enumerate(self._events) if e.id == after]
+            index = positions[0] + 1 if positions else 0
+            if not positions:
+                self._reset(f"unknown cursor {after!r}: replaying from the start")
+        while True:
+            while index < len(self._events):
+                event = self._events[index]
+                index += 1
+                yield event
+            if self.done:
+                return
+            self._changed.clear()
+            await self._changed.wait()
+
+    async def wait(self, timeout: float | None = None) -> RunResult:
+        """The result; ``status: accepted`` when ``timeout`` passes first (the run goes on)."""
+        try:
+            async with asyncio.timeout(timeout):
+                while not self.done:
+                    self._changed.clear()
+                    await self._changed.wait()
+        except TimeoutError:
+            return self._result("accepted", [])
+        messages = await self._client._run_messages(self.session_key, self.run_id)
+        return self._result(self.status, messages)  # type: ignore[arg-type]
+
+    def _result(self, status: RunStatus, messages: list[dict[str, Any]]) -> RunResult:
+        text = ""
+        error = None
+        for event in self._events:
+            if event.type == "assistant.message":
+                text = str(event.data.get("text") or "")
+            elif event.type in ("run.failed", "run.timed_out"):
+                error = event.data.get("errorMessage")
+        if not text:
+            text = "".join(
+                str(e.data.get("text", "")) for e in self._events if e.type == "assistant.delta"
+            )
+        inputs = outputs = 0
+        cost = 0.0
+        for message in messages:
+            raw_usage = message.get("usage")
+            usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
+            inputs += int(usage.get("input") or 0)
+            outputs += int(usage.get("output") or 0)
+            cost += float((usage.get("cost") or {}).get("total") or 0)
+        return RunResult(
+            self.run_id,
+            status,
+            self.session_key,
+            self.started_at,
+            self.ended_at,
+            text,
+            messages,
+            Usage(inputs, outputs, inputs + outputs, cost if messages else None),
+            error,
+        )
+
+    async def cancel(self) -> bool:
+        """Abort the run (``chat.abort``); True when the gateway stopped something."""
+        result = await self._client.sessions.abort(self.session_key, self.run_id)
+        return bool(result.get("aborted"))
+
+    # ------------------------------------------------------------------ approvals
+    def on_approval(self, handler: ApprovalHandler) -> None:
+        """Decide approvals requested during this run (see :data:`ApprovalHandler`)."""
+        self._approval_handlers.append(handler)
+        for event in self._events:
+            if event.type == "approval.requested":
+                asyncio.get_running_loop().create_task(self._approve(event))
+
+    async def _approve(self, event: Event) -> None:
+        data = event.data
+        approval = Approval(
+            id=str(data.get("id")),
+            run_id=self.run_id,
+            kind=str(data.get("kind")),
+            summary=data.get("summary"),
+            command=data.get("command"),
+            risk=data.get("risk"),
+            decisions=list(data.get("decisions") or []),
+            expires_at=data.get("expiresAt"),
+            raw=dict(data.get("request") or {}),
+        )
+        for handler in list(self._approval_handlers):
+            try:
+                decision = await handler(approval)
+            except Exception:
+                log.exception("approval handler failed; leaving %s to a human", approval.id)
+                return
+            if decision is not None:
+                await self._client.approvals.respond(approval.id, decision, kind=approval.kind)
+                return
+
+
+def _now() -> int:
+    return int(time.time() * 1000)
