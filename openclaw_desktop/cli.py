@@ -62,7 +62,7 @@ from openclaw_desktop.trust import (
     normalize_fingerprint,
 )
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
 
 log = logging.getLogger("openclaw.cli")
 
@@ -125,6 +125,11 @@ def _add_connection_args(parser: argparse.ArgumentParser) -> None:
         "--tls-fingerprint",
         help="pin the gateway's TLS certificate (SHA-256, hex; colons and sha256: prefix ok)",
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``openclaw-desktop`` (the GUI launcher reuses it)."""
+    return _parser()
 
 
 def _parser() -> argparse.ArgumentParser:

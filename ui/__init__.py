@@ -1,4 +1,6 @@
 """The Qt desktop application (PySide6 + qasync). Only this package imports Qt.
 
-The windows land with the desktop-app issue; this package holds nothing yet.
+``launcher`` is the console script (the window when there is a display, the CLI otherwise);
+``app`` the window and its runtime; ``presenters`` bind the SDK and the pure chat state
+(``openclaw_desktop.chat``) to ``widgets``.
 """

@@ -1,0 +1,157 @@
+"""The desktop window against our bundled gateway (a real subprocess on loopback) with the
+fake model: send and stream, a tool card, stop mid-stream, queue and steer. Screenshots of
+the window are saved under the folder the test prints."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from openclaw_desktop.chat import ChatItem
+from tests.helpers.bundled_gateway import BundledGateway
+from tests.helpers.chat_trace import write_fake_providers
+from tests.helpers.fake_llm import FakeLLM
+from ui.app import DesktopApp
+from ui.runtime import DesktopRuntime, RuntimeTarget
+
+pytestmark = [pytest.mark.ui, pytest.mark.timeout(120)]
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BundledGateway]:
+    """Our gateway with the fake model, shared by the module."""
+    with FakeLLM() as llm:
+        root = tmp_path_factory.mktemp("ui-gateway")
+        write_fake_providers(root / "state", llm.port)
+        gw = BundledGateway.start(root=root)
+        try:
+            yield gw
+        finally:
+            gw.cleanup()
+
+
+@pytest.fixture
+def screens(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where screenshots go (printed, so a reviewer can look at them)."""
+    folder = Path(os.environ.get("OPENCLAW_UI_ARTIFACTS") or tmp_path_factory.mktemp("screens"))
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"\nUI screenshots: {folder}")
+    return folder
+
+
+def run_in_qt(qapp: QApplication, scenario: Callable[[], Any]) -> None:
+    """Run an async scenario on a qasync loop over the test's QApplication."""
+    import qasync
+
+    loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_until_complete(asyncio.wait_for(scenario(), 90))
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+async def until(predicate: Callable[[], object], what: str, timeout: float = 20) -> None:
+    """Poll ``predicate`` while the Qt loop runs."""
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.02)
+
+
+def assistant(app: DesktopApp, status: str | None = None) -> list[ChatItem]:
+    """The assistant rows of the chat (with ``status``)."""
+    assert app.presenter is not None
+    return [
+        i
+        for i in app.presenter.timeline.items
+        if i.role == "assistant" and (status is None or i.status == status)
+    ]
+
+
+def test_chat_window_end_to_end(
+    qapp: QApplication,
+    gateway: BundledGateway,
+    screens: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Send with Enter, see the reply stream, a tool card, Stop, queue and Steer."""
+    monkeypatch.setenv("OPENCLAW_DESKTOP_HOME", str(tmp_path / "home"))
+    from openclaw_desktop.config import AppPaths
+
+    runtime = DesktopRuntime(
+        AppPaths.default(), RuntimeTarget(url=gateway.url, token=gateway.token, node=False)
+    )
+    app = DesktopApp(runtime)
+    app.window.show()
+    app.window.grab().save(str(screens / "01-starting.png"))
+
+    async def scenario() -> None:
+        await app.start()
+        chat = app.window.chat
+        assert chat is not None, app.window.placeholder.text()
+        # Enter sends; the message appears at once, the reply streams in.
+        chat.composer.setPlainText("hello from the window")
+        chat.composer.setFocus()
+        from PySide6.QtTest import QTest
+
+        QTest.keyClick(chat.composer, Qt.Key.Key_Return)
+        assert chat.composer.toPlainText() == ""
+        await until(lambda: assistant(app, "done"), "the reply")
+        reply = assistant(app, "done")[-1]
+        assert reply.text.startswith("FAKE-LLM reply")
+        assert chat.model.rowCount() == 2
+        app.window.grab().save(str(screens / "02-chat.png"))
+
+        # A tool call shows as a card that fills in.
+        await app.presenter.send("CALLTOOL:nodes_list:{}")  # type: ignore[union-attr]
+        await until(
+            lambda: any(
+                i.tool is not None and i.tool.status == "completed"
+                for i in app.presenter.timeline.items  # type: ignore[union-attr]
+            ),
+            "the tool card",
+        )
+        await until(lambda: len(assistant(app, "done")) == 2, "the reply after the tool")
+        app.window.grab().save(str(screens / "03-tool-card.png"))
+
+        # Stop mid-stream keeps the partial answer.
+        await app.presenter.send("SLOW:150")  # type: ignore[union-attr]
+        await until(lambda: assistant(app, "streaming"), "streaming")
+        assert chat.stop_button.isEnabled()
+        QTest.keyClick(chat.composer, Qt.Key.Key_Escape)
+        await until(lambda: assistant(app, "aborted"), "the stopped reply")
+        assert assistant(app, "aborted")[-1].text
+        app.window.grab().save(str(screens / "04-stopped.png"))
+
+        # A message sent during a run is queued; Steer injects it.
+        await app.presenter.send("SLOW:60")  # type: ignore[union-attr]
+        await until(lambda: assistant(app, "streaming"), "the next reply")
+        await app.presenter.send("steer this way")  # type: ignore[union-attr]
+        assert [i.text for i in app.presenter.timeline.queued] == ["steer this way"]  # type: ignore[union-attr]
+        assert chat.steer_button.isEnabled()
+        app.window.grab().save(str(screens / "05-queued.png"))
+        chat.steer_button.click()
+        await until(lambda: not app.presenter.timeline.queued, "the steer")  # type: ignore[union-attr]
+        await until(
+            lambda: any("steer this way" in i.text for i in assistant(app, "done")),
+            "the steered reply",
+        )
+        await app.aclose()
+
+    run_in_qt(qapp, scenario)
+    assert sorted(p.name for p in screens.glob("*.png"))[:5] == [
+        "01-starting.png",
+        "02-chat.png",
+        "03-tool-card.png",
+        "04-stopped.png",
+        "05-queued.png",
+    ]

@@ -1,0 +1,1 @@
+"""Presenters: Qt objects that bind the SDK and the pure chat state to widgets."""

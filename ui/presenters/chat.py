@@ -1,0 +1,123 @@
+"""The chat presenter: one session's timeline, fed by the SDK, driven by the widgets.
+
+Sends made while the agent is answering wait in a local queue (shown as queued); each can be
+steered into the running turn (``queueMode: "interrupt"``) or goes out when the run ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+
+from PySide6.QtCore import QObject, Signal
+
+from openclaw_desktop.chat import ChatTimeline
+from openclaw_desktop.errors import OpenClawError
+from openclaw_desktop.sdk import OpenClaw
+
+__all__ = ["ChatPresenter"]
+
+log = logging.getLogger("openclaw.ui")
+
+
+class ChatPresenter(QObject):
+    """Owns a :class:`ChatTimeline` and talks to the gateway through the SDK."""
+
+    #: The timeline changed (rows may have been added or updated).
+    changed = Signal()
+    #: Whether the agent is working on a reply.
+    busy = Signal(bool)
+    #: A short status text for the status bar.
+    status = Signal(str)
+
+    def __init__(self, client: OpenClaw, session_key: str = "main") -> None:
+        super().__init__()
+        self.client = client
+        self.session_key = session_key
+        self.timeline = ChatTimeline(session_key)
+        self._pending: list[tuple[str, str]] = []
+        self._pump: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Load the history and follow the session's events."""
+        self._pump = asyncio.create_task(self._follow(), name="chat-events")
+        await self.reload()
+
+    async def aclose(self) -> None:
+        """Stop following events."""
+        if self._pump is not None:
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump
+
+    async def reload(self) -> None:
+        """Merge ``chat.history`` (at start and after a reconnect)."""
+        try:
+            messages = await self.client.sessions.history(self.session_key, limit=200)
+        except OpenClawError as exc:
+            self.status.emit(f"history unavailable: {exc}")
+            return
+        self.timeline.merge_history(messages)
+        self.changed.emit()
+
+    async def _follow(self) -> None:
+        async for event in self.client.events():
+            if self.timeline.apply(event) is None:
+                continue
+            self.changed.emit()
+            if event.type in ("run.completed", "run.cancelled", "run.failed", "run.timed_out"):
+                self.busy.emit(False)
+                await self._send_next()
+
+    # ------------------------------------------------------------------ actions
+    async def send(self, text: str) -> str | None:
+        """Send (or queue, while a run goes on) a message; returns its run id."""
+        text = text.strip()
+        if not text:
+            return None
+        run_id = str(uuid.uuid4())
+        item = self.timeline.send(run_id, text, now_ms=int(time.time() * 1000))
+        self.changed.emit()
+        if item.status == "queued":
+            self._pending.append((run_id, text))
+            return run_id
+        await self._dispatch(run_id, text, None)
+        return run_id
+
+    async def steer(self, run_id: str) -> None:
+        """Send a queued message now, into the running turn."""
+        entry = next((p for p in self._pending if p[0] == run_id), None)
+        if entry is None:
+            return
+        self._pending.remove(entry)
+        self.timeline.steered(run_id)
+        self.changed.emit()
+        await self._dispatch(run_id, entry[1], "interrupt")
+
+    async def stop(self) -> None:
+        """Stop the running reply (the partial answer stays)."""
+        try:
+            await self.client.sessions.abort(self.session_key)
+        except OpenClawError as exc:
+            self.status.emit(f"could not stop: {exc}")
+
+    async def _send_next(self) -> None:
+        if self._pending and self.timeline.active_run is None:
+            run_id, text = self._pending.pop(0)
+            self.timeline.active_run = run_id
+            await self._dispatch(run_id, text, None)
+
+    async def _dispatch(self, run_id: str, text: str, queue_mode: str | None) -> None:
+        self.busy.emit(True)
+        try:
+            await self.client.sessions.send(
+                self.session_key, text, idempotency_key=run_id, queue_mode=queue_mode
+            )
+        except OpenClawError as exc:
+            log.warning("send failed: %s", exc)
+            self.timeline.failed_send(run_id, str(exc))
+            self.changed.emit()
+            self.busy.emit(False)

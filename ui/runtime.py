@@ -1,0 +1,96 @@
+"""The desktop runtime: the bundled gateway (or a given one), this computer as its node, and
+the operator SDK session the chat window uses. Plain asyncio; the window only observes it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from openclaw_desktop.config import AppPaths, SettingsStore
+from openclaw_desktop.config.client_profile import node_client, user_agent
+from openclaw_desktop.embedded import approve_own_surface, bundled_gateway
+from openclaw_desktop.identity import CredentialStore, IdentityStore, open_secret_store
+from openclaw_desktop.node.host import NodeHost
+from openclaw_desktop.protocol import MIN_NODE_PROTOCOL_VERSION, Role
+from openclaw_desktop.sdk import OpenClaw
+from openclaw_desktop.transport import ConnectionOptions, ConnectionStatus
+
+__all__ = ["DesktopRuntime", "RuntimeTarget"]
+
+log = logging.getLogger("openclaw.ui")
+
+
+@dataclass
+class RuntimeTarget:
+    """Which gateway: the bundled one on ``port`` (``url`` None), or ``url`` with a token."""
+
+    url: str | None = None
+    token: str | None = None
+    port: int = 18789
+    node: bool = True
+
+
+class DesktopRuntime:
+    """Starts and owns the sessions; :meth:`aclose` stops everything it started."""
+
+    def __init__(self, paths: AppPaths, target: RuntimeTarget) -> None:
+        self.paths = paths
+        self.target = target
+        self.client: OpenClaw | None = None
+        self.node: NodeHost | None = None
+        self._stack = contextlib.AsyncExitStack()
+        self._approver: asyncio.Task[None] | None = None
+        self.node_status_listeners: list[Callable[[ConnectionStatus], None]] = []
+
+    async def start(self) -> OpenClaw:
+        """Connect (starting or attaching to the bundled gateway first, by default)."""
+        url, token = self.target.url, self.target.token
+        if url is None:
+            token = await self._stack.enter_async_context(
+                bundled_gateway(self.paths, self.target.port)
+            )
+            url = f"ws://127.0.0.1:{self.target.port}"
+            self._approver = asyncio.create_task(approve_own_surface(self.paths, url, token))
+        scopes = (
+            "operator.read",
+            "operator.write",
+            "operator.admin",
+            "operator.approvals",
+            "operator.pairing",
+        )
+        client = OpenClaw.connect(url, token=token, scopes=scopes, identity="installation")
+        self.client = await self._stack.enter_async_context(client)
+        if self.target.node:
+            self.node = self._node(url, token)
+            for listener in self.node_status_listeners:
+                self.node.connection.on_status(listener)
+            await self.node.start()
+        return self.client
+
+    def _node(self, url: str, token: str | None) -> NodeHost:
+        identity = IdentityStore(self.paths.identity_file).load_or_create()
+        options = ConnectionOptions(
+            url=url,
+            role=Role.NODE,
+            client=node_client(None),
+            signer=identity,
+            credentials=CredentialStore(open_secret_store(self.paths.secrets_file)),
+            shared_token=token,
+            min_protocol=MIN_NODE_PROTOCOL_VERSION,
+            wait_for_pairing=True,
+            user_agent=user_agent(),
+        )
+        return NodeHost(options, SettingsStore(self.paths.settings_file))
+
+    async def aclose(self) -> None:
+        """Stop the node, the operator session and (if we started it) the gateway."""
+        if self._approver is not None:
+            self._approver.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._approver
+        if self.node is not None:
+            await self.node.aclose()
+        await self._stack.aclose()

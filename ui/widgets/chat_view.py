@@ -1,0 +1,116 @@
+"""The chat pane: the message list, the composer, Send / Stop / Steer.
+
+Keyboard: Enter sends, Shift+Enter inserts a newline, Esc stops the reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QListView,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ui.presenters.chat import ChatPresenter
+from ui.widgets.chat_model import ChatListModel
+
+__all__ = ["ChatView"]
+
+
+class ChatView(QWidget):
+    """Messages, composer and the actions of one session."""
+
+    def __init__(self, presenter: ChatPresenter, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.presenter = presenter
+        self.model = ChatListModel(presenter.timeline)
+        self.messages = QListView(self)
+        self.messages.setObjectName("messages")
+        self.messages.setModel(self.model)
+        self.messages.setWordWrap(True)
+        self.messages.setUniformItemSizes(False)
+        self.messages.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.messages.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.composer = QPlainTextEdit(self)
+        self.composer.setObjectName("composer")
+        self.composer.setPlaceholderText("Message OpenClaw (Enter sends, Shift+Enter: new line)")
+        self.composer.setMaximumHeight(96)
+        self.composer.installEventFilter(self)
+        self.send_button = QPushButton("Send", self)
+        self.stop_button = QPushButton("Stop", self)
+        self.steer_button = QPushButton("Steer", self)
+        self.steer_button.setToolTip("Send the oldest queued message into the running reply now")
+        self.stop_button.setEnabled(False)
+        self.steer_button.setEnabled(False)
+        self.send_button.clicked.connect(self._send)
+        self.stop_button.clicked.connect(self._stop)
+        self.steer_button.clicked.connect(self._steer)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.composer, 1)
+        column = QVBoxLayout()
+        for button in (self.send_button, self.steer_button, self.stop_button):
+            column.addWidget(button)
+        buttons.addLayout(column)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.messages, 1)
+        layout.addLayout(buttons)
+        presenter.changed.connect(self._changed)
+        presenter.busy.connect(self._busy)
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # ------------------------------------------------------------------ events
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        """Enter sends, Shift+Enter is a newline, Esc stops."""
+        if (
+            watched is self.composer
+            and isinstance(event, QKeyEvent)
+            and event.type() == QEvent.Type.KeyPress
+        ):
+            key, mods = event.key(), event.modifiers()
+            if (
+                key in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+                and not mods & Qt.KeyboardModifier.ShiftModifier
+            ):
+                self._send()
+                return True
+            if key == Qt.Key.Key_Escape:
+                self._stop()
+                return True
+        return super().eventFilter(watched, event)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _send(self) -> None:
+        text = self.composer.toPlainText()
+        if not text.strip():
+            return
+        self.composer.clear()
+        self._spawn(self.presenter.send(text))
+
+    def _stop(self) -> None:
+        self._spawn(self.presenter.stop())
+
+    def _steer(self) -> None:
+        queued = self.presenter.timeline.queued
+        if queued and queued[0].run_id is not None:
+            self._spawn(self.presenter.steer(queued[0].run_id))
+
+    def _changed(self) -> None:
+        self.model.refresh()
+        self.messages.scrollToBottom()
+        self.steer_button.setEnabled(bool(self.presenter.timeline.queued))
+
+    def _busy(self, busy: bool) -> None:
+        self.stop_button.setEnabled(busy)
