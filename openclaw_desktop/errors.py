@@ -192,8 +192,15 @@ class MissingScope(GatewayError):
 
     @property
     def missing_scope(self) -> str | None:
+        """The scope to ask for (``details.missingScope``)."""
         value = self.detail("missingScope")
         return value if isinstance(value, str) else None
+
+    @property
+    def required_scopes(self) -> list[str]:
+        """``details.requiredScopes``."""
+        value = self.detail("requiredScopes")
+        return [str(v) for v in value] if isinstance(value, list) else []
 
 
 _AUTH_PREFIXES = ("AUTH_", "DEVICE_AUTH_", "DEVICE_IDENTITY_", "CONTROL_UI_DEVICE")

@@ -20,7 +20,6 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
 from openclaw_desktop.config.client_profile import cli_client, user_agent
-from openclaw_desktop.errors import GatewayError
 from openclaw_desktop.identity import (
     CredentialStore,
     DeviceIdentity,
@@ -29,7 +28,7 @@ from openclaw_desktop.identity import (
     open_secret_store,
 )
 from openclaw_desktop.protocol import HelloOk, Role
-from openclaw_desktop.sdk.errors import MissingScope, Unsupported
+from openclaw_desktop.sdk.errors import Unsupported
 from openclaw_desktop.sdk.events import Event
 from openclaw_desktop.sdk.normalize import Normalizer
 from openclaw_desktop.sdk.resources import (
@@ -117,6 +116,10 @@ class OpenClaw:
         else:
             signer = DeviceIdentity.generate() if identity == "ephemeral" else identity
             creds = credentials or CredentialStore(MemorySecretStore())
+        caps = ["tool-events"]
+        if {"operator.approvals", "operator.admin"} & set(scopes):
+            # Gateways send approval requests only to clients that say they handle them.
+            caps += ["exec-approvals", "plugin-approvals"]
         options = ConnectionOptions(
             url=url,
             role=Role.OPERATOR,
@@ -124,7 +127,7 @@ class OpenClaw:
             signer=signer,
             credentials=creds,
             scopes=tuple(scopes),
-            caps=("tool-events",),
+            caps=tuple(caps),
             shared_token=token,
             password=password,
             tls_fingerprint=tls_fingerprint,
@@ -175,12 +178,7 @@ class OpenClaw:
         """One RPC (the namespaces use this); :class:`Unsupported` / :class:`MissingScope`."""
         if not self.supports(method):
             raise Unsupported(method, str(self.connection.endpoint.display))
-        try:
-            return await self.connection.request(method, params, timeout_s=timeout)
-        except GatewayError as exc:
-            if exc.detail_code == "MISSING_SCOPE" or str(exc.message).startswith("missing scope"):
-                raise MissingScope(exc) from None
-            raise
+        return await self.connection.request(method, params, timeout_s=timeout)
 
     # ------------------------------------------------------------------ events
     async def events(self) -> AsyncIterator[Event]:
@@ -196,7 +194,7 @@ class OpenClaw:
     def _on_event(self, received: EventReceived) -> None:
         for event in self._normalizer.feed(received.event, received.payload, now_ms()):
             run = self._runs.get(event.run_id or "")
-            if run is None and event.type == "approval.requested":
+            if run is None and event.type.startswith("approval."):
                 run = self._run_for_session(event.session_key)
             if run is not None:
                 run._feed(event)
@@ -206,9 +204,10 @@ class OpenClaw:
                 queue.put_nowait(event)
 
     def _run_for_session(self, key: str | None) -> Run | None:
+        """The live run of a session, for events that name the session but not the run."""
         if not key:
             return None
-        live = [r for r in self._runs.values() if not r.done and key.endswith(r.session_key)]
+        live = [r for r in self._runs.values() if not r.done and _same_session(key, r.session_key)]
         return live[-1] if live else None
 
     def _on_gap(self, gap: SequenceGap) -> None:
@@ -267,3 +266,12 @@ class OpenClaw:
             if meta.get("runId") == run_id or ikey == f"{run_id}:user":
                 out.append(message)
         return out
+
+
+def _same_session(gateway_key: str, wanted: str) -> bool:
+    """Whether the gateway's canonical key names the session the app called ``wanted``
+    (``main`` is ``agent:main:main``; ``agent:x:y`` only itself)."""
+    if gateway_key == wanted:
+        return True
+    parts = gateway_key.split(":", 2)
+    return len(parts) == 3 and parts[0] == "agent" and parts[2] == wanted

@@ -157,14 +157,21 @@ class Normalizer:
 
     # ------------------------------------------------------------------ others
     def _plain(
-        self, name: str, kind: str, p: dict[str, Any], data: dict[str, Any], ts: int, key: Any
+        self,
+        name: str,
+        kind: str,
+        p: dict[str, Any],
+        data: dict[str, Any],
+        ts: int,
+        key: Any,
+        run_id: Any = None,
     ) -> Event:
         return Event(
             id=f"{name}:{ts:013d}:{next(self._counter):06d}",
             ts=int(p.get("ts") or ts),
             type=kind,
             data=data,
-            run_id=p.get("runId"),
+            run_id=str(run_id or p.get("runId") or "") or None,
             session_key=key if isinstance(key, str) else None,
             raw=p,
         )
@@ -183,17 +190,22 @@ class Normalizer:
         request: dict[str, Any] = nested if isinstance(nested, dict) else p
         approval_id = p.get("id") or request.get("id")
         source = name.split(".", 1)[0]
+        run_id = p.get("runId") or request.get("runId")
+        key = p.get("sessionKey") or request.get("sessionKey")
         if name.endswith(".requested"):
+            allowed = request.get("allowedDecisions") or p.get("allowedDecisions")
             data = {
                 "id": approval_id,
                 "kind": source,
                 "command": request.get("command") or request.get("rawCommand"),
                 "summary": request.get("summary") or request.get("title") or request.get("command"),
                 "risk": request.get("risk"),
-                "decisions": p.get("decisions") or ["allow-once", "allow-always", "deny"],
+                "decisions": list(
+                    allowed or p.get("decisions") or ["allow-once", "allow-always", "deny"]
+                ),
                 "expiresAt": p.get("expiresAtMs") or p.get("expiresAt"),
                 "request": request,
             }
-            return [self._plain(name, "approval.requested", p, data, ts, request.get("sessionKey"))]
+            return [self._plain(name, "approval.requested", p, data, ts, key, run_id)]
         data = {"id": approval_id, "kind": source, "decision": p.get("decision")}
-        return [self._plain(name, "approval.resolved", p, data, ts, p.get("sessionKey"))]
+        return [self._plain(name, "approval.resolved", p, data, ts, key, run_id)]

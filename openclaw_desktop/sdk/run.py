@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -92,6 +92,7 @@ class Run:
         self._ids: set[str] = set()
         self._changed = asyncio.Event()
         self._approval_handlers: list[ApprovalHandler] = []
+        self._tasks: set[asyncio.Task[None]] = set()
         self.started_at: int | None = None
         self.ended_at: int | None = None
         self.status: RunStatus | Literal["running"] = "running"
@@ -113,8 +114,8 @@ class Run:
         return self.status != "running"
 
     def _add(self, event: Event) -> None:
-        if event.id in self._ids:
-            return
+        if event.id in self._ids or self.done:
+            return  # nothing follows a terminal event
         self._ids.add(event.id)
         self._events.append(event)
         if event.type == "run.started":
@@ -127,7 +128,12 @@ class Run:
     def _feed(self, event: Event) -> None:
         self._add(event)
         if event.type == "approval.requested" and self._approval_handlers:
-            asyncio.get_running_loop().create_task(self._approve(event))
+            self._spawn(self._approve(event))
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)  # keep a reference until it is done
+        task.add_done_callback(self._tasks.discard)
 
     def _reset(self, reason: str, cumulative: str = "") -> None:
         """Tell consumers that events may have been missed (after a reconnect)."""
@@ -145,6 +151,8 @@ class Run:
 
     def _finish_from_history(self, message: dict[str, Any]) -> None:
         """The run ended while we were away: synthesize its end from ``chat.history``."""
+        if self.done:
+            return  # the live end arrived while the history was on its way
         stop = message.get("stopReason")
         text = message_text(message)
         ts = int(message.get("timestamp") or _now())
@@ -171,7 +179,7 @@ class Run:
         )
 
     # ------------------------------------------------------------------ consuming
-    async def events(self, after: str | None = None) -> AsyncIterator[Event]:
+    async def events(self, after: str | None = None) -> AsyncGenerator[Event, None]:
         """Every event of the run, from the start (or after the event with id ``after``),
         then live until the run ends. Ids never repeat; after a reconnect, missed events
         come from the gateway's history, or a ``stream.reset`` says they cannot."""
@@ -180,7 +188,15 @@ class Run:
             positions = [i for i, e in enumerate(self._events) if e.id == after]
             index = positions[0] + 1 if positions else 0
             if not positions:
-                self._reset(f"unknown cursor {after!r}: replaying from the start")
+                # This reader only: the shared history stays as it is.
+                yield Event(
+                    f"{self.run_id}:reset:cursor",
+                    _now(),
+                    "stream.reset",
+                    {"reason": f"unknown cursor {after!r}: replaying from the start"},
+                    self.run_id,
+                    self.session_key,
+                )
         while True:
             while index < len(self._events):
                 event = self._events[index]
@@ -246,7 +262,7 @@ class Run:
         self._approval_handlers.append(handler)
         for event in self._events:
             if event.type == "approval.requested":
-                asyncio.get_running_loop().create_task(self._approve(event))
+                self._spawn(self._approve(event))
 
     async def _approve(self, event: Event) -> None:
         data = event.data
