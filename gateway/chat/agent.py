@@ -19,6 +19,7 @@ from gateway.chat.providers.base import (
     ProviderError,
     StreamEvent,
     TextDelta,
+    ThinkingDelta,
     ToolCall,
     Usage,
 )
@@ -122,6 +123,7 @@ async def run_agent(spec: RunSpec) -> RunResult:
             )
             ev.model_turn(model.provider, model.model)
             partial = ""
+            thought = ""
             calls: list[ToolCall] = []
             usage: Usage | None = None
             stop, response_id = "stop", None
@@ -129,6 +131,9 @@ async def run_agent(spec: RunSpec) -> RunResult:
                 if isinstance(item, TextDelta):
                     partial += item.text
                     ev.delta(item.text)
+                elif isinstance(item, ThinkingDelta):
+                    thought += item.text
+                    ev.thinking(item.text)
                 elif isinstance(item, ToolCall):
                     calls.append(item)
                 elif isinstance(item, Usage):
@@ -136,7 +141,10 @@ async def run_agent(spec: RunSpec) -> RunResult:
                 elif isinstance(item, Done):
                     stop, response_id = item.stop_reason, item.response_id
             stop = "toolUse" if calls else stop
-            content: list[dict[str, Any]] = [{"type": "text", "text": partial}] if partial else []
+            content: list[dict[str, Any]] = (
+                [{"type": "thinking", "thinking": thought}] if thought else []
+            )
+            content += [{"type": "text", "text": partial}] if partial else []
             content += [
                 {"type": "toolCall", "id": c.id, "name": c.name, "arguments": c.arguments or {}}
                 for c in calls

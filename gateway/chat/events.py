@@ -47,6 +47,7 @@ class RunEvents:
         self.session_id = session_id
         self.seq = 0
         self.text = ""
+        self.thinking_text = ""
         self.turn = 0
         self._pending = ""
         self._pending_seq = 0
@@ -108,6 +109,7 @@ class RunEvents:
         """A new model call starts: a new assistant item."""
         self.turn += 1
         self.text = ""
+        self.thinking_text = ""
         self.lifecycle("model", provider=provider, model=model)
 
     def usage(self, output_tokens: int) -> None:
@@ -145,6 +147,14 @@ class RunEvents:
         self._chat(
             self._pending_seq, state="delta", deltaText=pending, message=self.assistant_message()
         )
+
+    def thinking(self, text: str) -> None:
+        """Reasoning text as it streams (``agent`` ``thinking``: cumulative ``text`` and the
+        ``delta``, as the real gateway sends it)."""
+        if not text:
+            return
+        self.thinking_text += text
+        self._agent("thinking", {"text": self.thinking_text, "delta": text})
 
     # ------------------------------------------------------------------ tools
     def tool_start(self, call_id: str, name: str, args: Any, title: str, started_at: int) -> None:

@@ -73,6 +73,7 @@ class OpenClaw:
         self.agents = Agents(self)
         self.tools = Tools(self)
         self.artifacts = Artifacts(self)
+        self.runs = Runs(self)
         self._normalizer = Normalizer()
         self._runs: dict[str, Run] = {}
         self._listeners: list[asyncio.Queue[Event]] = []
@@ -266,6 +267,25 @@ class OpenClaw:
             if meta.get("runId") == run_id or ikey == f"{run_id}:user":
                 out.append(message)
         return out
+
+
+class Runs:
+    """The runs this client started (``sessions.send`` creates them)."""
+
+    def __init__(self, client: OpenClaw) -> None:
+        self._client = client
+
+    def get(self, run_id: str) -> Run | None:
+        """A run by id."""
+        return self._client._runs.get(run_id)
+
+    def active(self) -> list[Run]:
+        """Runs still going."""
+        return [r for r in self._client._runs.values() if not r.done]
+
+    async def send(self, session_key: str, message: str, **options: Any) -> Run:
+        """Same as ``sessions.send``."""
+        return await self._client.sessions.send(session_key, message, **options)
 
 
 def _same_session(gateway_key: str, wanted: str) -> bool:

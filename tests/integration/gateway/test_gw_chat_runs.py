@@ -565,3 +565,17 @@ async def test_tool_calls_time_out_and_slash_snap_and_notify_work(
             assert node.handled == ["probe.slow", "camera.snap", "system.notify"]
         finally:
             await node.aclose()
+
+
+async def test_reasoning_streams_as_thinking_and_is_kept(tmp_path: Path) -> None:
+    """A model's reasoning goes out as agent ``thinking`` events (cumulative text and delta,
+    as the real gateway sends them) and is kept as a thinking block in the transcript."""
+    async with chat_gateway(tmp_path) as chat:
+        run_id = await chat.send("THINK about it")
+        assert (await chat.finished(run_id))["state"] == "final"
+        thinking = [e for e in chat.run_events(run_id, "agent") if e["stream"] == "thinking"]
+        assert thinking, "thinking events"
+        assert "".join(e["data"]["delta"] for e in thinking) == thinking[-1]["data"]["text"]
+        reply = (await chat.history())["messages"][-1]
+        assert reply["content"][0]["type"] == "thinking"
+        assert reply["content"][0]["thinking"] == thinking[-1]["data"]["text"]

@@ -120,3 +120,11 @@ async def test_namespaces_check_features_too(oc: OpenClaw) -> None:
         await oc.nodes.list()
     with pytest.raises(Unsupported, match=r"models\.authStatus"):
         await oc.models.status()
+
+
+async def test_runs_namespace_tracks_started_runs(oc: OpenClaw) -> None:
+    """oc.runs knows the runs this client started and which are still going."""
+    run = oc._track_run("r-1", "main")
+    assert oc.runs.get("r-1") is run
+    assert oc.runs.get("nope") is None
+    assert oc.runs.active() == [run]
