@@ -16,7 +16,9 @@ from openclaw_desktop.errors import OpenClawError
 from openclaw_desktop.transport import ConnectionStatus
 from ui.main_window import MainWindow
 from ui.presenters.chat import ChatPresenter
+from ui.presenters.sessions import SessionsPresenter
 from ui.runtime import DesktopRuntime, RuntimeTarget
+from ui.widgets.sessions import SessionsPanel
 
 __all__ = ["DesktopApp", "run"]
 
@@ -30,6 +32,10 @@ class DesktopApp:
         self.runtime = runtime
         self.window = MainWindow()
         self.presenter: ChatPresenter | None = None
+        self.presenters: dict[str, ChatPresenter] = {}
+        self.sessions: SessionsPresenter | None = None
+        self._tasks: set[asyncio.Task[ChatPresenter]] = set()
+        self.panel: SessionsPanel | None = None
         runtime.node_status_listeners.append(self._node_status)
         if not runtime.target.node:
             self.window.node_status.setText("node: off")
@@ -45,17 +51,44 @@ class DesktopApp:
         self.window.operator_status.setText(
             f"operator: connected to {client.connection.endpoint.display}"
         )
-        self.presenter = ChatPresenter(client)
-        self.window.show_chat(self.presenter)
-        await self.presenter.start()
+        self.sessions = SessionsPresenter(client)
+        self.sessions.failed.connect(self.window.statusBar().showMessage)
+        self.panel = SessionsPanel(self.sessions, self._switch)
+        self.window.show_sessions(self.panel)
+        await self.open_session("main")
+        await self.sessions.start()
+
+    def _switch(self, key: str) -> None:
+        task = asyncio.ensure_future(self.open_session(key))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def open_session(self, key: str) -> ChatPresenter:
+        """Show a session's chat (its presenter is created once and kept)."""
+        assert self.runtime.client is not None
+        short = key.split(":", 2)[-1] if key.startswith("agent:main:") else key
+        presenter = self.presenters.get(short)
+        if presenter is None:
+            presenter = ChatPresenter(self.runtime.client, short)
+            self.presenters[short] = presenter
+            self.window.show_chat(presenter)
+            await presenter.start()
+        else:
+            self.window.show_chat(presenter)
+        self.presenter = presenter
+        if self.panel is not None:
+            self.panel.select(key if key.startswith("agent:") else f"agent:main:{short}")
+        return presenter
 
     def _node_status(self, status: ConnectionStatus) -> None:
         self.window.node_status.setText(f"node: {status.state.value}")
 
     async def aclose(self) -> None:
         """Stop following events and close the runtime."""
-        if self.presenter is not None:
-            await self.presenter.aclose()
+        for presenter in self.presenters.values():
+            await presenter.aclose()
+        if self.sessions is not None:
+            await self.sessions.aclose()
         await self.runtime.aclose()
 
 

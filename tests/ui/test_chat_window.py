@@ -19,6 +19,7 @@ from tests.helpers.bundled_gateway import BundledGateway
 from tests.helpers.chat_trace import write_fake_providers
 from tests.helpers.fake_llm import FakeLLM
 from ui.app import DesktopApp
+from ui.presenters.sessions import session_title
 from ui.runtime import DesktopRuntime, RuntimeTarget
 
 pytestmark = [pytest.mark.ui, pytest.mark.timeout(120)]
@@ -145,13 +146,33 @@ def test_chat_window_end_to_end(
             lambda: any("steer this way" in i.text for i in assistant(app, "done")),
             "the steered reply",
         )
+
+        # A second session: create, switch, chat, switch back (each keeps its chat).
+        sessions = app.sessions
+        assert sessions is not None
+        main = app.presenter
+        key = await sessions.create(label="Second")
+        assert key is not None
+        second = await app.open_session(key)
+        await second.send("hello second")
+        await until(
+            lambda: any(
+                i.role == "assistant" and i.status == "done" for i in second.timeline.items
+            ),
+            "the second session's reply",
+        )
+        await until(lambda: "Second" in [session_title(r) for r in sessions.rows], "the sidebar")
+        app.window.grab().save(str(screens / "06-sessions.png"))
+        assert await app.open_session("main") is main
+        assert len(main.timeline.items) > len(second.timeline.items)  # type: ignore[union-attr]
         await app.aclose()
 
     run_in_qt(qapp, scenario)
-    assert sorted(p.name for p in screens.glob("*.png"))[:5] == [
+    assert sorted(p.name for p in screens.glob("0*.png"))[:6] == [
         "01-starting.png",
         "02-chat.png",
         "03-tool-card.png",
         "04-stopped.png",
         "05-queued.png",
+        "06-sessions.png",
     ]
