@@ -7,17 +7,20 @@ import asyncio
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from openclaw_desktop.config import AppPaths
+from openclaw_desktop.config import AppPaths, SettingsStore
 from openclaw_desktop.errors import OpenClawError
 from openclaw_desktop.transport import ConnectionStatus
 from ui.main_window import MainWindow
 from ui.presenters.chat import ChatPresenter
 from ui.presenters.sessions import SessionsPresenter
 from ui.runtime import DesktopRuntime, RuntimeTarget
+from ui.tray import Tray
+from ui.widgets.pair_phone import PairPhoneDialog
 from ui.widgets.sessions import SessionsPanel
 
 __all__ = ["DesktopApp", "run"]
@@ -34,11 +37,19 @@ class DesktopApp:
         self.presenter: ChatPresenter | None = None
         self.presenters: dict[str, ChatPresenter] = {}
         self.sessions: SessionsPresenter | None = None
-        self._tasks: set[asyncio.Task[ChatPresenter]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
         self.panel: SessionsPanel | None = None
         runtime.node_status_listeners.append(self._node_status)
+        self.tray = Tray(
+            SettingsStore(runtime.paths.settings_file),
+            open_chat=self._raise,
+            pair_phone=lambda: self._spawn(self.pair_phone()),
+            quit_app=lambda: (self.window.close(), None)[1],
+        )
+        self.tray.show()
         if not runtime.target.node:
             self.window.node_status.setText("node: off")
+            self.tray.set_node("off")
 
     async def start(self) -> None:
         """Connect and show the chat (errors are shown in the window, not raised)."""
@@ -51,6 +62,7 @@ class DesktopApp:
         self.window.operator_status.setText(
             f"operator: connected to {client.connection.endpoint.display}"
         )
+        self.tray.set_operator("connected")
         self.sessions = SessionsPresenter(client)
         self.sessions.failed.connect(self.window.statusBar().showMessage)
         self.panel = SessionsPanel(self.sessions, self._switch)
@@ -58,10 +70,39 @@ class DesktopApp:
         await self.open_session("main")
         await self.sessions.start()
 
-    def _switch(self, key: str) -> None:
-        task = asyncio.ensure_future(self.open_session(key))
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def _switch(self, key: str) -> None:
+        self._spawn(self.open_session(key))
+
+    def _raise(self) -> None:
+        self.window.showNormal()
+        self.window.raise_()
+        self.window.activateWindow()
+
+    async def pair_phone(self) -> PairPhoneDialog | None:
+        """Show a fresh setup code of the gateway as a QR code."""
+        client = self.runtime.client
+        if client is None:
+            return None
+        try:
+            setup = await client.call("device.pair.setupCode", {})
+        except OpenClawError as exc:
+            self.window.statusBar().showMessage(f"no setup code: {exc}")
+            return None
+        dialog = PairPhoneDialog(setup, self.window)
+        dialog.open()
+        return dialog
+
+    def _busy(self, busy: bool) -> None:
+        self.tray.set_busy(busy)
+
+    def _replied(self) -> None:
+        if not self.window.isVisible() or self.window.isMinimized():
+            self.tray.notify("OpenClaw", "The reply is ready")
 
     async def open_session(self, key: str) -> ChatPresenter:
         """Show a session's chat (its presenter is created once and kept)."""
@@ -70,6 +111,8 @@ class DesktopApp:
         presenter = self.presenters.get(short)
         if presenter is None:
             presenter = ChatPresenter(self.runtime.client, short)
+            presenter.busy.connect(self._busy)
+            presenter.busy.connect(lambda busy: None if busy else self._replied())
             self.presenters[short] = presenter
             self.window.show_chat(presenter)
             await presenter.start()
@@ -81,7 +124,11 @@ class DesktopApp:
         return presenter
 
     def _node_status(self, status: ConnectionStatus) -> None:
-        self.window.node_status.setText(f"node: {status.state.value}")
+        text = status.state.value
+        if status.retry_in_s is not None:
+            text += f" in {status.retry_in_s:.0f}s"
+        self.window.node_status.setText(f"node: {text}")
+        self.tray.set_node(text)
 
     async def aclose(self) -> None:
         """Stop following events and close the runtime."""

@@ -164,15 +164,26 @@ def test_chat_window_end_to_end(
         await until(lambda: "Second" in [session_title(r) for r in sessions.rows], "the sidebar")
         app.window.grab().save(str(screens / "06-sessions.png"))
         assert await app.open_session("main") is main
+        # Pair a phone: the gateway's one-time setup code as a QR code.
+        dialog = await app.pair_phone()
+        assert dialog is not None and dialog.qr.pixmap() is not None
+        assert not dialog.qr.pixmap().isNull()
+        assert dialog.code.text()
+        assert "only listens on this computer" in dialog.details.text()
+        dialog.grab().save(str(screens / "07-pair-phone.png"))
+        dialog.close()
+        # The tray follows the work (its icon is optional on a desktop without a tray).
+        assert "chat: connected" in app.tray.icon.toolTip()
         assert len(main.timeline.items) > len(second.timeline.items)  # type: ignore[union-attr]
         await app.aclose()
 
     run_in_qt(qapp, scenario)
-    assert sorted(p.name for p in screens.glob("0*.png"))[:6] == [
+    assert sorted(p.name for p in screens.glob("0*.png"))[:7] == [
         "01-starting.png",
         "02-chat.png",
         "03-tool-card.png",
         "04-stopped.png",
         "05-queued.png",
         "06-sessions.png",
+        "07-pair-phone.png",
     ]

@@ -1,0 +1,128 @@
+"""The tray icon: both connections' honest status, a badge while the agent works, and the
+menu (open chat, pair a phone, pause node, capability toggles, quit)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPixmap
+from PySide6.QtWidgets import QMenu, QSystemTrayIcon
+
+from openclaw_desktop.config import SettingsStore
+
+__all__ = ["CAPABILITIES", "Tray", "app_icon"]
+
+#: Menu label -> setting key.
+CAPABILITIES = {
+    "Notifications": "node.notifications",
+    "Camera": "node.camera",
+    "Screen": "node.screen",
+    "Microphone": "node.microphone",
+}
+
+
+def app_icon(busy: bool = False) -> QIcon:
+    """A drawn icon (the packaged SVG replaces it once installed); orange while working."""
+    pixmap = QPixmap(64, 64)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setBrush(QColor("#e8590c" if busy else "#c92a2a"))
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.drawEllipse(4, 4, 56, 56)
+    painter.setPen(QColor("white"))
+    font = painter.font()
+    font.setPixelSize(34)
+    font.setBold(True)
+    painter.setFont(font)
+    painter.drawText(pixmap.rect(), Qt.AlignmentFlag.AlignCenter, "C")
+    painter.end()
+    return QIcon(pixmap)
+
+
+class Tray(QObject):
+    """Owns the tray icon when the desktop has a tray (it is optional everywhere)."""
+
+    def __init__(
+        self,
+        settings: SettingsStore,
+        *,
+        open_chat: Callable[[], None],
+        pair_phone: Callable[[], None],
+        quit_app: Callable[[], None],
+    ) -> None:
+        super().__init__()
+        self.settings = settings
+        self.operator = "starting"
+        self.node = "starting"
+        self.busy = False
+        self.icon = QSystemTrayIcon(app_icon())
+        menu = QMenu()
+        menu.addAction("Open chat", open_chat)
+        menu.addAction("Pair a phone…", pair_phone)
+        menu.addSeparator()
+        self.capability_actions: dict[str, QAction] = {}
+        for label, key in CAPABILITIES.items():
+            action = QAction(label, menu)
+            action.setCheckable(True)
+            action.toggled.connect(lambda on, k=key: self._toggle(k, on))
+            menu.addAction(action)
+            self.capability_actions[key] = action
+        menu.addSeparator()
+        menu.addAction("Quit", quit_app)
+        self.menu = menu
+        self.icon.setContextMenu(menu)
+        self.icon.activated.connect(
+            lambda reason: (
+                open_chat() if reason == QSystemTrayIcon.ActivationReason.Trigger else None
+            )
+        )
+        self.sync_capabilities()
+        self._update()
+
+    @staticmethod
+    def available() -> bool:
+        """Whether this desktop shows tray icons."""
+        return QSystemTrayIcon.isSystemTrayAvailable()
+
+    def show(self) -> None:
+        """Show the icon (when there is a tray)."""
+        if self.available():
+            self.icon.show()
+
+    def sync_capabilities(self) -> None:
+        """Tick the capability toggles as the settings file says."""
+        node = self.settings.load().node
+        for key, action in self.capability_actions.items():
+            action.blockSignals(True)
+            action.setChecked(bool(getattr(node, key.split(".", 1)[1])))
+            action.blockSignals(False)
+
+    def _toggle(self, key: str, on: bool) -> None:
+        self.settings.set(key, "on" if on else "off")  # the running node re-advertises
+
+    def set_operator(self, text: str) -> None:
+        """Operator connection status (connected / reconnecting in Ns / paused: needs action)."""
+        self.operator = text
+        self._update()
+
+    def set_node(self, text: str) -> None:
+        """Node connection status."""
+        self.node = text
+        self._update()
+
+    def set_busy(self, busy: bool) -> None:
+        """The agent is working (badge)."""
+        self.busy = busy
+        self.icon.setIcon(app_icon(busy))
+        self._update()
+
+    def notify(self, title: str, text: str) -> None:
+        """A desktop notification through the tray (a reply finished while hidden)."""
+        if self.available():
+            self.icon.showMessage(title, text[:200], QSystemTrayIcon.MessageIcon.Information, 5000)
+
+    def _update(self) -> None:
+        working = " · working…" if self.busy else ""
+        self.icon.setToolTip(f"OpenClaw{working}\nchat: {self.operator}\nnode: {self.node}")
