@@ -20,6 +20,7 @@ from ui.presenters.chat import ChatPresenter
 from ui.presenters.sessions import SessionsPresenter
 from ui.runtime import DesktopRuntime, RuntimeTarget
 from ui.tray import Tray
+from ui.widgets.capture import CaptureIndicator
 from ui.widgets.pair_phone import PairPhoneDialog
 from ui.widgets.sessions import SessionsPanel
 
@@ -39,6 +40,7 @@ class DesktopApp:
         self.sessions: SessionsPresenter | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.panel: SessionsPanel | None = None
+        self.capture: CaptureIndicator | None = None
         runtime.node_status_listeners.append(self._node_status)
         self.tray = Tray(
             SettingsStore(runtime.paths.settings_file),
@@ -63,6 +65,12 @@ class DesktopApp:
             f"operator: connected to {client.connection.endpoint.display}"
         )
         self.tray.set_operator("connected")
+        node = self.runtime.node
+        if node is not None:
+            indicator = CaptureIndicator(node.session.cancel_running, self.window)
+            self.window.statusBar().addWidget(indicator)
+            node.ctx.activity.listeners.append(indicator.report)
+            self.capture = indicator
         self.sessions = SessionsPresenter(client)
         self.sessions.failed.connect(self.window.statusBar().showMessage)
         self.panel = SessionsPanel(self.sessions, self._switch)

@@ -62,6 +62,16 @@ class NodeSession:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
+    def cancel_running(self, prefix: str) -> int:
+        """Cancel the running invokes whose command starts with ``prefix`` (the user stopped
+        a capture from the indicator); each answers ``CANCELLED``. Returns how many."""
+        cancelled = 0
+        for task in list(self._tasks.values()):
+            if task.get_name().startswith(f"invoke-{prefix}"):
+                task.cancel()
+                cancelled += 1
+        return cancelled
+
     def _on_status(self, status: ConnectionStatus) -> None:
         if status.state is ConnectionState.CONNECTED and self._surface_check is None:
             self._surface_check = asyncio.create_task(self._check_surface(), name="node-surface")

@@ -400,3 +400,57 @@ async def test_late_pending_answer_does_not_undo_an_approval() -> None:
     await asyncio.sleep(0.05)
     assert session.surface == "approved"
     await session.aclose()
+
+
+async def test_cancel_running_stops_only_matching_invokes() -> None:
+    """The capture indicator's cancel stops camera invokes and leaves others running."""
+    import asyncio
+
+    from openclaw_desktop.node import (
+        CommandRegistry,
+        CommandSpec,
+        InvokeDispatcher,
+        InvokeResult,
+        NodeSession,
+    )
+
+    started: list[str] = []
+
+    async def slow(params: object) -> InvokeResult:
+        started.append("x")
+        await asyncio.sleep(30)
+        return InvokeResult.success()
+
+    class Conn:
+        def on_event(self, listener: object) -> object:
+            self.listener = listener
+            return lambda: None
+
+        def on_status(self, listener: object) -> object:
+            return lambda: None
+
+        replies: list[dict[str, object]] = []
+
+        async def request(
+            self, method: str, params: dict[str, object], timeout_s: float = 0
+        ) -> None:
+            self.replies.append(params)
+
+    registry = CommandRegistry(
+        [CommandSpec("camera.clip", "camera"), CommandSpec("probe.slow", "probe")]
+    )
+    dispatcher = InvokeDispatcher(registry, {"camera.clip": slow, "probe.slow": slow}, dict)
+    conn = Conn()
+    session = NodeSession(conn, dispatcher)  # type: ignore[arg-type]
+    session._start_invoke({"id": "a", "nodeId": "n", "command": "camera.clip", "paramsJSON": "{}"})
+    session._start_invoke({"id": "b", "nodeId": "n", "command": "probe.slow", "paramsJSON": "{}"})
+    async with asyncio.timeout(5):
+        while len(started) < 2:
+            await asyncio.sleep(0.01)
+    assert session.cancel_running("camera.") == 1
+    async with asyncio.timeout(5):
+        while not conn.replies:
+            await asyncio.sleep(0.01)
+    assert conn.replies[0]["id"] == "a"
+    assert conn.replies[0]["error"] == {"code": "CANCELLED", "message": "invoke cancelled"}
+    await session.aclose()

@@ -1,0 +1,61 @@
+"""The capture indicator: while the agent uses the camera, microphone or screen, the window
+says so and offers Stop (the running invoke is cancelled on this node)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+
+__all__ = ["PREFIXES", "CaptureIndicator"]
+
+#: Capture kind -> the command prefix Stop cancels.
+PREFIXES = {"camera": "camera.", "microphone": "talk.ptt", "screen": "screen."}
+
+
+class _Bridge(QObject):
+    """Carries capture notices from whatever thread reports them to the GUI thread."""
+
+    changed = Signal(str, str, bool)
+
+
+class CaptureIndicator(QWidget):
+    """Hidden unless something captures; ``stop(prefix)`` cancels."""
+
+    def __init__(self, stop: Callable[[str], int], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._stop = stop
+        self.active: dict[str, str] = {}
+        self.label = QLabel(self)
+        self.label.setObjectName("capture")
+        self.label.setStyleSheet("color: #c92a2a; font-weight: bold")
+        self.stop_button = QPushButton("Stop", self)
+        self.stop_button.clicked.connect(self._stop_all)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.label)
+        layout.addWidget(self.stop_button)
+        self._bridge = _Bridge()
+        self._bridge.changed.connect(self._changed)
+        self.hide()
+
+    def report(self, kind: str, command: str, active: bool) -> None:
+        """A :class:`CaptureActivity` listener (thread-safe)."""
+        self._bridge.changed.emit(kind, command, active)
+
+    def _changed(self, kind: str, command: str, active: bool) -> None:
+        if active:
+            self.active[kind] = command
+        else:
+            self.active.pop(kind, None)
+        if self.active:
+            parts = ", ".join(f"{k} ({c})" for k, c in sorted(self.active.items()))
+            self.label.setText(f"● In use by the agent: {parts}")
+            self.show()
+        else:
+            self.hide()
+
+    def _stop_all(self) -> None:
+        for kind in list(self.active):
+            self._stop(PREFIXES.get(kind, kind))
