@@ -49,6 +49,7 @@ from openclaw_desktop.transport import (
     ConnectionStatus,
     GatewayConnection,
 )
+from openclaw_desktop.trust import TrustCallback
 
 __all__ = ["DEFAULT_SCOPES", "OpenClaw"]
 
@@ -95,6 +96,7 @@ class OpenClaw:
         identity: DeviceIdentity | Literal["installation", "ephemeral"] = "installation",
         credentials: CredentialStore | None = None,
         timeout: float = 30.0,
+        trust_callback: TrustCallback | None = None,
     ) -> OpenClaw:
         """An SDK client for ``url``; use it as ``async with``.
 
@@ -107,6 +109,8 @@ class OpenClaw:
             credentials: where device tokens are kept (default: the OS keyring for the
                 installation identity, memory for others).
             timeout: seconds to wait for the connection in ``async with``.
+            trust_callback: asked once about an unpinned ``wss://`` certificate (the
+                desktop app's trust dialog); without it such a gateway is refused.
         """
         if identity == "installation":
             from openclaw_desktop.config.paths import AppPaths
@@ -132,6 +136,7 @@ class OpenClaw:
             shared_token=token,
             password=password,
             tls_fingerprint=tls_fingerprint,
+            trust_callback=trust_callback,
             user_agent=user_agent(),
             wait_for_pairing=True,
         )
