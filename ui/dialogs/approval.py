@@ -16,7 +16,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QTextOption
 from PySide6.QtWidgets import (
     QDialog,
     QFormLayout,
@@ -140,9 +141,14 @@ class ApprovalDialog(QDialog):
         self.command_view.setObjectName("command")
         self.command_view.setReadOnly(True)
         self.command_view.setFont(mono_font())
-        self.command_view.setPlainText(command_text(approval))
-        lines = min(max(self.command_view.document().lineCount(), 2), 8)
-        height = self.command_view.fontMetrics().lineSpacing() * lines + 16
+        self.command_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.command_view.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.command_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        shown = command_text(approval)
+        self.command_view.setPlainText(shown)
+        # Room for short commands at a glance; long ones scroll (nothing is cut sideways).
+        lines = min(max(sum(1 + len(line) // 64 for line in shown.split("\n")), 3), 10)
+        height = self.command_view.fontMetrics().lineSpacing() * lines + 12
         self.command_view.setFixedHeight(height)
         self.expiry_label = plain_label("", self)
         self.expiry_label.setVisible(approval.expires_at is not None)

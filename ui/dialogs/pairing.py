@@ -232,6 +232,8 @@ class PairingWaitPanel(QWidget):
         self.command_field.setReadOnly(True)
         self.command_field.setFont(mono_font())
         self.command_field.setCursorPosition(0)
+        advance = self.command_field.fontMetrics().horizontalAdvance(self.command_field.text())
+        self.command_field.setMinimumWidth(min(advance + 24, 640))
         self.copy_button = QPushButton("Copy", self)
         self.copy_button.setToolTip("Copy the command to the clipboard")
         self.copy_button.clicked.connect(self.copy)
