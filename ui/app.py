@@ -4,8 +4,10 @@ the first frame (PySide6 + qasync: one asyncio loop on Qt's)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,7 +16,11 @@ from PySide6.QtWidgets import QApplication
 
 from openclaw_desktop.config import AppPaths, SettingsStore
 from openclaw_desktop.errors import OpenClawError
-from openclaw_desktop.transport import ConnectionStatus
+from openclaw_desktop.sdk import Approval, Event
+from openclaw_desktop.sdk.normalize import Normalizer
+from openclaw_desktop.session import EventReceived
+from openclaw_desktop.transport import ConnectionState, ConnectionStatus
+from ui.dialogs import PairingWaitPanel, ask_approval, ask_pairing, ask_trust
 from ui.main_window import MainWindow
 from ui.presenters.chat import ChatPresenter
 from ui.presenters.sessions import SessionsPresenter
@@ -35,6 +41,10 @@ class DesktopApp:
     def __init__(self, runtime: DesktopRuntime) -> None:
         self.runtime = runtime
         self.window = MainWindow()
+        if runtime.trust_callback is None:
+            runtime.trust_callback = functools.partial(ask_trust, parent=self.window)
+        runtime.operator_status_listeners.append(self._operator_status)
+        self.wait_panel: PairingWaitPanel | None = None
         self.presenter: ChatPresenter | None = None
         self.presenters: dict[str, ChatPresenter] = {}
         self.sessions: SessionsPresenter | None = None
@@ -65,6 +75,8 @@ class DesktopApp:
             f"operator: connected to {client.connection.endpoint.display}"
         )
         self.tray.set_operator("connected")
+        client.connection.on_event(self._gateway_event)
+        self._spawn(self._follow_approvals())
         node = self.runtime.node
         if node is not None:
             indicator = CaptureIndicator(node.session.cancel_running, self.window)
@@ -130,6 +142,85 @@ class DesktopApp:
         if self.panel is not None:
             self.panel.select(key if key.startswith("agent:") else f"agent:main:{short}")
         return presenter
+
+    # ------------------------------------------------------------------ pairing and approvals
+    def _operator_status(self, status: ConnectionStatus) -> None:
+        if status.state is ConnectionState.AWAITING_APPROVAL and status.pairing is not None:
+            rid = status.pairing.request_id or "?"
+            command = status.pairing.approve_command or f"openclaw devices approve {rid}"
+            if self.wait_panel is None:
+                self.wait_panel = PairingWaitPanel(rid, command, self.window)
+                self.window.stack.addWidget(self.wait_panel)
+            self.window.stack.setCurrentWidget(self.wait_panel)
+            self.tray.set_operator("waiting for approval")
+        elif status.state is ConnectionState.CONNECTED and self.wait_panel is not None:
+            self.wait_panel.stop("Approved")
+            if self.window.chat is not None:
+                self.window.stack.setCurrentWidget(self.window.chat)
+        elif status.state is not ConnectionState.CONNECTED:
+            wait = f" in {status.retry_in_s:.0f}s" if status.retry_in_s is not None else ""
+            self.tray.set_operator(f"{status.state.value}{wait}")
+
+    def _gateway_event(self, event: EventReceived) -> None:
+        """Another device asks to pair with a gateway this app operates."""
+        if event.event not in ("device.pair.requested", "node.pair.requested"):
+            return
+        payload = event.payload if isinstance(event.payload, dict) else {}
+        own = self.runtime.node.options.signer if self.runtime.node else None
+        own_id = getattr(own, "device_id", None)
+        if own_id and own_id in (payload.get("deviceId"), payload.get("nodeId")):
+            return  # this computer's own node: approved by the runtime
+        self._spawn(self._ask_pairing(event.event.split(".", 1)[0], payload))
+
+    async def _ask_pairing(self, kind: str, request: dict[str, Any]) -> None:
+        client = self.runtime.client
+        decision = await ask_pairing(request, self.window)
+        if client is None or decision is None:
+            return
+        method = f"{kind}.pair.{'approve' if decision == 'approve' else 'reject'}"
+        try:
+            await client.call(method, {"requestId": request.get("requestId")})
+        except OpenClawError as exc:
+            self.window.statusBar().showMessage(f"{method} failed: {exc}")
+
+    async def _follow_approvals(self) -> None:
+        """Exec approvals: backfill the pending ones, then ask as they come."""
+        client = self.runtime.client
+        if client is None or not client.supports("exec.approval.list"):
+            return
+        try:
+            pending = await client.approvals.list()
+        except OpenClawError as exc:
+            log.warning("could not backfill approvals: %s", exc)
+            pending = []
+        backfill = Normalizer()
+        for item in pending:
+            for event in backfill.feed("exec.approval.requested", item, int(time.time() * 1000)):
+                self._spawn(self._ask_approval(event))
+        async for event in client.events():
+            if event.type == "approval.requested":
+                self._spawn(self._ask_approval(event))
+
+    async def _ask_approval(self, event: Event) -> None:
+        client = self.runtime.client
+        data = event.data
+        approval = Approval(
+            id=str(data.get("id")),
+            run_id=event.run_id,
+            kind=str(data.get("kind")),
+            summary=data.get("summary"),
+            command=data.get("command"),
+            risk=data.get("risk"),
+            decisions=list(data.get("decisions") or []),
+            expires_at=data.get("expiresAt"),
+            raw=dict(data.get("request") or {}),
+        )
+        decision = await ask_approval(approval, self.window)
+        if client is not None and decision is not None:
+            try:
+                await client.approvals.respond(approval.id, decision, kind=approval.kind)
+            except OpenClawError as exc:
+                self.window.statusBar().showMessage(f"approval not sent: {exc}")
 
     def _node_status(self, status: ConnectionStatus) -> None:
         text = status.state.value

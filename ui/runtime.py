@@ -17,6 +17,7 @@ from openclaw_desktop.node.host import NodeHost
 from openclaw_desktop.protocol import MIN_NODE_PROTOCOL_VERSION, Role
 from openclaw_desktop.sdk import OpenClaw
 from openclaw_desktop.transport import ConnectionOptions, ConnectionStatus
+from openclaw_desktop.trust import TrustCallback
 
 __all__ = ["DesktopRuntime", "RuntimeTarget"]
 
@@ -36,9 +37,14 @@ class RuntimeTarget:
 class DesktopRuntime:
     """Starts and owns the sessions; :meth:`aclose` stops everything it started."""
 
-    def __init__(self, paths: AppPaths, target: RuntimeTarget) -> None:
+    def __init__(
+        self, paths: AppPaths, target: RuntimeTarget, trust_callback: TrustCallback | None = None
+    ) -> None:
         self.paths = paths
         self.target = target
+        self.trust_callback = trust_callback
+        #: Operator connection status (connecting, awaiting approval, connected, ...).
+        self.operator_status_listeners: list[Callable[[ConnectionStatus], None]] = []
         self.client: OpenClaw | None = None
         self.node: NodeHost | None = None
         self._stack = contextlib.AsyncExitStack()
@@ -61,7 +67,16 @@ class DesktopRuntime:
             "operator.approvals",
             "operator.pairing",
         )
-        client = OpenClaw.connect(url, token=token, scopes=scopes, identity="installation")
+        client = OpenClaw.connect(
+            url,
+            token=token,
+            scopes=scopes,
+            identity="installation",
+            trust_callback=self.trust_callback,
+            timeout=24 * 3600,  # waits through pairing approval; the window shows why
+        )
+        for listener in self.operator_status_listeners:
+            client.connection.on_status(listener)
         self.client = await self._stack.enter_async_context(client)
         if self.target.node:
             self.node = self._node(url, token)

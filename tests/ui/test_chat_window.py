@@ -15,10 +15,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from openclaw_desktop.chat import ChatItem
-from tests.helpers.bundled_gateway import BundledGateway
+from tests.helpers.bundled_gateway import BundledGateway, start_node
 from tests.helpers.chat_trace import write_fake_providers
 from tests.helpers.fake_llm import FakeLLM
 from ui.app import DesktopApp
+from ui.dialogs import PairingRequestDialog
 from ui.presenters.sessions import session_title
 from ui.runtime import DesktopRuntime, RuntimeTarget
 
@@ -65,6 +66,14 @@ async def until(predicate: Callable[[], object], what: str, timeout: float = 20)
     async with asyncio.timeout(timeout):
         while not predicate():
             await asyncio.sleep(0.02)
+
+
+def pairing_dialog() -> PairingRequestDialog | None:
+    """The visible pairing request dialog, if any."""
+    for widget in QApplication.topLevelWidgets():
+        if isinstance(widget, PairingRequestDialog) and widget.isVisible():
+            return widget
+    return None
 
 
 def assistant(app: DesktopApp, status: str | None = None) -> list[ChatItem]:
@@ -174,11 +183,27 @@ def test_chat_window_end_to_end(
         dialog.close()
         # The tray follows the work (its icon is optional on a desktop without a tray).
         assert "chat: connected" in app.tray.icon.toolTip()
+
+        # Another device asks to pair (a node's command surface): the window asks the user.
+        node = start_node(gateway.url, shared_token=gateway.token)
+        try:
+            await until(lambda: pairing_dialog() is not None, "the pairing dialog")
+            dialog = pairing_dialog()
+            assert dialog is not None
+            from PySide6.QtWidgets import QLabel
+
+            texts = " ".join(label.text() for label in dialog.findChildren(QLabel))
+            assert "test-node" in texts and "system.notify" in texts
+            dialog.grab().save(str(screens / "08-pairing-request.png"))
+            dialog.approve_button.click()
+            await until(node.surface_resolved, "the node approved from the window")
+        finally:
+            await node.aclose()
         assert len(main.timeline.items) > len(second.timeline.items)  # type: ignore[union-attr]
         await app.aclose()
 
     run_in_qt(qapp, scenario)
-    assert sorted(p.name for p in screens.glob("0*.png"))[:7] == [
+    assert sorted(p.name for p in screens.glob("0*.png"))[:8] == [
         "01-starting.png",
         "02-chat.png",
         "03-tool-card.png",
@@ -186,4 +211,5 @@ def test_chat_window_end_to_end(
         "05-queued.png",
         "06-sessions.png",
         "07-pair-phone.png",
+        "08-pairing-request.png",
     ]
