@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui.presenters.chat import ChatPresenter
+from ui.widgets.chat_delegate import ChatDelegate
 from ui.widgets.chat_model import ChatListModel
 
 __all__ = ["ChatView"]
@@ -36,6 +37,7 @@ class ChatView(QWidget):
         self.messages = QListView(self)
         self.messages.setObjectName("messages")
         self.messages.setModel(self.model)
+        self.messages.setItemDelegate(ChatDelegate(self.messages))
         self.messages.setWordWrap(True)
         self.messages.setUniformItemSizes(False)
         self.messages.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
@@ -109,6 +111,7 @@ class ChatView(QWidget):
 
     def _changed(self) -> None:
         self.model.refresh()
+        self.messages.doItemsLayout()  # heights change as replies stream
         self.messages.scrollToBottom()
         self.steer_button.setEnabled(bool(self.presenter.timeline.queued))
 
