@@ -121,6 +121,14 @@ def test_chat_window_end_to_end(
         assert chat.model.rowCount() == 2
         app.window.grab().save(str(screens / "02-chat.png"))
 
+        # The pickers: the gateway's models, and a thinking level saved on the session.
+        await until(lambda: chat.model_picker.count() > 0, "the model list")
+        assert chat.model_picker.currentText() == "fake/fake-model"
+        assert app.presenter is not None
+        await app.presenter.choose(thinking="high")
+        row = await app.runtime.client.sessions.get("main")  # type: ignore[union-attr]
+        assert row is not None and row.get("thinkingLevel") == "high"
+
         # A tool call shows as a card that fills in.
         await app.presenter.send("CALLTOOL:nodes_list:{}")  # type: ignore[union-attr]
         await until(

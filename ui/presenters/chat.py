@@ -41,10 +41,40 @@ class ChatPresenter(QObject):
         self._pending: list[tuple[str, str]] = []
         self._pump: asyncio.Task[None] | None = None
 
+    #: The models the gateway offers (``provider/model`` refs) and the session's choice.
+    models_changed = Signal(list, str)
+
     async def start(self) -> None:
-        """Load the history and follow the session's events."""
+        """Load the history and the models, and follow the session's events."""
         self._pump = asyncio.create_task(self._follow(), name="chat-events")
         await self.reload()
+        await self.load_models()
+
+    async def load_models(self) -> None:
+        """Fill the model picker (``models.list``; the session's ``model`` is selected)."""
+        try:
+            models = await self.client.models.list()
+            row = await self.client.sessions.get(self.session_key)
+        except OpenClawError as exc:
+            log.info("no model list: %s", exc)
+            return
+        refs = [f"{m.get('provider')}/{m.get('id')}" for m in models]
+        current = ""
+        if row and row.get("model"):
+            current = f"{row.get('modelProvider')}/{row.get('model')}"
+        self.models_changed.emit(refs, current)
+
+    async def choose(self, *, model: str | None = None, thinking: str | None = None) -> None:
+        """Set the session's model or thinking level (``sessions.patch``)."""
+        changes: dict[str, str] = {}
+        if model is not None:
+            changes["model"] = model
+        if thinking is not None:
+            changes["thinkingLevel"] = thinking
+        try:
+            await self.client.sessions.patch(self.session_key, **changes)
+        except OpenClawError as exc:
+            self.status.emit(f"could not change the session: {exc}")
 
     async def aclose(self) -> None:
         """Stop following events."""

@@ -12,6 +12,7 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QHBoxLayout,
     QListView,
     QPlainTextEdit,
@@ -24,7 +25,10 @@ from ui.presenters.chat import ChatPresenter
 from ui.widgets.chat_delegate import ChatDelegate
 from ui.widgets.chat_model import ChatListModel
 
-__all__ = ["ChatView"]
+__all__ = ["THINKING_LEVELS", "ChatView"]
+
+#: Thinking levels offered (the gateway maps them to the provider's reasoning budget).
+THINKING_LEVELS = ["off", "low", "medium", "high"]
 
 
 class ChatView(QWidget):
@@ -62,11 +66,31 @@ class ChatView(QWidget):
         for button in (self.send_button, self.steer_button, self.stop_button):
             column.addWidget(button)
         buttons.addLayout(column)
+        self.model_picker = QComboBox(self)
+        self.model_picker.setObjectName("model")
+        self.model_picker.setToolTip("The model of this session")
+        self.thinking_picker = QComboBox(self)
+        self.thinking_picker.setObjectName("thinking")
+        self.thinking_picker.addItems(THINKING_LEVELS)
+        self.thinking_picker.setToolTip("How much the model thinks before answering")
+        self.model_picker.activated.connect(
+            lambda _i: self._spawn(self.presenter.choose(model=self.model_picker.currentText()))
+        )
+        self.thinking_picker.activated.connect(
+            lambda _i: self._spawn(
+                self.presenter.choose(thinking=self.thinking_picker.currentText())
+            )
+        )
+        pickers = QHBoxLayout()
+        pickers.addWidget(self.model_picker, 1)
+        pickers.addWidget(self.thinking_picker)
         layout = QVBoxLayout(self)
+        layout.addLayout(pickers)
         layout.addWidget(self.messages, 1)
         layout.addLayout(buttons)
         presenter.changed.connect(self._changed)
         presenter.busy.connect(self._busy)
+        presenter.models_changed.connect(self._models)
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # ------------------------------------------------------------------ events
@@ -114,6 +138,13 @@ class ChatView(QWidget):
         self.messages.doItemsLayout()  # heights change as replies stream
         self.messages.scrollToBottom()
         self.steer_button.setEnabled(bool(self.presenter.timeline.queued))
+
+    def _models(self, refs: list[str], current: str) -> None:
+        self.model_picker.clear()
+        self.model_picker.addItems(refs or ["(no model: offline)"])
+        self.model_picker.setEnabled(bool(refs))
+        if current in refs:
+            self.model_picker.setCurrentText(current)
 
     def _busy(self, busy: bool) -> None:
         self.stop_button.setEnabled(busy)
