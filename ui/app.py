@@ -26,6 +26,7 @@ from ui.presenters.chat import ChatPresenter
 from ui.presenters.sessions import SessionsPresenter
 from ui.runtime import DesktopRuntime, RuntimeTarget
 from ui.tray import Tray
+from ui.widgets.activity import ActivityView
 from ui.widgets.capture import CaptureIndicator
 from ui.widgets.pair_phone import PairPhoneDialog
 from ui.widgets.sessions import SessionsPanel
@@ -51,6 +52,7 @@ class DesktopApp:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.panel: SessionsPanel | None = None
         self.capture: CaptureIndicator | None = None
+        self.activity: ActivityView | None = None
         runtime.node_status_listeners.append(self._node_status)
         self.tray = Tray(
             SettingsStore(runtime.paths.settings_file),
@@ -77,11 +79,15 @@ class DesktopApp:
         self.tray.set_operator("connected")
         client.connection.on_event(self._gateway_event)
         self._spawn(self._follow_approvals())
+        self.activity = ActivityView()
+        self.window.show_activity(self.activity)
+        self._spawn(self._follow_activity())
         node = self.runtime.node
         if node is not None:
             indicator = CaptureIndicator(node.session.cancel_running, self.window)
             self.window.statusBar().addWidget(indicator)
             node.ctx.activity.listeners.append(indicator.report)
+            node.session.invoke_listeners.append(self.activity.on_node_invoke)
             self.capture = indicator
         self.sessions = SessionsPresenter(client)
         self.sessions.failed.connect(self.window.statusBar().showMessage)
@@ -200,6 +206,13 @@ class DesktopApp:
         async for event in client.events():
             if event.type == "approval.requested":
                 self._spawn(self._ask_approval(event))
+
+    async def _follow_activity(self) -> None:
+        client = self.runtime.client
+        if client is None or self.activity is None:
+            return
+        async for event in client.events():
+            self.activity.on_event(event)
 
     async def _ask_approval(self, event: Event) -> None:
         client = self.runtime.client

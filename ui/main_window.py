@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QStackedWidget, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QLabel,
+    QMainWindow,
+    QSplitter,
+    QStackedWidget,
+    QWidget,
+)
 
 from ui.presenters.chat import ChatPresenter
 from ui.widgets.chat_view import ChatView
@@ -35,6 +43,14 @@ class MainWindow(QMainWindow):
         """Put the sessions sidebar on the left."""
         self.splitter.insertWidget(0, panel)
         self.splitter.setStretchFactor(1, 1)
+
+    def show_activity(self, view: QWidget) -> None:
+        """The activity timeline, docked on the right (View it or close it like any dock)."""
+        dock = QDockWidget("Activity", self)
+        dock.setObjectName("activity-dock")
+        dock.setWidget(view)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        self.activity_dock = dock
 
     def show_chat(self, presenter: ChatPresenter) -> ChatView:
         """Show the chat of ``presenter``'s session (its view is kept for switching back)."""

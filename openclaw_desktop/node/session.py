@@ -48,6 +48,9 @@ class NodeSession:
         self.surface = "unknown"
         self._surface_generation = 0
         self.surface_listeners: list[Callable[[str], None]] = []
+        #: ``(command, result code)`` of every handled invoke (the activity view; never
+        #: payloads).
+        self.invoke_listeners: list[Callable[[str, str], None]] = []
 
     async def aclose(self) -> None:
         """Stop listening and cancel running invokes."""
@@ -163,6 +166,8 @@ class NodeSession:
                 raise
         log.info("invoke %s -> %s", request.command, "ok" if result.ok else result.error_code)
         self.handled += 1
+        for listener in list(self.invoke_listeners):
+            listener(request.command, "ok" if result.ok else str(result.error_code))
         await self._reply(request, result)
 
     async def _reply(self, request: NodeInvokeRequest, result: InvokeResult) -> None:

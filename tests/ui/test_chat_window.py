@@ -139,6 +139,11 @@ def test_chat_window_end_to_end(
             "the tool card",
         )
         await until(lambda: len(assistant(app, "done")) == 2, "the reply after the tool")
+        activity = app.activity
+        assert activity is not None
+        await until(lambda: activity.list.count() >= 2, "the activity rows")
+        rows = [activity.list.item(i).text() for i in range(activity.list.count())]
+        assert any("✓ done nodes_list" in r for r in rows), rows
         app.window.grab().save(str(screens / "03-tool-card.png"))
 
         # Stop mid-stream keeps the partial answer.
