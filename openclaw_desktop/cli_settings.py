@@ -38,7 +38,8 @@ def settings_command(args: argparse.Namespace, paths: AppPaths) -> int:
         return 0
     if args.action == "set":
         settings = store.set(args.key, args.value)
-        print(f"{args.key} = {json.dumps(getattr(settings.node, args.key.split('.', 1)[1]))}")
+        section, name = args.key.split(".", 1)
+        print(f"{args.key} = {json.dumps(getattr(getattr(settings, section), name))}")
         return 0
     print(json.dumps(store.load().model_dump(mode="json"), indent=2))
     return 0

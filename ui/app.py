@@ -4,11 +4,13 @@ the first frame (PySide6 + qasync: one asyncio loop on Qt's)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QTimer
@@ -16,11 +18,13 @@ from PySide6.QtWidgets import QApplication
 
 from openclaw_desktop.config import AppPaths, SettingsStore
 from openclaw_desktop.errors import OpenClawError
+from openclaw_desktop.identity import CredentialStore, gateway_key, open_secret_store
 from openclaw_desktop.sdk import Approval, Event
 from openclaw_desktop.sdk.normalize import Normalizer
 from openclaw_desktop.session import EventReceived
 from openclaw_desktop.transport import ConnectionState, ConnectionStatus
 from ui.dialogs import PairingWaitPanel, ask_approval, ask_pairing, ask_trust
+from ui.dialogs.settings import SettingsDialog
 from ui.main_window import MainWindow
 from ui.presenters.chat import ChatPresenter
 from ui.presenters.sessions import SessionsPresenter
@@ -28,12 +32,18 @@ from ui.runtime import DesktopRuntime, RuntimeTarget
 from ui.tray import Tray
 from ui.widgets.activity import ActivityView
 from ui.widgets.capture import CaptureIndicator
+from ui.widgets.connect import ConnectScreen
 from ui.widgets.pair_phone import PairPhoneDialog
 from ui.widgets.sessions import SessionsPanel
 
-__all__ = ["DesktopApp", "run"]
+__all__ = ["DesktopApp", "known_gateways_file", "run"]
 
 log = logging.getLogger("openclaw.ui")
+
+
+def known_gateways_file(paths: AppPaths) -> Path:
+    """Gateways the user connected to (names and URLs; never tokens)."""
+    return paths.config_dir / "known_gateways.json"
 
 
 class DesktopApp:
@@ -59,6 +69,13 @@ class DesktopApp:
             open_chat=self._raise,
             pair_phone=lambda: self._spawn(self.pair_phone()),
             quit_app=lambda: (self.window.close(), None)[1],
+            open_settings=lambda: (self.open_settings(), None)[1],
+        )
+        settings_action = self.window.menuBar().addMenu("&OpenClaw")
+        settings_action.addAction("Settings…", lambda: (self.open_settings(), None)[1])
+        settings_action.addAction("Pair a phone…", lambda: self._spawn(self.pair_phone()))
+        settings_action.addAction(
+            "Connect to another gateway…", lambda: self._spawn(self.choose_gateway())
         )
         self.tray.show()
         if not runtime.target.node:
@@ -91,10 +108,62 @@ class DesktopApp:
             self.capture = indicator
         self.sessions = SessionsPresenter(client)
         self.sessions.failed.connect(self.window.statusBar().showMessage)
+        if self.panel is not None:  # a previous gateway's sidebar
+            self.panel.setParent(None)
+            self.panel.deleteLater()
         self.panel = SessionsPanel(self.sessions, self._switch)
         self.window.show_sessions(self.panel)
         await self.open_session("main")
         await self.sessions.start()
+
+    # ------------------------------------------------------------------ gateways
+    async def choose_gateway(self) -> None:
+        """The connect screen (first run, or “Connect to another gateway…”): this computer's
+        bundled gateway, one found on the LAN, a URL or a setup code."""
+        paths = self.runtime.paths
+        screen = ConnectScreen(known_gateways_file(paths), parent=self.window)
+        self.window.stack.addWidget(screen)
+        self.window.stack.setCurrentWidget(screen)
+        chosen: asyncio.Future[RuntimeTarget] = asyncio.get_running_loop().create_future()
+
+        def pick(target: RuntimeTarget) -> None:
+            if not chosen.done():
+                chosen.set_result(target)
+
+        screen.chosen.connect(pick)
+        screen.forgotten.connect(self._forget_gateway)
+        await screen.start()
+        try:
+            target = await chosen
+        finally:
+            await screen.aclose()
+        self.window.stack.removeWidget(screen)
+        screen.deleteLater()
+        if target.url is None:
+            known_gateways_file(paths).parent.mkdir(parents=True, exist_ok=True)
+            if not known_gateways_file(paths).exists():
+                known_gateways_file(paths).write_text("[]\n", encoding="utf-8")
+        await self.switch_gateway(target)
+
+    async def switch_gateway(self, target: RuntimeTarget) -> None:
+        """Close the current connection (if any) and connect to ``target``."""
+        await self._cancel_tasks()
+        for presenter in self.presenters.values():
+            await presenter.aclose()
+        self.presenters.clear()
+        if self.sessions is not None:
+            await self.sessions.aclose()
+        await self.runtime.aclose()
+        self.runtime = DesktopRuntime(self.runtime.paths, target, self.runtime.trust_callback)
+        self.runtime.node_status_listeners.append(self._node_status)
+        self.runtime.operator_status_listeners.append(self._operator_status)
+        await self.start()
+
+    def _forget_gateway(self, url: str) -> None:
+        """Forget a gateway: its TLS pin and tokens go with it."""
+        paths = self.runtime.paths
+        CredentialStore(open_secret_store(paths.secrets_file)).forget_gateway(gateway_key(url))
+        self.window.statusBar().showMessage(f"forgot {url}")
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -126,8 +195,21 @@ class DesktopApp:
     def _busy(self, busy: bool) -> None:
         self.tray.set_busy(busy)
 
+    def open_settings(self) -> SettingsDialog:
+        """The settings dialog (capabilities with their availability here)."""
+        node = self.runtime.node
+        store = SettingsStore(self.runtime.paths.settings_file)
+        dialog = SettingsDialog(store, list(node.entries) if node else [], self.window)
+        dialog.accepted.connect(self.tray.sync_capabilities)
+        dialog.open()
+        return dialog
+
     def _replied(self) -> None:
-        if not self.window.isVisible() or self.window.isMinimized():
+        try:
+            wanted = SettingsStore(self.runtime.paths.settings_file).load().ui.notify_replies
+        except OpenClawError:
+            wanted = True
+        if wanted and (not self.window.isVisible() or self.window.isMinimized()):
             self.tray.notify("OpenClaw", "The reply is ready")
 
     async def open_session(self, key: str) -> ChatPresenter:
@@ -242,8 +324,17 @@ class DesktopApp:
         self.window.node_status.setText(f"node: {text}")
         self.tray.set_node(text)
 
+    async def _cancel_tasks(self) -> None:
+        tasks = [t for t in self._tasks if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
     async def aclose(self) -> None:
-        """Stop following events and close the runtime."""
+        """Stop following events, cancel what the window started, close the runtime."""
+        await self._cancel_tasks()
         for presenter in self.presenters.values():
             await presenter.aclose()
         if self.sessions is not None:
@@ -261,11 +352,14 @@ def run(argv: Sequence[str], target: RuntimeTarget) -> int:
     app.setDesktopFileName("openclaw-desktop")
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    desktop = DesktopApp(DesktopRuntime(AppPaths.default(), target))
+    paths = AppPaths.default()
+    desktop = DesktopApp(DesktopRuntime(paths, target))
     desktop.window.show()
     closed = asyncio.Event()
     app.lastWindowClosed.connect(closed.set)
-    QTimer.singleShot(0, lambda: asyncio.ensure_future(desktop.start()))
+    first_run = not known_gateways_file(paths).exists()
+    start = desktop.choose_gateway() if first_run else desktop.start()
+    QTimer.singleShot(0, lambda: asyncio.ensure_future(start))
 
     async def until_closed() -> None:
         await closed.wait()

@@ -73,6 +73,8 @@ class DesktopRuntime:
             scopes=scopes,
             identity="installation",
             trust_callback=self.trust_callback,
+            tls_hint=getattr(self.target, "tls_hint", None),
+            bootstrap_token=getattr(self.target, "bootstrap_token", None),
             timeout=24 * 3600,  # waits through pairing approval; the window shows why
         )
         for listener in self.operator_status_listeners:

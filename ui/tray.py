@@ -51,6 +51,7 @@ class Tray(QObject):
         open_chat: Callable[[], None],
         pair_phone: Callable[[], None],
         quit_app: Callable[[], None],
+        open_settings: Callable[[], None] | None = None,
     ) -> None:
         super().__init__()
         self.settings = settings
@@ -70,6 +71,8 @@ class Tray(QObject):
             menu.addAction(action)
             self.capability_actions[key] = action
         menu.addSeparator()
+        if open_settings is not None:
+            menu.addAction("Settings…", open_settings)
         menu.addAction("Quit", quit_app)
         self.menu = menu
         self.icon.setContextMenu(menu)

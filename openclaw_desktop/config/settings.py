@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from openclaw_desktop.errors import ConfigError
 
-__all__ = ["NodeSettings", "Settings", "SettingsStore", "setting_keys"]
+__all__ = ["NodeSettings", "Settings", "SettingsStore", "UiSettings", "setting_keys"]
 
 
 class NodeSettings(BaseModel):
@@ -51,6 +51,17 @@ class NodeSettings(BaseModel):
         }
 
 
+class UiSettings(BaseModel):
+    """The desktop window's own preferences."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    notify_replies: bool = Field(
+        True, description="Notify when a reply finishes while the window is hidden"
+    )
+    start_at_login: bool = Field(False, description="Start OpenClaw Desktop when you log in")
+
+
 class Settings(BaseModel):
     """All settings of one installation."""
 
@@ -58,12 +69,18 @@ class Settings(BaseModel):
 
     version: int = Field(1, ge=1, le=1)
     node: NodeSettings = NodeSettings()
+    ui: UiSettings = UiSettings()
+
+
+_SECTIONS: dict[str, type[BaseModel]] = {"node": NodeSettings, "ui": UiSettings}
 
 
 def setting_keys() -> dict[str, str]:
-    """Every settable key (``node.camera``) with its description."""
+    """Every settable key (``node.camera``, ``ui.start_at_login``) with its description."""
     return {
-        f"node.{name}": field.description or "" for name, field in NodeSettings.model_fields.items()
+        f"{section}.{name}": field.description or ""
+        for section, model in _SECTIONS.items()
+        for name, field in model.model_fields.items()
     }
 
 
@@ -138,15 +155,17 @@ class SettingsStore:
             ConfigError: Unknown key, a value of the wrong kind, or an unreadable file.
         """
         section, _, name = key.partition(".")
-        if section != "node" or name not in NodeSettings.model_fields:
+        model = _SECTIONS.get(section)
+        if model is None or name not in model.model_fields:
             known = ", ".join(setting_keys())
             raise ConfigError(f"unknown setting {key!r}; known settings: {known}")
         settings = self.load()
-        value = _coerce(raw, getattr(settings.node, name))
+        current: BaseModel = getattr(settings, section)
+        value = _coerce(raw, getattr(current, name))
         try:
-            node = NodeSettings.model_validate({**settings.node.model_dump(), name: value})
+            changed = model.model_validate({**current.model_dump(), name: value})
         except ValidationError as exc:
             raise ConfigError(f"{key}: {exc.errors()[0]['msg']}") from exc
-        updated = settings.model_copy(update={"node": node})
+        updated = settings.model_copy(update={section: changed})
         self.save(updated)
         return updated

@@ -97,6 +97,8 @@ class OpenClaw:
         credentials: CredentialStore | None = None,
         timeout: float = 30.0,
         trust_callback: TrustCallback | None = None,
+        tls_hint: str | None = None,
+        bootstrap_token: str | None = None,
     ) -> OpenClaw:
         """An SDK client for ``url``; use it as ``async with``.
 
@@ -111,6 +113,9 @@ class OpenClaw:
             timeout: seconds to wait for the connection in ``async with``.
             trust_callback: asked once about an unpinned ``wss://`` certificate (the
                 desktop app's trust dialog); without it such a gateway is refused.
+            tls_hint: a fingerprint advertised on the LAN, shown to the trust callback as
+                a hint only (never pinned by itself).
+            bootstrap_token: a setup code's single-use token (first pairing).
         """
         if identity == "installation":
             from openclaw_desktop.config.paths import AppPaths
@@ -137,6 +142,8 @@ class OpenClaw:
             password=password,
             tls_fingerprint=tls_fingerprint,
             trust_callback=trust_callback,
+            tls_hint=tls_hint,
+            bootstrap_token=bootstrap_token,
             user_agent=user_agent(),
             wait_for_pairing=True,
         )

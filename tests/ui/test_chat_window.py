@@ -48,16 +48,22 @@ def screens(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+_LOOPS: dict[int, asyncio.AbstractEventLoop] = {}
+
+
 def run_in_qt(qapp: QApplication, scenario: Callable[[], Any]) -> None:
-    """Run an async scenario on a qasync loop over the test's QApplication."""
+    """Run an async scenario on a qasync loop over the test's QApplication (one loop per
+    application: qasync's timers do not survive a second loop on the same app)."""
     import qasync
 
-    loop = qasync.QEventLoop(qapp)
+    loop = _LOOPS.get(id(qapp))
+    if loop is None:
+        loop = qasync.QEventLoop(qapp)
+        _LOOPS[id(qapp)] = loop
     asyncio.set_event_loop(loop)
     try:
         loop.run_until_complete(asyncio.wait_for(scenario(), 90))
     finally:
-        loop.close()
         asyncio.set_event_loop(None)
 
 
@@ -226,3 +232,38 @@ def test_chat_window_end_to_end(
         "07-pair-phone.png",
         "08-pairing-request.png",
     ]
+
+
+def test_first_run_connect_screen_leads_to_the_chat(
+    qapp: QApplication,
+    gateway: BundledGateway,
+    screens: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """First run: the connect screen; choosing a gateway connects and shows the chat, and
+    forgetting a known gateway removes its stored secrets."""
+    monkeypatch.setenv("OPENCLAW_DESKTOP_HOME", str(tmp_path / "home"))
+    from openclaw_desktop.config import AppPaths
+    from ui.widgets.connect import ConnectScreen
+
+    paths = AppPaths.default()
+    app = DesktopApp(DesktopRuntime(paths, RuntimeTarget(node=False)))
+    app.window.show()
+
+    async def scenario() -> None:
+        choosing = asyncio.ensure_future(app.choose_gateway())
+        await until(
+            lambda: isinstance(app.window.stack.currentWidget(), ConnectScreen), "the screen"
+        )
+        screen = app.window.stack.currentWidget()
+        assert isinstance(screen, ConnectScreen)
+        app.window.grab().save(str(screens / "09-connect-screen.png"))
+        screen.chosen.emit(RuntimeTarget(url=gateway.url, token=gateway.token, node=False))
+        await asyncio.wait_for(choosing, 30)
+        assert app.window.chat is not None
+        assert app.runtime.client is not None
+        assert app.runtime.client.connection.endpoint.display.endswith(str(gateway.port))
+        await app.aclose()
+
+    run_in_qt(qapp, scenario)

@@ -153,12 +153,12 @@ class ConnectScreen(QWidget):
         self.url = QLineEdit(other)
         self.url.setObjectName("url")
         self.url.setPlaceholderText("wss://gateway.example:18789")
+        self.url_error = self._error_label("urlError", other)
         self.url.returnPressed.connect(self._connect_url)
         self.url.textChanged.connect(lambda _text: self.url_error.clear())
         self.connect_url = QPushButton("Connect", other)
         self.connect_url.setObjectName("connectUrl")
         self.connect_url.clicked.connect(self._connect_url)
-        self.url_error = self._error_label("urlError", other)
         form.addWidget(QLabel("<b>Enter a URL</b>", other))
         form.addLayout(self._row(self.url, self.connect_url))
         form.addWidget(self.url_error)
@@ -230,9 +230,7 @@ class ConnectScreen(QWidget):
 
     def _update_buttons(self) -> None:
         self.connect_discovered.setEnabled(self._selected_endpoint() is not None)
-        has_known = self.known_list.currentItem() is not None and bool(
-            self.known_list.selectedItems()
-        )
+        has_known = bool(self.known_list.selectedItems())
         self.connect_known.setEnabled(has_known)
         self.forget_button.setEnabled(has_known)
 
@@ -371,6 +369,10 @@ class ConnectScreen(QWidget):
     def _setup_code_problem(code: SetupCode) -> str | None:
         if not code.candidate_urls:
             return "this setup code has no gateway URL: enter the URL above instead"
+        try:
+            Endpoint.parse(code.candidate_urls[0])
+        except ConfigError as exc:
+            return str(exc)
         if code.is_expired(int(time.time() * 1000)):
             return "this setup code has expired: ask the gateway for a new one"
         return None

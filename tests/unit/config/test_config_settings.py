@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from openclaw_desktop.config import NodeSettings, Settings, SettingsStore, setting_keys
+from openclaw_desktop.config.settings import UiSettings
 from openclaw_desktop.errors import ConfigError
 
 pytestmark = pytest.mark.unit
@@ -107,8 +108,20 @@ def test_corrupt_file_fails_loudly_and_is_not_overwritten(tmp_path: Path, conten
 def test_every_key_is_documented() -> None:
     """settings keys lists every node option with a description."""
     keys = setting_keys()
-    assert set(keys) == {f"node.{name}" for name in NodeSettings.model_fields}
+    expected = {f"node.{name}" for name in NodeSettings.model_fields}
+    expected |= {f"ui.{name}" for name in UiSettings.model_fields}
+    assert set(keys) == expected
     assert all(keys.values())
+
+
+def test_ui_settings_are_set_like_node_ones(tmp_path: Path) -> None:
+    """ui.* keys go through the same parsing and atomic save."""
+    store = SettingsStore(tmp_path / "settings.json")
+    assert store.load().ui.notify_replies is True
+    updated = store.set("ui.start_at_login", "on")
+    assert updated.ui.start_at_login is True and updated.node == NodeSettings()
+    with pytest.raises(ConfigError, match="unknown setting 'ui.theme'"):
+        store.set("ui.theme", "dark")
 
 
 def test_mtime_changes_on_save(tmp_path: Path) -> None:
