@@ -39,6 +39,21 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BundledGateway
             gw.cleanup()
 
 
+@pytest.fixture(autouse=True)
+def no_desktop_keyring() -> Iterator[None]:
+    """The window's secrets go to the 0600 file fallback under the test's home, never to a
+    keyring some earlier test (or the developer's desktop) made the default."""
+    import keyring
+    from keyring.backends import fail
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    try:
+        yield
+    finally:
+        keyring.set_keyring(previous)
+
+
 @pytest.fixture
 def screens(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where screenshots go (printed, so a reviewer can look at them)."""

@@ -120,7 +120,7 @@ def test_ui_settings_are_set_like_node_ones(tmp_path: Path) -> None:
     assert store.load().ui.notify_replies is True
     updated = store.set("ui.start_at_login", "on")
     assert updated.ui.start_at_login is True and updated.node == NodeSettings()
-    with pytest.raises(ConfigError, match="unknown setting 'ui.theme'"):
+    with pytest.raises(ConfigError, match=r"unknown setting 'ui\.theme'"):
         store.set("ui.theme", "dark")
 
 
