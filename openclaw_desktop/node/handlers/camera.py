@@ -39,6 +39,7 @@ from openclaw_desktop.devices.camera_sources import (
 )
 from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.node.context import Area, NodeContext
+from openclaw_desktop.node.handlers.params import BadParams, params_object
 from openclaw_desktop.node.registry import Availability, CommandSpec
 from openclaw_desktop.node.results import InvokeResult
 from openclaw_desktop.protocol import NodeErrorCode
@@ -60,24 +61,12 @@ PROBE_TTL_S = 2.0
 _FINISH_S = 15.0  # encode / finalize allowance on top of the capture time
 
 
-class _BadParams(Exception):
-    """A param the agent got wrong; becomes ``INVALID_REQUEST: <text>``."""
-
-
-def _object(params: Any) -> dict[str, Any]:
-    if params is None:
-        return {}
-    if not isinstance(params, dict):
-        raise _BadParams("params must be an object")
-    return params
-
-
 def _number(params: dict[str, Any], key: str, default: float, what: str) -> float:
     value = params.get(key)
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise _BadParams(f"{key} must be {what}")
+        raise BadParams(f"{key} must be {what}")
     return float(value)
 
 
@@ -85,7 +74,7 @@ def _whole(params: dict[str, Any], key: str, default: int, low: int, high: int) 
     """A non-negative integer param, clamped to low..high."""
     value = _number(params, key, default, "a number of milliseconds")
     if value < 0:
-        raise _BadParams(f"{key} must not be negative")
+        raise BadParams(f"{key} must not be negative")
     return min(high, max(low, round(value)))
 
 
@@ -94,7 +83,7 @@ def _text(params: dict[str, Any], key: str, choices: tuple[str, ...]) -> str | N
     if value is None:
         return None
     if not isinstance(value, str) or value.lower() not in choices:
-        raise _BadParams(f"{key} must be one of {', '.join(choices)}")
+        raise BadParams(f"{key} must be one of {', '.join(choices)}")
     return value.lower()
 
 
@@ -103,33 +92,33 @@ def _device_id(params: dict[str, Any]) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise _BadParams("deviceId must be a non-empty string from camera.list")
+        raise BadParams("deviceId must be a non-empty string from camera.list")
     return value
 
 
 def _snap_params(params: Any) -> tuple[int, float, int]:
     """(maxWidth, quality, delayMs) of ``camera.snap``."""
-    p = _object(params)
+    p = params_object(params)
     _text(p, "format", ("jpg", "jpeg"))
     width = _number(p, "maxWidth", DEFAULT_MAX_WIDTH, "a number of pixels")
     if width < 1:
-        raise _BadParams("maxWidth must be a positive number of pixels")
+        raise BadParams("maxWidth must be a positive number of pixels")
     max_width = min(MAX_WIDTH_RANGE[1], max(MAX_WIDTH_RANGE[0], round(width)))
     quality = _number(p, "quality", DEFAULT_QUALITY, "a number from 0 to 1")
     if not 0 <= quality <= 1:
-        raise _BadParams("quality must be a number from 0 to 1")
+        raise BadParams("quality must be a number from 0 to 1")
     delay_ms = _whole(p, "delayMs", 0, 0, MAX_DELAY_MS)
     return max_width, max(MIN_QUALITY, quality), delay_ms
 
 
 def _clip_params(params: Any) -> int:
     """durationMs of ``camera.clip`` (the other params are only validated)."""
-    p = _object(params)
+    p = params_object(params)
     if p.get("format") is not None and p.get("format") != "mp4":
-        raise _BadParams("format must be mp4")
+        raise BadParams("format must be mp4")
     include_audio = p.get("includeAudio")
     if include_audio is not None and not isinstance(include_audio, bool):
-        raise _BadParams("includeAudio must be true or false")
+        raise BadParams("includeAudio must be true or false")
     return _whole(p, "durationMs", DEFAULT_CLIP_MS, *CLIP_MS_RANGE)
 
 
@@ -140,7 +129,7 @@ def _choose(
         for camera in cameras:
             if camera.id == device_id:
                 return camera
-        raise _BadParams("unknown camera deviceId")
+        raise BadParams("unknown camera deviceId")
     if not cameras:
         raise DeviceError(NodeErrorCode.UNAVAILABLE, "no camera found")
     if facing is not None and not configured:
@@ -225,9 +214,9 @@ class _CameraHandlers:
         """``camera.snap`` -> ``{format: "jpg", base64, width, height}``."""
         try:
             max_width, quality, delay_ms = _snap_params(params)
-            camera = await self._camera(_object(params))
-        except _BadParams as exc:
-            return InvokeResult.error(NodeErrorCode.INVALID_REQUEST, str(exc))
+            camera = await self._camera(params_object(params))
+        except BadParams as exc:
+            return InvokeResult.error(NodeErrorCode.INVALID_REQUEST, exc.message)
         config = self.config
         deadline = config.open_timeout_s + delay_ms / 1000 + 2 * config.read_timeout_s
         async with self._lock:
@@ -261,9 +250,9 @@ class _CameraHandlers:
         """``camera.clip`` -> ``{format: "mp4", base64, durationMs, hasAudio: false}``."""
         try:
             duration_ms = _clip_params(params)
-            camera = await self._camera(_object(params))
-        except _BadParams as exc:
-            return InvokeResult.error(NodeErrorCode.INVALID_REQUEST, str(exc))
+            camera = await self._camera(params_object(params))
+        except BadParams as exc:
+            return InvokeResult.error(NodeErrorCode.INVALID_REQUEST, exc.message)
         config = self.config
         deadline = config.open_timeout_s + duration_ms / 1000 + 2 * config.read_timeout_s
         async with self._lock:

@@ -19,18 +19,14 @@ from typing import Any
 from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.devices.screen import ImageFormat, ScreenGrabber, SnapshotRequest
 from openclaw_desktop.node.context import Area, NodeContext
+from openclaw_desktop.node.handlers.params import BadParams, params_object
 from openclaw_desktop.node.registry import Availability, CommandSpec, Probe
 from openclaw_desktop.node.results import Handler, InvokeResult
-from openclaw_desktop.protocol import NodeErrorCode
 
 __all__ = ["make_screen_snapshot", "parse_snapshot_request", "screen_area"]
 
 _FORMATS: dict[str, ImageFormat] = {"png": "png", "jpeg": "jpeg", "jpg": "jpeg"}
 MAX_SCREEN_INDEX = 32
-
-
-def _invalid(message: str) -> DeviceError:
-    return DeviceError(NodeErrorCode.INVALID_REQUEST, message)
 
 
 def _int(params: dict[str, Any], key: str, default: int, low: int, high: int) -> int:
@@ -40,7 +36,7 @@ def _int(params: dict[str, Any], key: str, default: int, low: int, high: int) ->
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise _invalid(f"{key} must be an integer from {low} to {high}")
+        raise BadParams(f"{key} must be an integer from {low} to {high}")
     return value
 
 
@@ -50,24 +46,21 @@ def parse_snapshot_request(params: Any) -> SnapshotRequest:
     Raises:
         DeviceError: ``INVALID_REQUEST`` naming the first bad field.
     """
-    if params is None:
-        params = {}
-    if not isinstance(params, dict):
-        raise _invalid("params must be an object")
+    params = params_object(params)
     fmt = params.get("format")
     if fmt is None:
         fmt = "png"
     if not isinstance(fmt, str) or fmt.lower() not in _FORMATS:
-        raise _invalid("format must be png or jpeg")
+        raise BadParams("format must be png or jpeg")
     index = _int(params, "screenIndex", 0, 0, MAX_SCREEN_INDEX)
     monitor = _int(params, "monitor", index, 0, MAX_SCREEN_INDEX)
     if params.get("screenIndex") is None:
         index = monitor
     elif monitor != index:
-        raise _invalid("screenIndex and monitor disagree; send one of them")
+        raise BadParams("screenIndex and monitor disagree; send one of them")
     pointer = params.get("includePointer")
     if pointer is not None and not isinstance(pointer, bool):
-        raise _invalid("includePointer must be a boolean")
+        raise BadParams("includePointer must be a boolean")
     return SnapshotRequest(
         format=_FORMATS[fmt.lower()],
         max_width=_int(params, "maxWidth", 1920, 16, 7680),

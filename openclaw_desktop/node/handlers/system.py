@@ -26,9 +26,9 @@ from typing import Any
 from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.devices.notify import Notice, Notifier, Urgency
 from openclaw_desktop.node.context import Area, NodeContext
+from openclaw_desktop.node.handlers.params import BadParams
 from openclaw_desktop.node.registry import Availability, CommandSpec, Probe
 from openclaw_desktop.node.results import Handler, InvokeResult
-from openclaw_desktop.protocol import NodeErrorCode
 
 __all__ = [
     "BODY_MAX",
@@ -52,10 +52,6 @@ DELIVERIES = ("system", "overlay", "auto")
 _SILENT = frozenset({"none", "silent", "off", "false", "0"})
 
 
-def _invalid(message: str) -> DeviceError:
-    return DeviceError(NodeErrorCode.INVALID_REQUEST, message)
-
-
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
@@ -63,7 +59,7 @@ def _cut(text: str, limit: int) -> str:
 def _optional_str(params: dict[str, Any], key: str) -> str | None:
     value = params.get(key)
     if value is not None and not isinstance(value, str):
-        raise _invalid(f"{key} must be a string")
+        raise BadParams(f"{key} must be a string")
     return value
 
 
@@ -74,24 +70,24 @@ def parse_notice(params: Any) -> Notice:
         DeviceError: ``INVALID_REQUEST`` naming the first bad field.
     """
     if not isinstance(params, dict):
-        raise _invalid("params must be an object")
+        raise BadParams("params must be an object")
     title, body = params.get("title"), params.get("body")
     if not isinstance(title, str) or not title.strip():
-        raise _invalid("title required (a non-empty string)")
+        raise BadParams("title required (a non-empty string)")
     if not isinstance(body, str):
-        raise _invalid("body required (a string, may be empty)")
+        raise BadParams("body required (a string, may be empty)")
     subtitle = _optional_str(params, "subtitle")
     priority = params.get("priority")
     if priority is None:
         priority = "active"
     if not isinstance(priority, str) or priority not in PRIORITIES:
-        raise _invalid(f"priority must be one of {', '.join(PRIORITIES)}")
+        raise BadParams(f"priority must be one of {', '.join(PRIORITIES)}")
     delivery = params.get("delivery")
     if delivery is not None and delivery not in DELIVERIES:
-        raise _invalid(f"delivery must be one of {', '.join(DELIVERIES)}")
+        raise BadParams(f"delivery must be one of {', '.join(DELIVERIES)}")
     sound = params.get("sound")
     if sound is not None and not isinstance(sound, str | bool):
-        raise _invalid("sound must be a string or a boolean")
+        raise BadParams("sound must be a string or a boolean")
     silent = sound is False or (isinstance(sound, str) and sound.strip().lower() in _SILENT)
     text = body if not subtitle or not subtitle.strip() else f"{subtitle.strip()}\n{body}"
     return Notice(

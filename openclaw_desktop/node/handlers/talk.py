@@ -23,6 +23,7 @@ from openclaw_desktop.devices.audio_frames import EnergyVad
 from openclaw_desktop.devices.audio_recording import Recording, RecordingResult
 from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.node.context import Area, NodeContext
+from openclaw_desktop.node.handlers.params import BadParams, params_object
 from openclaw_desktop.node.registry import Availability, CommandSpec
 from openclaw_desktop.node.results import Handler, InvokeResult
 from openclaw_desktop.protocol import NodeErrorCode
@@ -59,24 +60,12 @@ class _Capture:
     command: str
 
 
-class _BadParams(Exception):
-    pass
-
-
-def _object(params: Any) -> dict[str, Any]:
-    if params is None:
-        return {}
-    if not isinstance(params, dict):
-        raise _BadParams("params must be an object")
-    return params
-
-
 def _capture_id(params: dict[str, Any], required: bool) -> str | None:
     value = params.get("captureId")
     if value is None and not required:
         return None
     if not isinstance(value, str) or not _CAPTURE_ID.fullmatch(value):
-        raise _BadParams("captureId must be 1-128 letters, digits, '.', '_', ':' or '-'")
+        raise BadParams("captureId must be 1-128 letters, digits, '.', '_', ':' or '-'")
     return value
 
 
@@ -85,9 +74,9 @@ def _millis(params: dict[str, Any], key: str, default: int, low: int, high: int)
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise _BadParams(f"{key} must be a number of milliseconds")
+        raise BadParams(f"{key} must be a number of milliseconds")
     if value <= 0:
-        raise _BadParams(f"{key} must be positive")
+        raise BadParams(f"{key} must be positive")
     return min(high, max(low, round(value)))
 
 
@@ -141,18 +130,18 @@ class _PushToTalk:
         return capture
 
     async def _take(self, params: Any) -> _Capture:
-        capture_id = _capture_id(_object(params), required=True)
+        capture_id = _capture_id(params_object(params), required=True)
         async with self._lock:
             current = self.current
             if current is None or current.capture_id != capture_id:
-                raise _BadParams(f"unknown captureId {capture_id} (not running or already ended)")
+                raise BadParams(f"unknown captureId {capture_id} (not running or already ended)")
             if current.command != "talk.ptt.start":
-                raise _BadParams(f"captureId {capture_id} belongs to a running talk.ptt.once")
+                raise BadParams(f"captureId {capture_id} belongs to a running talk.ptt.once")
             self.current = None
             return current
 
     async def start(self, params: Any) -> InvokeResult:
-        p = _object(params)
+        p = params_object(params)
         capture_id = _capture_id(p, required=False) or uuid.uuid4().hex
         async with self._lock:
             await self._begin(capture_id, "talk.ptt.start", None, self.limits.max_capture_s)
@@ -169,7 +158,7 @@ class _PushToTalk:
         return InvokeResult.success({"captureId": capture.capture_id, "status": "cancelled"})
 
     async def once(self, params: Any) -> InvokeResult:
-        p, limits = _object(params), self.limits
+        p, limits = params_object(params), self.limits
         max_ms = _millis(
             p, "maxDurationMs", limits.once_default_ms, limits.once_min_ms, limits.once_max_ms
         )
@@ -224,8 +213,8 @@ def _guard(handler: Handler) -> Handler:
     async def run(params: Any) -> InvokeResult:
         try:
             return await handler(params)
-        except _BadParams as exc:
-            return InvokeResult.error(_INVALID, str(exc))
+        except BadParams as exc:
+            return InvokeResult.error(_INVALID, exc.message)
 
     return run
 
