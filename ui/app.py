@@ -298,18 +298,7 @@ class DesktopApp:
 
     async def _ask_approval(self, event: Event) -> None:
         client = self.runtime.client
-        data = event.data
-        approval = Approval(
-            id=str(data.get("id")),
-            run_id=event.run_id,
-            kind=str(data.get("kind")),
-            summary=data.get("summary"),
-            command=data.get("command"),
-            risk=data.get("risk"),
-            decisions=list(data.get("decisions") or []),
-            expires_at=data.get("expiresAt"),
-            raw=dict(data.get("request") or {}),
-        )
+        approval = Approval.from_event(event)
         decision = await ask_approval(approval, self.window)
         if client is not None and decision is not None:
             try:

@@ -75,6 +75,22 @@ class Approval:
     expires_at: int | None
     raw: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def from_event(cls, event: Event, run_id: str | None = None) -> Approval:
+        """The approval an ``approval.requested`` event asks for."""
+        data = event.data
+        return cls(
+            id=str(data.get("id")),
+            run_id=run_id if run_id is not None else event.run_id,
+            kind=str(data.get("kind")),
+            summary=data.get("summary"),
+            command=data.get("command"),
+            risk=data.get("risk"),
+            decisions=list(data.get("decisions") or []),
+            expires_at=data.get("expiresAt"),
+            raw=dict(data.get("request") or {}),
+        )
+
 
 #: Returns a decision (``allow-once``, ``allow-always``, ``deny``) or None to leave it to a
 #: human (another operator client, the app's own dialog).
@@ -265,18 +281,7 @@ class Run:
                 self._spawn(self._approve(event))
 
     async def _approve(self, event: Event) -> None:
-        data = event.data
-        approval = Approval(
-            id=str(data.get("id")),
-            run_id=self.run_id,
-            kind=str(data.get("kind")),
-            summary=data.get("summary"),
-            command=data.get("command"),
-            risk=data.get("risk"),
-            decisions=list(data.get("decisions") or []),
-            expires_at=data.get("expiresAt"),
-            raw=dict(data.get("request") or {}),
-        )
+        approval = Approval.from_event(event, self.run_id)
         for handler in list(self._approval_handlers):
             try:
                 decision = await handler(approval)
