@@ -71,8 +71,15 @@ async def operator(url: str, token: str) -> AsyncIterator[GatewayConnection]:
 
 
 @contextlib.asynccontextmanager
-async def echo_node(url: str, token: str, approver: GatewayConnection) -> AsyncIterator[str]:
-    """A connected node offering ``bench.echo``, its surface approved; yields its id."""
+async def approved_node(
+    url: str,
+    token: str,
+    approver: GatewayConnection,
+    dispatcher: InvokeDispatcher,
+    caps: tuple[str, ...],
+) -> AsyncIterator[str]:
+    """A connected node answering with ``dispatcher`` (every command of its registry), its
+    surface approved by ``approver``; yields its id."""
     ident = DeviceIdentity.generate()
     conn = GatewayConnection(
         ConnectionOptions(
@@ -82,13 +89,12 @@ async def echo_node(url: str, token: str, approver: GatewayConnection) -> AsyncI
             signer=ident,
             credentials=CredentialStore(MemorySecretStore()),
             shared_token=token,
-            commands=(ECHO,),
-            caps=("bench",),
+            commands=tuple(s.name for s in dispatcher.registry.specs),
+            caps=caps,
             min_protocol=3,
         )
     )
-    registry = CommandRegistry([CommandSpec(ECHO, "bench")])
-    node = NodeSession(conn, InvokeDispatcher(registry, {ECHO: echo}, dict))
+    node = NodeSession(conn, dispatcher)
     conn.start()
     try:
         await conn.wait_ready(60)
@@ -104,6 +110,15 @@ async def echo_node(url: str, token: str, approver: GatewayConnection) -> AsyncI
     finally:
         await node.aclose()
         await conn.aclose()
+
+
+@contextlib.asynccontextmanager
+async def echo_node(url: str, token: str, approver: GatewayConnection) -> AsyncIterator[str]:
+    """A connected node offering ``bench.echo``, its surface approved; yields its id."""
+    registry = CommandRegistry([CommandSpec(ECHO, "bench")])
+    dispatcher = InvokeDispatcher(registry, {ECHO: echo}, dict)
+    async with approved_node(url, token, approver, dispatcher, ("bench",)) as node_id:
+        yield node_id
 
 
 async def invoke(conn: GatewayConnection, node_id: str, payload: Any) -> Any:

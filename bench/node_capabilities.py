@@ -13,31 +13,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from bench.common import operator, pct, summary
+from bench.common import approved_node, operator, pct, summary
 from bench.gateway_vs_real import ours, real
 from openclaw_desktop.config import NodeSettings
-from openclaw_desktop.config.client_profile import node_client
-from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
 from openclaw_desktop.node import (
     CommandRegistry,
     CommandSpec,
     InvokeDispatcher,
     InvokeResult,
     NodeContext,
-    NodeSession,
 )
 from openclaw_desktop.node.handlers.camera import camera_area
-from openclaw_desktop.protocol import Role
-from openclaw_desktop.transport import ConnectionOptions, GatewayConnection
+from openclaw_desktop.transport import GatewayConnection
 from tests.helpers.video_sources import write_video
 
 NOOP = "bench.noop"
@@ -56,43 +50,6 @@ def dispatcher(video: Path) -> InvokeDispatcher:
     specs = [CommandSpec(NOOP, "bench"), *(s for s in area.specs if s.name == "camera.snap")]
     handlers = {NOOP: noop, "camera.snap": area.handlers["camera.snap"]}
     return InvokeDispatcher(CommandRegistry(specs), handlers, settings.toggles)
-
-
-@contextlib.asynccontextmanager
-async def bench_node(
-    url: str, token: str, approver: GatewayConnection, video: Path
-) -> AsyncIterator[str]:
-    """Our node offering the no-op and camera.snap, its surface approved; yields its id."""
-    ident = DeviceIdentity.generate()
-    conn = GatewayConnection(
-        ConnectionOptions(
-            url=url,
-            role=Role.NODE,
-            client=node_client("bench-node"),
-            signer=ident,
-            credentials=CredentialStore(MemorySecretStore()),
-            shared_token=token,
-            commands=ALLOW,
-            caps=("bench", "camera"),
-            min_protocol=3,
-        )
-    )
-    node = NodeSession(conn, dispatcher(video))
-    conn.start()
-    try:
-        await conn.wait_ready(60)
-        async with asyncio.timeout(30):
-            while True:
-                pending = (await approver.request("node.pair.list", {}))["pending"]
-                mine = [p for p in pending if p["nodeId"] == ident.device_id]
-                if mine:
-                    await approver.request("node.pair.approve", {"requestId": mine[0]["requestId"]})
-                    break
-                await asyncio.sleep(0.1)
-        yield ident.device_id
-    finally:
-        await node.aclose()
-        await conn.aclose()
 
 
 async def timed(
@@ -125,7 +82,7 @@ async def one_gateway(starter: Any, video: Path, args: argparse.Namespace) -> di
     async with (
         starter() as (url, token, _pid, _startup),
         operator(url, token) as op,
-        bench_node(url, token, op, video) as node_id,
+        approved_node(url, token, op, dispatcher(video), ("bench", "camera")) as node_id,
     ):
         noop_s, _ = await timed(op, node_id, NOOP, {}, args.invokes)
         snap_s, snap = await timed(op, node_id, "camera.snap", {"maxWidth": 1600}, args.snaps)

@@ -1141,5 +1141,5 @@ if __name__ == "__main__":
     if _sys.argv[1:] != ["install"]:
         print("usage: python -m tests.helpers.real_openclaw install", file=_sys.stderr)
         _sys.exit(2)
-    _install = ensure_installed()
-    print(f"openclaw {_install.version} ready ({_install.openclaw_mjs})")
+    _ready = ensure_installed()
+    print(f"openclaw {_ready.version} ready ({_ready.openclaw_mjs})")
