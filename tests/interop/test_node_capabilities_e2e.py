@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from openclaw_desktop.config import NodeSettings, Settings, SettingsStore
+from openclaw_desktop.embedded import EMBEDDED_ALLOW
 from tests.helpers.bundled_gateway import BundledGateway, DesktopNode, run_desktop_cli
 from tests.helpers.dbus_notifications import NotificationServer
 from tests.helpers.desktop_session import XPainter, session_bus, xvfb
@@ -31,21 +32,10 @@ from tests.helpers.video_sources import write_video
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(420)]
 
-#: Every command this node can offer, allowed on both gateways (``--allow``), as a user of
-#: the real gateway does with ``gateway.nodes.commands.allow``.
-ALLOW = (
-    "device.info",
-    "device.status",
-    "system.notify",
-    "camera.list",
-    "camera.snap",
-    "camera.clip",
-    "screen.snapshot",
-    "talk.ptt.start",
-    "talk.ptt.stop",
-    "talk.ptt.cancel",
-    "talk.ptt.once",
-)
+#: Every command this node can offer (the list the app allows on its own bundled gateway),
+#: allowed on both gateways (``--allow``), as a user of the real gateway does with
+#: ``gateway.nodes.commands.allow``.
+ALLOW = EMBEDDED_ALLOW
 BASE = {"device.info", "device.status", "system.notify"}
 WIDE = (
     BASE
