@@ -85,8 +85,11 @@ async def start_chat(core: GatewayCore) -> ChatService:
     def broadcast(event: str, payload: dict[str, Any], tool_events: bool) -> None:
         core.hub.broadcast(event, payload, cap="tool-events" if tool_events else None)
 
-    def sessions_changed(key: str) -> None:
-        core.hub.broadcast("sessions.changed", {"sessionKey": key, "ts": int(time.time() * 1000)})
+    def sessions_changed(key: str, reason: str | None) -> None:
+        payload: dict[str, Any] = {"sessionKey": key, "ts": int(time.time() * 1000)}
+        if reason is not None:
+            payload["reason"] = reason
+        core.hub.broadcast("sessions.changed", payload)
 
     return ChatService(
         core.config.state_dir / "sessions",

@@ -68,7 +68,7 @@ class ChatService:
         providers: ProviderChoice,
         *,
         agent_id: str = "main",
-        on_sessions_changed: Callable[[str], None] | None = None,
+        on_sessions_changed: Callable[[str, str | None], None] | None = None,
     ) -> None:
         self.store = TranscriptStore(folder, default_agent=agent_id)
         self.sessions = sessions
@@ -210,7 +210,7 @@ class ChatService:
         try:
             row = self.sessions.ensure(key, self.agent_id, now_ms())
             self.sessions.update(key, now_ms(), status="running", last_run_id=run.run_id)
-            self._sessions_changed(key)
+            self.sessions_changed(key)
             transcript = await self.transcript(key)
             run.events = RunEvents(
                 self.broadcast,
@@ -234,7 +234,7 @@ class ChatService:
             self.sessions.update(
                 key, now_ms(), status=status, aborted_last_run=outcome == "aborted"
             )
-            self._sessions_changed(key)
+            self.sessions_changed(key)
             queue = self._queued.get(key)
             if queue:
                 self._start(queue.popleft())
@@ -312,6 +312,7 @@ class ChatService:
         events.final(events.assistant_message(text), "stop")
         return "completed"
 
-    def _sessions_changed(self, key: str) -> None:
+    def sessions_changed(self, key: str, reason: str | None = None) -> None:
+        """Tell operators a session changed (``sessions.changed``)."""
         if self._on_sessions_changed is not None:
-            self._on_sessions_changed(key)
+            self._on_sessions_changed(key, reason)

@@ -240,7 +240,7 @@ async def sessions_patch(core: GatewayCore, peer: Peer, params: Any) -> Any:
         changes["thinking"] = p["thinkingLevel"] or None
     row = service.sessions.update(key, now_ms(), **changes)
     assert row is not None
-    core.hub.broadcast("sessions.changed", {"sessionKey": key, "reason": "patch", "ts": now_ms()})
+    service.sessions_changed(key, "patch")
     return {"ok": True, "key": key, "entry": session_row(service, row)}
 
 
@@ -264,7 +264,7 @@ async def sessions_reset(core: GatewayCore, peer: Peer, params: Any) -> Any:
     await asyncio.to_thread(service.store.reset, key)
     row = service.sessions.renew(key, now_ms())
     assert row is not None
-    core.hub.broadcast("sessions.changed", {"sessionKey": key, "reason": "reset", "ts": now_ms()})
+    service.sessions_changed(key, "reset")
     return {"ok": True, "key": key, "entry": session_row(service, row)}
 
 
@@ -291,7 +291,7 @@ async def sessions_delete(core: GatewayCore, peer: Peer, params: Any) -> Any:
     service.abort(key)
     existed = service.sessions.delete(key)
     await asyncio.to_thread(service.store.delete, key)
-    core.hub.broadcast("sessions.changed", {"sessionKey": key, "reason": "delete", "ts": now_ms()})
+    service.sessions_changed(key, "delete")
     return {"ok": True, "key": key, "deleted": existed}
 
 
