@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
 from gateway.chat.service import ChatService, ProviderChoice
+from gateway.hub import now_ms
 from gateway.methods.nodes import node_invoke
 from gateway.scopes import ADMIN_NODE_COMMANDS
 
@@ -86,7 +86,7 @@ async def start_chat(core: GatewayCore) -> ChatService:
         core.hub.broadcast(event, payload, cap="tool-events" if tool_events else None)
 
     def sessions_changed(key: str, reason: str | None) -> None:
-        payload: dict[str, Any] = {"sessionKey": key, "ts": int(time.time() * 1000)}
+        payload: dict[str, Any] = {"sessionKey": key, "ts": now_ms()}
         if reason is not None:
             payload["reason"] = reason
         core.hub.broadcast("sessions.changed", payload)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Callable
 from typing import Any
+
+from gateway.hub import now_ms
 
 __all__ = ["DELTA_INTERVAL_S", "Broadcast", "RunEvents", "now_ms"]
 
@@ -21,11 +22,6 @@ DELTA_INTERVAL_S = 0.07
 
 #: ``broadcast(event, payload, tool_events_only)``.
 Broadcast = Callable[[str, dict[str, Any], bool], None]
-
-
-def now_ms() -> int:
-    """Wall-clock milliseconds."""
-    return int(time.time() * 1000)
 
 
 class RunEvents:

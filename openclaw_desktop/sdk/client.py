@@ -29,7 +29,7 @@ from openclaw_desktop.identity import (
 )
 from openclaw_desktop.protocol import HelloOk, Role
 from openclaw_desktop.sdk.errors import Unsupported
-from openclaw_desktop.sdk.events import Event
+from openclaw_desktop.sdk.events import Event, now_ms
 from openclaw_desktop.sdk.normalize import Normalizer
 from openclaw_desktop.sdk.resources import (
     Agents,
@@ -39,7 +39,6 @@ from openclaw_desktop.sdk.resources import (
     Nodes,
     Sessions,
     Tools,
-    now_ms,
 )
 from openclaw_desktop.sdk.run import Run
 from openclaw_desktop.session import EventReceived, SequenceGap

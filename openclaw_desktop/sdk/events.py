@@ -7,10 +7,11 @@ need the raw frames for ordinary UI.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["EVENT_TYPES", "Event"]
+__all__ = ["EVENT_TYPES", "Event", "now_ms"]
 
 #: Every normalized event type.
 EVENT_TYPES = frozenset(
@@ -37,6 +38,11 @@ EVENT_TYPES = frozenset(
         "stream.reset",
     }
 )
+
+
+def now_ms() -> int:
+    """Wall-clock milliseconds."""
+    return int(time.time() * 1000)
 
 
 @dataclass(frozen=True)

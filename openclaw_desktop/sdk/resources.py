@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -199,8 +198,3 @@ class Artifacts(_Namespace):
     async def get(self, artifact_id: str) -> Any:
         """One artifact."""
         return await self._call("artifacts.get", {"id": artifact_id})
-
-
-def now_ms() -> int:
-    """Wall-clock milliseconds."""
-    return int(time.time() * 1000)

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from openclaw_desktop.sdk.events import Event
+from openclaw_desktop.sdk.events import Event, now_ms
 from openclaw_desktop.sdk.normalize import message_text, run_event_id
 
 if TYPE_CHECKING:
@@ -157,7 +156,7 @@ class Run:
         self._add(
             Event(
                 f"{self.run_id}:reset:{n:06d}",
-                _now(),
+                now_ms(),
                 "stream.reset",
                 {"reason": reason, "cumulative": cumulative},
                 self.run_id,
@@ -171,7 +170,7 @@ class Run:
             return  # the live end arrived while the history was on its way
         stop = message.get("stopReason")
         text = message_text(message)
-        ts = int(message.get("timestamp") or _now())
+        ts = int(message.get("timestamp") or now_ms())
         self._add(
             Event(
                 run_event_id(self.run_id, _LAST, "assistant.message"),
@@ -207,7 +206,7 @@ class Run:
                 # This reader only: the shared history stays as it is.
                 yield Event(
                     f"{self.run_id}:reset:cursor",
-                    _now(),
+                    now_ms(),
                     "stream.reset",
                     {"reason": f"unknown cursor {after!r}: replaying from the start"},
                     self.run_id,
@@ -291,7 +290,3 @@ class Run:
             if decision is not None:
                 await self._client.approvals.respond(approval.id, decision, kind=approval.kind)
                 return
-
-
-def _now() -> int:
-    return int(time.time() * 1000)
