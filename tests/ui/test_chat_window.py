@@ -5,10 +5,8 @@ the window are saved under the folder the test prints."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
@@ -18,6 +16,7 @@ from openclaw_desktop.chat import ChatItem
 from tests.helpers.bundled_gateway import BundledGateway, start_node
 from tests.helpers.chat_trace import write_fake_providers
 from tests.helpers.fake_llm import FakeLLM
+from tests.helpers.qt import run_in_qt, screenshot_folder
 from ui.app import DesktopApp
 from ui.dialogs import PairingRequestDialog
 from ui.presenters.sessions import session_title
@@ -57,29 +56,7 @@ def no_desktop_keyring() -> Iterator[None]:
 @pytest.fixture
 def screens(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where screenshots go (printed, so a reviewer can look at them)."""
-    folder = Path(os.environ.get("OPENCLAW_UI_ARTIFACTS") or tmp_path_factory.mktemp("screens"))
-    folder.mkdir(parents=True, exist_ok=True)
-    print(f"\nUI screenshots: {folder}")
-    return folder
-
-
-_LOOPS: dict[int, asyncio.AbstractEventLoop] = {}
-
-
-def run_in_qt(qapp: QApplication, scenario: Callable[[], Any]) -> None:
-    """Run an async scenario on a qasync loop over the test's QApplication (one loop per
-    application: qasync's timers do not survive a second loop on the same app)."""
-    import qasync
-
-    loop = _LOOPS.get(id(qapp))
-    if loop is None:
-        loop = qasync.QEventLoop(qapp)
-        _LOOPS[id(qapp)] = loop
-    asyncio.set_event_loop(loop)
-    try:
-        loop.run_until_complete(asyncio.wait_for(scenario(), 90))
-    finally:
-        asyncio.set_event_loop(None)
+    return screenshot_folder(tmp_path_factory, "window")
 
 
 async def until(predicate: Callable[[], object], what: str, timeout: float = 20) -> None:

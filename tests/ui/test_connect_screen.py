@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import secrets
 import threading
 from collections.abc import Callable, Iterator
@@ -25,6 +24,7 @@ from openclaw_desktop.discovery import GatewayBrowser, encode_setup_code, endpoi
 from tests.helpers import mdns
 from tests.helpers.mdns import LOOPBACK
 from tests.helpers.ports import free_port
+from tests.helpers.qt import run_in_qt, screenshot_folder
 from ui.presenters.discovery import ConnectTarget, DiscoveryPresenter, KnownGateways
 from ui.runtime import RuntimeTarget
 from ui.widgets.connect import ConnectScreen
@@ -39,11 +39,7 @@ GONE_WITHIN = 10.0
 @pytest.fixture(scope="module")
 def screens(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where screenshots go (printed, so a reviewer can look at them)."""
-    base = os.environ.get("OPENCLAW_UI_ARTIFACTS")
-    folder = Path(base) / "connect" if base else tmp_path_factory.mktemp("connect-screens")
-    folder.mkdir(parents=True, exist_ok=True)
-    print(f"\nConnect screen screenshots: {folder}")
-    return folder
+    return screenshot_folder(tmp_path_factory, "connect")
 
 
 @pytest.fixture(scope="module")
@@ -83,22 +79,6 @@ def record(screen: ConnectScreen) -> tuple[list[RuntimeTarget], list[str]]:
     screen.chosen.connect(chosen.append)
     screen.forgotten.connect(forgotten.append)
     return chosen, forgotten
-
-
-def run_in_qt(qapp: QApplication, scenario: Callable[[], Any]) -> None:
-    """Run an async scenario on a qasync loop over the test's QApplication."""
-    import qasync
-
-    loop = qasync.QEventLoop(qapp)
-    asyncio.set_event_loop(loop)
-    quit_on_close = qapp.quitOnLastWindowClosed()
-    qapp.setQuitOnLastWindowClosed(False)  # closing the screen must not stop the loop
-    try:
-        loop.run_until_complete(asyncio.wait_for(scenario(), 60))
-    finally:
-        qapp.setQuitOnLastWindowClosed(quit_on_close)
-        loop.close()
-        asyncio.set_event_loop(None)
 
 
 async def until(predicate: Callable[[], object], timeout: float) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 import time
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from pytestqt.qtbot import QtBot
 
 from openclaw_desktop.sdk import Approval
 from openclaw_desktop.trust import TrustPrompt, format_fingerprint
+from tests.helpers.qt import run_in_qt, screenshot_folder
 from ui.dialogs import (
     ApprovalDialog,
     PairingRequestDialog,
@@ -43,11 +43,7 @@ W = TypeVar("W", bound=QWidget)
 @pytest.fixture(scope="module")
 def screens(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where screenshots go (printed, so a reviewer can look at them)."""
-    base = os.environ.get("OPENCLAW_UI_ARTIFACTS")
-    folder = Path(base) / "dialogs" if base else tmp_path_factory.mktemp("dialog-screens")
-    folder.mkdir(parents=True, exist_ok=True)
-    print(f"\nDialog screenshots: {folder}")
-    return folder
+    return screenshot_folder(tmp_path_factory, "dialogs")
 
 
 @pytest.fixture
@@ -432,17 +428,8 @@ T = TypeVar("T")
 
 
 def run_on_qasync(qapp: QApplication, scenario: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run ``scenario`` on a qasync loop over the test's QApplication, bounded."""
-    import qasync
-
-    loop = qasync.QEventLoop(qapp)
-    asyncio.set_event_loop(loop)
-    try:
-        result: T = loop.run_until_complete(asyncio.wait_for(scenario(), 30))
-        return result
-    finally:
-        loop.close()
-        asyncio.set_event_loop(None)
+    """Run ``scenario`` on the qasync loop over the test's QApplication, bounded."""
+    return run_in_qt(qapp, scenario, 30)
 
 
 async def child_dialog(parent: QWidget, kind: type[W]) -> W:

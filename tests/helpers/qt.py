@@ -1,0 +1,51 @@
+"""Running async UI scenarios on qasync, and where UI screenshots go."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+__all__ = ["run_in_qt", "screenshot_folder"]
+
+T = TypeVar("T")
+
+#: One qasync loop per QApplication: qasync's timers do not survive a second loop created
+#: and closed on the same application.
+_LOOPS: dict[int, asyncio.AbstractEventLoop] = {}
+
+
+def run_in_qt(
+    qapp: QApplication, scenario: Callable[[], Coroutine[Any, Any, T]], timeout: float = 90
+) -> T:
+    """Run ``scenario`` on the qasync loop of the test's QApplication, bounded. Closing a
+    window does not stop the loop while it runs."""
+    import qasync
+
+    loop = _LOOPS.get(id(qapp))
+    if loop is None:
+        loop = qasync.QEventLoop(qapp)
+        _LOOPS[id(qapp)] = loop
+    asyncio.set_event_loop(loop)
+    quit_on_close = qapp.quitOnLastWindowClosed()
+    qapp.setQuitOnLastWindowClosed(False)
+    try:
+        result: T = loop.run_until_complete(asyncio.wait_for(scenario(), timeout))
+        return result
+    finally:
+        qapp.setQuitOnLastWindowClosed(quit_on_close)
+        asyncio.set_event_loop(None)
+
+
+def screenshot_folder(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """``$OPENCLAW_UI_ARTIFACTS/<name>`` or a temp folder; printed, so a reviewer finds it."""
+    base = os.environ.get("OPENCLAW_UI_ARTIFACTS")
+    folder = Path(base) / name if base else tmp_path_factory.mktemp(f"{name}-screens")
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"\nUI screenshots ({name}): {folder}")
+    return folder
