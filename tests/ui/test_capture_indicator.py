@@ -15,7 +15,12 @@ pytestmark = pytest.mark.ui
 def test_indicator_follows_captures_and_stops_them(qtbot: QtBot) -> None:
     """Reports from a worker thread reach the widget; Stop cancels by command prefix."""
     stopped: list[str] = []
-    indicator = CaptureIndicator(lambda prefix: stopped.append(prefix) or 1)
+
+    def stop(prefix: str) -> int:
+        stopped.append(prefix)
+        return 1
+
+    indicator = CaptureIndicator(stop)
     qtbot.addWidget(indicator)
     worker = threading.Thread(target=indicator.report, args=("camera", "camera.clip", True))
     worker.start()

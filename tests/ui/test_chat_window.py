@@ -46,7 +46,7 @@ def no_desktop_keyring() -> Iterator[None]:
     from keyring.backends import fail
 
     previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())
+    keyring.set_keyring(fail.Keyring())  # type: ignore[no-untyped-call]
     try:
         yield
     finally:
@@ -128,7 +128,7 @@ def test_chat_window_end_to_end(
         assert row is not None and row.get("thinkingLevel") == "high"
 
         # A tool call shows as a card that fills in.
-        await app.presenter.send("CALLTOOL:nodes_list:{}")  # type: ignore[union-attr]
+        await app.presenter.send("CALLTOOL:nodes_list:{}")
         await until(
             lambda: any(
                 i.tool is not None and i.tool.status == "completed"
@@ -145,7 +145,7 @@ def test_chat_window_end_to_end(
         app.window.grab().save(str(screens / "03-tool-card.png"))
 
         # Stop mid-stream keeps the partial answer.
-        await app.presenter.send("SLOW:150")  # type: ignore[union-attr]
+        await app.presenter.send("SLOW:150")
         await until(lambda: assistant(app, "streaming"), "streaming")
         assert chat.stop_button.isEnabled()
         QTest.keyClick(chat.composer, Qt.Key.Key_Escape)
@@ -154,10 +154,10 @@ def test_chat_window_end_to_end(
         app.window.grab().save(str(screens / "04-stopped.png"))
 
         # A message sent during a run is queued; Steer injects it.
-        await app.presenter.send("SLOW:60")  # type: ignore[union-attr]
+        await app.presenter.send("SLOW:60")
         await until(lambda: assistant(app, "streaming"), "the next reply")
-        await app.presenter.send("steer this way")  # type: ignore[union-attr]
-        assert [i.text for i in app.presenter.timeline.queued] == ["steer this way"]  # type: ignore[union-attr]
+        await app.presenter.send("steer this way")
+        assert [i.text for i in app.presenter.timeline.queued] == ["steer this way"]
         assert chat.steer_button.isEnabled()
         app.window.grab().save(str(screens / "05-queued.png"))
         chat.steer_button.click()
@@ -199,18 +199,18 @@ def test_chat_window_end_to_end(
         node = start_node(gateway.url, shared_token=gateway.token)
         try:
             await until(lambda: pairing_dialog() is not None, "the pairing dialog")
-            dialog = pairing_dialog()
-            assert dialog is not None
+            request_dialog = pairing_dialog()
+            assert request_dialog is not None
             from PySide6.QtWidgets import QLabel
 
-            texts = " ".join(label.text() for label in dialog.findChildren(QLabel))
+            texts = " ".join(label.text() for label in request_dialog.findChildren(QLabel))
             assert "test-node" in texts and "system.notify" in texts
-            dialog.grab().save(str(screens / "08-pairing-request.png"))
-            dialog.approve_button.click()
+            request_dialog.grab().save(str(screens / "08-pairing-request.png"))
+            request_dialog.approve_button.click()
             await until(node.surface_resolved, "the node approved from the window")
         finally:
             await node.aclose()
-        assert len(main.timeline.items) > len(second.timeline.items)  # type: ignore[union-attr]
+        assert len(main.timeline.items) > len(second.timeline.items)
         await app.aclose()
 
     run_in_qt(qapp, scenario)
