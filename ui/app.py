@@ -4,7 +4,6 @@ the first frame (PySide6 + qasync: one asyncio loop on Qt's)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import sys
@@ -29,6 +28,7 @@ from ui.main_window import MainWindow
 from ui.presenters.chat import ChatPresenter
 from ui.presenters.sessions import SessionsPresenter
 from ui.runtime import DesktopRuntime, RuntimeTarget
+from ui.tasks import TaskSet
 from ui.tray import Tray
 from ui.widgets.activity import ActivityView
 from ui.widgets.capture import CaptureIndicator
@@ -59,7 +59,7 @@ class DesktopApp:
         self.presenter: ChatPresenter | None = None
         self.presenters: dict[str, ChatPresenter] = {}
         self.sessions: SessionsPresenter | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self.tasks = TaskSet()
         self.panel: SessionsPanel | None = None
         self.capture: CaptureIndicator | None = None
         self.activity: ActivityView | None = None
@@ -147,7 +147,7 @@ class DesktopApp:
 
     async def switch_gateway(self, target: RuntimeTarget) -> None:
         """Close the current connection (if any) and connect to ``target``."""
-        await self._cancel_tasks()
+        await self.tasks.cancel()
         for presenter in self.presenters.values():
             await presenter.aclose()
         self.presenters.clear()
@@ -166,9 +166,7 @@ class DesktopApp:
         self.window.statusBar().showMessage(f"forgot {url}")
 
     def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self.tasks.spawn(coro)
 
     def _switch(self, key: str) -> None:
         self._spawn(self.open_session(key))
@@ -313,17 +311,9 @@ class DesktopApp:
         self.window.node_status.setText(f"node: {text}")
         self.tray.set_node(text)
 
-    async def _cancel_tasks(self) -> None:
-        tasks = [t for t in self._tasks if t is not asyncio.current_task()]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-
     async def aclose(self) -> None:
         """Stop following events, cancel what the window started, close the runtime."""
-        await self._cancel_tasks()
+        await self.tasks.cancel()
         for presenter in self.presenters.values():
             await presenter.aclose()
         if self.sessions is not None:

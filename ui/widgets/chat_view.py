@@ -5,7 +5,6 @@ Keyboard: Enter sends, Shift+Enter inserts a newline, Esc stops the reply.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui.presenters.chat import ChatPresenter
+from ui.tasks import TaskSet
 from ui.widgets.chat_delegate import ChatDelegate
 from ui.widgets.chat_model import ChatListModel
 
@@ -91,7 +91,7 @@ class ChatView(QWidget):
         presenter.changed.connect(self._changed)
         presenter.busy.connect(self._busy)
         presenter.models_changed.connect(self._models)
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = TaskSet()
 
     # ------------------------------------------------------------------ events
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
@@ -114,9 +114,7 @@ class ChatView(QWidget):
         return super().eventFilter(watched, event)
 
     def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(coro)
 
     def _send(self) -> None:
         text = self.composer.toPlainText()

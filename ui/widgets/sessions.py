@@ -3,7 +3,6 @@ rename / reset / delete where the gateway allows."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui.presenters.sessions import SessionsPresenter, session_title
+from ui.tasks import TaskSet
 
 __all__ = ["SessionsPanel"]
 
@@ -56,12 +56,10 @@ class SessionsPanel(QWidget):
         shortcut = QShortcut(QKeySequence("Ctrl+K"), self)
         shortcut.activated.connect(self.list.setFocus)
         presenter.changed.connect(self._render)
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = TaskSet()
 
     def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(coro)
 
     def _render(self) -> None:
         self.list.clear()
