@@ -424,3 +424,44 @@ async def test_read_only_scope_cannot_send(target: Target) -> None:
     assert "operator.write" in caught.value.required_scopes
     assert caught.value.method == "chat.send"
     assert not any(_content_text(m) == "must not run" for m in history)
+
+
+# ------------------------------------------------------------------------ 7. namespaces
+
+
+async def test_session_and_other_namespaces(target: Target) -> None:
+    """sessions.create/get/list/patch/history/reset/delete, models.status, nodes.list and
+    the optional namespaces (agents, tools, artifacts): each works, or raises Unsupported
+    where the gateway does not offer it."""
+    async with connect(target, APPROVER_SCOPES) as oc:
+        created = await oc.sessions.create(label=f"sdk-{target.kind}")
+        key = created["key"]
+        assert key.startswith("agent:main:")
+        row = await oc.sessions.get(key)
+        assert row is not None and row["key"] == key
+        assert key in [r["key"] for r in await oc.sessions.list()]
+        await oc.sessions.patch(key, label=f"renamed-{target.kind}")
+        patched = await oc.sessions.get(key)
+        assert patched is not None and patched.get("label") == f"renamed-{target.kind}"
+        run = await oc.sessions.send(key, "hello namespaces")
+        assert (await run.wait(60)).status == "completed"
+        roles = [m["role"] for m in await oc.sessions.history(key)]
+        assert roles[:2] == ["user", "assistant"]
+        await oc.sessions.reset(key)
+        # The real gateway keeps a "Reset" system marker; no conversation is left on either.
+        left = [m for m in await oc.sessions.history(key) if m["role"] in ("user", "assistant")]
+        assert left == []
+        await oc.sessions.delete(key)
+        assert await oc.sessions.get(key) is None
+        assert isinstance(await oc.models.status(), dict)
+        assert isinstance(await oc.nodes.list(), list)
+        for name, call in (
+            ("agents.list", oc.agents.list),
+            ("tools.catalog", oc.tools.catalog),
+            ("artifacts.list", lambda: oc.artifacts.list(sessionKey="agent:main:main")),
+        ):
+            if oc.supports(name):
+                assert await call() is not None
+            else:
+                with pytest.raises(Unsupported):
+                    await call()
