@@ -20,6 +20,7 @@ The tree::
      ├── IdentityError              the device identity file is unreadable (fail closed)
      ├── SecretStoreError
      └── ConfigError
+          └── LinkError            an ``openclaw://`` link that cannot be used (never echoes it)
 
 Every exception keeps structured attributes and computes ``str()`` from them.
 """
@@ -36,6 +37,7 @@ __all__ = [
     "GatewayError",
     "IdentityError",
     "InvalidState",
+    "LinkError",
     "MissingScope",
     "OpenClawError",
     "PairingRejected",
@@ -319,3 +321,17 @@ class SecretStoreError(OpenClawError):
 
 class ConfigError(OpenClawError):
     """A configuration value is invalid."""
+
+
+class LinkError(ConfigError):
+    """An ``openclaw://`` link (e.g. ``openclaw://pair?code=...``) that cannot be used.
+
+    ``problem`` says why; it never contains the link's setup code or token.
+    """
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+
+    def __str__(self) -> str:
+        return f"unusable openclaw:// link: {self.problem}"
