@@ -56,6 +56,15 @@ class ChatRun:
     events: RunEvents | None = None
 
 
+def _file_block(attachment: dict[str, Any]) -> dict[str, Any]:
+    """A non-image attachment as text the model reads: its content when it is text, else
+    its name, type and size."""
+    head = f"[attached file {attachment.get('fileName')} ({attachment.get('mimeType')}, "
+    head += f"{attachment.get('bytes')} bytes)]"
+    text = attachment.get("text")
+    return {"type": "text", "text": f"{head}\n{text}" if isinstance(text, str) else head}
+
+
 class ChatService:
     """Owns transcripts, the session index and the running runs."""
 
@@ -194,8 +203,9 @@ class ChatService:
     def _user_message(self, run: ChatRun) -> dict[str, Any]:
         content: Any = run.message
         images = [a for a in run.attachments if a.get("type") == "image"]
-        if images:
-            content = [{"type": "text", "text": run.message}, *images]
+        files = [_file_block(a) for a in run.attachments if a.get("type") == "file"]
+        if images or files:
+            content = [{"type": "text", "text": run.message}, *files, *images]
         return {
             "role": "user",
             "content": content,

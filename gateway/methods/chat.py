@@ -74,6 +74,26 @@ def _canonical(service: ChatService, key: str) -> str:
         raise invalid_request(f"invalid sessionKey: {exc}") from None
 
 
+#: Text files up to this size are given to the model as text (larger ones are named only).
+TEXT_ATTACHMENT_CHARS = 200_000
+
+
+def _readable(data: bytes, mime: str) -> str | None:
+    """A file's text when it is text (UTF-8) and small enough for the prompt."""
+    textual = mime.startswith("text/") or mime in (
+        "application/json",
+        "application/xml",
+        "application/x-yaml",
+        "application/toml",
+    )
+    if not textual or len(data) > TEXT_ATTACHMENT_CHARS:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def _attachments(raw: list[Any]) -> list[dict[str, Any]]:
     """Decode and bound attachments; images become image content for the model."""
     out: list[dict[str, Any]] = []
@@ -103,8 +123,11 @@ def _attachments(raw: list[Any]) -> list[dict[str, Any]]:
         if is_image:
             out.append({"type": "image", "data": content, "mimeType": mime})
         else:
-            name = item.get("fileName") or f"attachment-{index}"
+            name = str(item.get("fileName") or f"attachment-{index}")[:255]
             out.append({"type": "file", "fileName": name, "mimeType": mime, "bytes": len(data)})
+            text = _readable(data, mime)
+            if text is not None:
+                out[-1]["text"] = text
     return out
 
 

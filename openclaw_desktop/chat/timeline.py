@@ -47,7 +47,10 @@ class ChatItem:
     message_id: str | None = None
     tool: ToolCard | None = None
     timestamp: int = 0
+    #: Inline images ``{mimeType, data}`` (base64), shown under the text.
     images: list[dict[str, Any]] = field(default_factory=list)
+    #: Attached files, as ``name (size)`` labels.
+    files: list[str] = field(default_factory=list)
 
 
 def _preview(result: Any) -> str:
@@ -63,6 +66,36 @@ def _preview(result: Any) -> str:
         text = "" if result is None else str(result)
     text = redact(strip_control(text))
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+
+
+def _images(content: Any) -> list[dict[str, Any]]:
+    """The image blocks of a message's content (``{type: image, data, mimeType}``)."""
+    if not isinstance(content, list):
+        return []
+    return [
+        {"mimeType": str(b.get("mimeType") or "image/png"), "data": b["data"]}
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "image" and isinstance(b.get("data"), str)
+    ]
+
+
+_FILE_HEAD = "[attached file "
+
+
+def _user_content(content: Any) -> tuple[str, list[str]]:
+    """A user message's own text and its attached files' labels (file text is not shown)."""
+    if isinstance(content, str):
+        return content, []
+    texts = [b for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
+    own = [
+        str(b.get("text", "")) for b in texts if not str(b.get("text", "")).startswith(_FILE_HEAD)
+    ]
+    files = [
+        str(b["text"]).split("\n", 1)[0][len(_FILE_HEAD) : -1]
+        for b in texts
+        if str(b.get("text", "")).startswith(_FILE_HEAD)
+    ]
+    return "\n".join(own), files
 
 
 def _arg_count(args: Any) -> int:
@@ -97,10 +130,29 @@ class ChatTimeline:
         return [i for i in self.items if i.status == "queued"]
 
     # ------------------------------------------------------------------ local actions
-    def send(self, run_id: str, text: str, *, now_ms: int = 0) -> ChatItem:
+    def send(
+        self,
+        run_id: str,
+        text: str,
+        *,
+        now_ms: int = 0,
+        images: list[dict[str, Any]] | None = None,
+        files: list[str] | None = None,
+    ) -> ChatItem:
         """The user's message, shown at once; queued while another run goes on."""
         status: ItemStatus = "queued" if self.active_run else "sending"
-        item = self._add(ChatItem(f"{run_id}:user", "user", text, status, run_id, timestamp=now_ms))
+        item = self._add(
+            ChatItem(
+                f"{run_id}:user",
+                "user",
+                text,
+                status,
+                run_id,
+                timestamp=now_ms,
+                images=list(images or []),
+                files=list(files or []),
+            )
+        )
         if self.active_run is None:
             self.active_run = run_id
         return item
@@ -199,6 +251,8 @@ class ChatTimeline:
         else:
             item.tool.status = "failed" if kind == "tool.call.failed" else "completed"
             item.tool.preview = _preview(event.data.get("result"))
+            result = event.data.get("result")
+            item.images = _images(result.get("content") if isinstance(result, dict) else None)
             item.status = "done"
         return item
 
@@ -237,7 +291,7 @@ class ChatTimeline:
             ikey = str(message.get("idempotencyKey") or meta.get("idempotencyKey") or "")
             rid = ikey[: -len(":user")] if ikey.endswith(":user") else None
             content = message.get("content")
-            text = content if isinstance(content, str) else message_text({"content": content})
+            text, files = _user_content(content)
             return [
                 ChatItem(
                     f"{rid}:user" if rid else f"msg:{mid}",
@@ -247,6 +301,8 @@ class ChatTimeline:
                     rid,
                     mid,
                     timestamp=ts,
+                    images=_images(content),
+                    files=files,
                 )
             ]
         if role == "assistant":
@@ -273,12 +329,24 @@ class ChatTimeline:
                 status: ItemStatus = "aborted" if stop == "aborted" else "done"
                 role_name: Literal["assistant", "note"] = "assistant" if run_id else "note"
                 key = f"{run_id}:assistant" if run_id else f"msg:{mid}"
-                out.append(ChatItem(key, role_name, text, status, run_id, mid, timestamp=ts))
+                out.append(
+                    ChatItem(
+                        key,
+                        role_name,
+                        text,
+                        status,
+                        run_id,
+                        mid,
+                        timestamp=ts,
+                        images=_images(content),
+                    )
+                )
             return out
         if role == "toolResult":
             answered = calls.get(str(message.get("toolCallId")))
             if answered is not None and answered.tool is not None:
                 answered.tool.status = "failed" if message.get("isError") else "completed"
                 answered.tool.preview = _preview(message)
+                answered.images = _images(message.get("content"))
                 answered.status = "done"
         return []

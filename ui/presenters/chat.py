@@ -15,8 +15,10 @@ import uuid
 from PySide6.QtCore import QObject, Signal
 
 from openclaw_desktop.chat import ChatTimeline
+from openclaw_desktop.chat.attachments import Attachment
 from openclaw_desktop.errors import OpenClawError
 from openclaw_desktop.sdk import OpenClaw
+from openclaw_desktop.transport import ConnectionState, ConnectionStatus
 
 __all__ = ["ChatPresenter"]
 
@@ -38,8 +40,12 @@ class ChatPresenter(QObject):
         self.client = client
         self.session_key = session_key
         self.timeline = ChatTimeline(session_key)
-        self._pending: list[tuple[str, str]] = []
+        self._pending: list[tuple[str, str, list[Attachment]]] = []
         self._pump: asyncio.Task[None] | None = None
+        self._reloads: set[asyncio.Task[None]] = set()
+        # Created once connected (usually): the next CONNECTED is then a reconnect.
+        self._was_connected = client.connection.status.state is ConnectionState.CONNECTED
+        self._unsubscribe = client.connection.on_status(self._on_status)
 
     #: The models the gateway offers (``provider/model`` refs) and the session's choice.
     models_changed = Signal(list, str)
@@ -78,10 +84,25 @@ class ChatPresenter(QObject):
 
     async def aclose(self) -> None:
         """Stop following events."""
-        if self._pump is not None:
-            self._pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._pump
+        self._unsubscribe()
+        for task in [self._pump, *self._reloads]:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    def _on_status(self, status: ConnectionStatus) -> None:
+        """After a reconnect the history is merged again (events sent while away are not
+        replayed by gateways); the view never shows a message twice."""
+        if status.state is not ConnectionState.CONNECTED:
+            if self._was_connected:
+                self.status.emit(f"connection {status.state.value}; the chat resumes when back")
+            return
+        if self._was_connected:
+            task = asyncio.get_running_loop().create_task(self.reload(), name="chat-reload")
+            self._reloads.add(task)
+            task.add_done_callback(self._reloads.discard)
+        self._was_connected = True
 
     async def reload(self) -> None:
         """Merge ``chat.history`` (at start and after a reconnect)."""
@@ -103,18 +124,25 @@ class ChatPresenter(QObject):
                 await self._send_next()
 
     # ------------------------------------------------------------------ actions
-    async def send(self, text: str) -> str | None:
+    async def send(self, text: str, attachments: list[Attachment] | None = None) -> str | None:
         """Send (or queue, while a run goes on) a message; returns its run id."""
         text = text.strip()
-        if not text:
+        files = list(attachments or [])
+        if not text and not files:
             return None
         run_id = str(uuid.uuid4())
-        item = self.timeline.send(run_id, text, now_ms=int(time.time() * 1000))
+        item = self.timeline.send(
+            run_id,
+            text,
+            now_ms=int(time.time() * 1000),
+            images=[a.preview() for a in files if a.is_image],
+            files=[a.label() for a in files if not a.is_image],
+        )
         self.changed.emit()
         if item.status == "queued":
-            self._pending.append((run_id, text))
+            self._pending.append((run_id, text, files))
             return run_id
-        await self._dispatch(run_id, text, None)
+        await self._dispatch(run_id, text, None, files)
         return run_id
 
     async def steer(self, run_id: str) -> None:
@@ -125,7 +153,7 @@ class ChatPresenter(QObject):
         self._pending.remove(entry)
         self.timeline.steered(run_id)
         self.changed.emit()
-        await self._dispatch(run_id, entry[1], "interrupt")
+        await self._dispatch(run_id, entry[1], "interrupt", entry[2])
 
     async def stop(self) -> None:
         """Stop the running reply (the partial answer stays)."""
@@ -136,15 +164,21 @@ class ChatPresenter(QObject):
 
     async def _send_next(self) -> None:
         if self._pending and self.timeline.active_run is None:
-            run_id, text = self._pending.pop(0)
+            run_id, text, files = self._pending.pop(0)
             self.timeline.active_run = run_id
-            await self._dispatch(run_id, text, None)
+            await self._dispatch(run_id, text, None, files)
 
-    async def _dispatch(self, run_id: str, text: str, queue_mode: str | None) -> None:
+    async def _dispatch(
+        self, run_id: str, text: str, queue_mode: str | None, files: list[Attachment]
+    ) -> None:
         self.busy.emit(True)
         try:
             await self.client.sessions.send(
-                self.session_key, text, idempotency_key=run_id, queue_mode=queue_mode
+                self.session_key,
+                text,
+                idempotency_key=run_id,
+                queue_mode=queue_mode,
+                attachments=[a.to_wire() for a in files] or None,
             )
         except OpenClawError as exc:
             log.warning("send failed: %s", exc)

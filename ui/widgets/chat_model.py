@@ -25,7 +25,8 @@ def item_text(item: ChatItem) -> str:
         preview = f"\n{card.preview}" if card.preview else ""
         return f"{_ICONS[card.status]} {card.name} ({args}){preview}"
     marker = {"queued": " (queued)", "failed": " (not sent)", "aborted": " (stopped)"}
-    return item.text + marker.get(item.status, "")
+    files = "".join(f"\n\nAttached: {name}" for name in item.files)
+    return item.text + files + marker.get(item.status, "")
 
 
 class ChatListModel(QAbstractListModel):

@@ -1,29 +1,34 @@
-"""The chat pane: the message list, the composer, Send / Stop / Steer.
+"""The chat pane: the message list, the composer with its attachments, Send / Stop / Steer.
 
-Keyboard: Enter sends, Shift+Enter inserts a newline, Esc stops the reply.
+Keyboard: Enter sends, Shift+Enter inserts a newline, Esc stops the reply. Files are attached
+with the Attach button, by pasting, or by dropping them anywhere on the pane.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QFileDialog,
     QHBoxLayout,
+    QLabel,
     QListView,
-    QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
+from openclaw_desktop.chat.attachments import DEFAULT_LIMITS, AttachmentLimits
 from ui.presenters.chat import ChatPresenter
 from ui.tasks import TaskSet
 from ui.widgets.chat_delegate import ChatDelegate
 from ui.widgets.chat_model import ChatListModel
+from ui.widgets.composer import AttachmentTray, ComposerEdit, local_files
 
 __all__ = ["THINKING_LEVELS", "ChatView"]
 
@@ -46,7 +51,14 @@ class ChatView(QWidget):
         self.messages.setUniformItemSizes(False)
         self.messages.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.messages.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.composer = QPlainTextEdit(self)
+        self.attachments = AttachmentTray(self._limits, self)
+        self.attach_error = QLabel(self)
+        self.attach_error.setObjectName("attachment-error")
+        self.attach_error.setWordWrap(True)
+        self.attach_error.setVisible(False)
+        self.attachments.refused.connect(self._refused)
+        self.attachments.changed.connect(lambda: self.attach_error.setVisible(False))
+        self.composer = ComposerEdit(self.attachments, self)
         self.composer.setObjectName("composer")
         self.composer.setPlaceholderText("Message OpenClaw (Enter sends, Shift+Enter: new line)")
         self.composer.setMaximumHeight(96)
@@ -54,6 +66,9 @@ class ChatView(QWidget):
         self.send_button = QPushButton("Send", self)
         self.stop_button = QPushButton("Stop", self)
         self.steer_button = QPushButton("Steer", self)
+        self.attach_button = QPushButton("Attach…", self)
+        self.attach_button.setToolTip("Attach images or files (or paste / drop them here)")
+        self.attach_button.clicked.connect(self._pick_files)
         self.steer_button.setToolTip("Send the oldest queued message into the running reply now")
         self.stop_button.setEnabled(False)
         self.steer_button.setEnabled(False)
@@ -63,7 +78,7 @@ class ChatView(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.composer, 1)
         column = QVBoxLayout()
-        for button in (self.send_button, self.steer_button, self.stop_button):
+        for button in (self.send_button, self.steer_button, self.stop_button, self.attach_button):
             column.addWidget(button)
         buttons.addLayout(column)
         self.model_picker = QComboBox(self)
@@ -87,7 +102,10 @@ class ChatView(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(pickers)
         layout.addWidget(self.messages, 1)
+        layout.addWidget(self.attachments)
+        layout.addWidget(self.attach_error)
         layout.addLayout(buttons)
+        self.setAcceptDrops(True)
         presenter.changed.connect(self._changed)
         presenter.busy.connect(self._busy)
         presenter.models_changed.connect(self._models)
@@ -118,10 +136,37 @@ class ChatView(QWidget):
 
     def _send(self) -> None:
         text = self.composer.toPlainText()
-        if not text.strip():
+        if not text.strip() and not self.attachments.items:
             return
         self.composer.clear()
-        self._spawn(self.presenter.send(text))
+        self._spawn(self.presenter.send(text, self.attachments.take()))
+
+    # ------------------------------------------------------------------ attachments
+    def _limits(self) -> AttachmentLimits:
+        """The connected gateway's ``policy.attachments`` (defaults before hello)."""
+        try:
+            return AttachmentLimits.from_policy(self.presenter.client.hello.policy)
+        except RuntimeError:
+            return DEFAULT_LIMITS
+
+    def _pick_files(self) -> None:
+        names, _ = QFileDialog.getOpenFileNames(self, "Attach files")
+        self.attachments.add_paths([Path(n) for n in names])
+
+    def _refused(self, reason: str) -> None:
+        self.attach_error.setText(f"Not attached: {reason}")
+        self.attach_error.setVisible(True)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
+        """Qt: files and images may be dropped on the pane."""
+        mime = event.mimeData()
+        if local_files(mime) or mime.hasImage():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+        """Qt: dropped files become attachments."""
+        self.composer.insertFromMimeData(event.mimeData())
+        event.acceptProposedAction()
 
     def _stop(self) -> None:
         self._spawn(self.presenter.stop())

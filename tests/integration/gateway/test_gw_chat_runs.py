@@ -579,3 +579,23 @@ async def test_reasoning_streams_as_thinking_and_is_kept(tmp_path: Path) -> None
         reply = (await chat.history())["messages"][-1]
         assert reply["content"][0]["type"] == "thinking"
         assert reply["content"][0]["thinking"] == thinking[-1]["data"]["text"]
+
+
+async def test_text_files_reach_the_model_as_text_and_others_by_name(tmp_path: Path) -> None:
+    """A text attachment's content goes into the prompt; a binary one is named with its
+    size (the model is told it exists instead of getting bytes it cannot read)."""
+    notes = base64.b64encode(b"the launch code is mauve").decode()
+    blob = base64.b64encode(bytes(range(256))).decode()
+    attachments = [
+        {"type": "file", "mimeType": "text/plain", "fileName": "notes.txt", "content": notes},
+        {"type": "file", "mimeType": "application/zip", "fileName": "a.zip", "content": blob},
+    ]
+    async with chat_gateway(tmp_path) as chat:
+        final = await chat.finished(await chat.send("read these", attachments=attachments))
+        assert final["state"] == "final"
+        prompt = json.dumps(chat.llm.bodies("/chat/completions")[-1]["messages"])
+        assert "the launch code is mauve" in prompt
+        assert "a.zip (application/zip, 256 bytes)" in prompt
+        history = await chat.history()
+        user = history["messages"][0]
+        assert user["content"][0] == {"type": "text", "text": "read these"}
