@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QApplication
 from openclaw_desktop.config import AppPaths, SettingsStore
 from openclaw_desktop.errors import OpenClawError
 from openclaw_desktop.identity import CredentialStore, gateway_key, open_secret_store
+from openclaw_desktop.node.host import NodeHost
 from openclaw_desktop.sdk import Approval, Event
 from openclaw_desktop.sdk.normalize import Normalizer
 from openclaw_desktop.session import EventReceived
@@ -29,6 +30,7 @@ from ui.presenters.chat import ChatPresenter
 from ui.presenters.sessions import SessionsPresenter
 from ui.runtime import DesktopRuntime, RuntimeTarget
 from ui.tasks import TaskSet
+from ui.theme import follow_system
 from ui.tray import Tray
 from ui.widgets.activity import ActivityView
 from ui.widgets.capture import CaptureIndicator
@@ -70,6 +72,7 @@ class DesktopApp:
             pair_phone=lambda: self._spawn(self.pair_phone()),
             quit_app=lambda: (self.window.close(), None)[1],
             open_settings=lambda: (self.open_settings(), None)[1],
+            pause_node=lambda paused: self._spawn(self.pause_node(paused)),
         )
         settings_action = self.window.menuBar().addMenu("&OpenClaw")
         settings_action.addAction("Settings…", lambda: (self.open_settings(), None)[1])
@@ -78,6 +81,8 @@ class DesktopApp:
             "Connect to another gateway…", lambda: self._spawn(self.choose_gateway())
         )
         self.tray.show()
+        self.apply_theme()
+        runtime.node_started_listeners.append(self._wire_node)
         if not runtime.target.node:
             self.window.node_status.setText("node: off")
             self.tray.set_node("off")
@@ -99,13 +104,8 @@ class DesktopApp:
         self.activity = ActivityView()
         self.window.show_activity(self.activity)
         self._spawn(self._follow_activity())
-        node = self.runtime.node
-        if node is not None:
-            indicator = CaptureIndicator(node.session.cancel_running, self.window)
-            self.window.statusBar().addWidget(indicator)
-            node.ctx.activity.listeners.append(indicator.report)
-            node.session.invoke_listeners.append(self.activity.on_node_invoke)
-            self.capture = indicator
+        if self.runtime.node is not None:
+            self._wire_node(self.runtime.node)
         self.sessions = SessionsPresenter(client)
         self.sessions.failed.connect(self.window.statusBar().showMessage)
         if self.panel is not None:  # a previous gateway's sidebar
@@ -115,6 +115,33 @@ class DesktopApp:
         self.window.show_sessions(self.panel)
         await self.open_session("main")
         await self.sessions.start()
+
+    def _wire_node(self, node: NodeHost) -> None:
+        """Show this node's captures (with Cancel) and its invokes in the activity view."""
+        if self.capture is None:
+            self.capture = CaptureIndicator(self._cancel_captures, self.window)
+            self.window.statusBar().addWidget(self.capture)
+        if self.capture.report not in node.ctx.activity.listeners:
+            node.ctx.activity.listeners.append(self.capture.report)
+        if self.activity is not None:
+            node.session.invoke_listeners.append(self.activity.on_node_invoke)
+
+    def _cancel_captures(self, prefix: str) -> int:
+        node = self.runtime.node
+        return node.session.cancel_running(prefix) if node is not None else 0
+
+    async def pause_node(self, paused: bool) -> None:
+        """Tray “Pause node”: disconnect the node (the chat stays) or bring it back."""
+        if paused:
+            await self.runtime.pause_node()
+            self.window.node_status.setText("node: paused")
+            self.tray.set_node("paused")
+        else:
+            await self.runtime.resume_node()
+        if self.tray.pause_action.isChecked() != paused:
+            self.tray.pause_action.blockSignals(True)
+            self.tray.pause_action.setChecked(paused)
+            self.tray.pause_action.blockSignals(False)
 
     # ------------------------------------------------------------------ gateways
     async def choose_gateway(self) -> None:
@@ -157,6 +184,7 @@ class DesktopApp:
         self.runtime = DesktopRuntime(self.runtime.paths, target, self.runtime.trust_callback)
         self.runtime.node_status_listeners.append(self._node_status)
         self.runtime.operator_status_listeners.append(self._operator_status)
+        self.runtime.node_started_listeners.append(self._wire_node)
         await self.start()
 
     def _forget_gateway(self, url: str) -> None:
@@ -199,8 +227,19 @@ class DesktopApp:
         store = SettingsStore(self.runtime.paths.settings_file)
         dialog = SettingsDialog(store, list(node.entries) if node else [], self.window)
         dialog.accepted.connect(self.tray.sync_capabilities)
+        dialog.accepted.connect(self.apply_theme)
         dialog.open()
         return dialog
+
+    def apply_theme(self) -> None:
+        """Colours as ``ui.theme`` says (``system`` follows the desktop)."""
+        app = QApplication.instance()
+        try:
+            choice = SettingsStore(self.runtime.paths.settings_file).load().ui.theme
+        except OpenClawError:
+            choice = "system"
+        if isinstance(app, QApplication):
+            follow_system(app, choice)
 
     def _replied(self) -> None:
         try:

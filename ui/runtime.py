@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from openclaw_desktop.config import AppPaths, SettingsStore
 from openclaw_desktop.config.client_profile import node_client, user_agent
 from openclaw_desktop.embedded import approve_own_surface, bundled_gateway
+from openclaw_desktop.errors import OpenClawError
 from openclaw_desktop.identity import CredentialStore, IdentityStore, open_secret_store
 from openclaw_desktop.node.host import NodeHost
 from openclaw_desktop.protocol import MIN_NODE_PROTOCOL_VERSION, Role
@@ -50,6 +51,11 @@ class DesktopRuntime:
         self._stack = contextlib.AsyncExitStack()
         self._approver: asyncio.Task[None] | None = None
         self.node_status_listeners: list[Callable[[ConnectionStatus], None]] = []
+        #: Called with each node host this runtime starts (at start and on resume).
+        self.node_started_listeners: list[Callable[[NodeHost], None]] = []
+        #: The user paused the node from the tray (it stays off until resumed).
+        self.node_paused = False
+        self._gateway: tuple[str, str | None] | None = None
 
     async def start(self) -> OpenClaw:
         """Connect (starting or attaching to the bundled gateway first, by default)."""
@@ -80,19 +86,43 @@ class DesktopRuntime:
         for listener in self.operator_status_listeners:
             client.connection.on_status(listener)
         self.client = await self._stack.enter_async_context(client)
+        self._gateway = (url, token)
         if self.target.node:
-            self.node = self._node(url, token)
-            for listener in self.node_status_listeners:
-                self.node.connection.on_status(listener)
-            await self.node.start()
+            await self._start_node()
         return self.client
+
+    async def _start_node(self) -> NodeHost:
+        assert self._gateway is not None
+        node = self._node(*self._gateway)
+        for listener in self.node_status_listeners:
+            node.connection.on_status(listener)
+        self.node = node
+        for started in self.node_started_listeners:
+            started(node)
+        await node.start()
+        return node
+
+    async def pause_node(self) -> None:
+        """Disconnect this computer's node: the agent cannot use it until :meth:`resume_node`
+        (the chat stays connected). Running captures are cancelled by the close."""
+        self.node_paused = True
+        node, self.node = self.node, None
+        if node is not None:
+            await node.aclose()
+
+    async def resume_node(self) -> NodeHost | None:
+        """Reconnect the node after a pause (with the current settings)."""
+        self.node_paused = False
+        if self.node is not None or self._gateway is None or not self.target.node:
+            return self.node
+        return await self._start_node()
 
     def _node(self, url: str, token: str | None) -> NodeHost:
         identity = IdentityStore(self.paths.identity_file).load_or_create()
         options = ConnectionOptions(
             url=url,
             role=Role.NODE,
-            client=node_client(None),
+            client=node_client(self._display_name()),
             signer=identity,
             credentials=CredentialStore(open_secret_store(self.paths.secrets_file)),
             shared_token=token,
@@ -101,6 +131,13 @@ class DesktopRuntime:
             user_agent=user_agent(),
         )
         return NodeHost(options, SettingsStore(self.paths.settings_file))
+
+    def _display_name(self) -> str | None:
+        """The user's name for this computer (``node.display_name``), if set and readable."""
+        try:
+            return SettingsStore(self.paths.settings_file).load().node.display_name
+        except OpenClawError:
+            return None  # a broken settings file is reported by the node host itself
 
     async def aclose(self) -> None:
         """Stop the node, the operator session and (if we started it) the gateway."""

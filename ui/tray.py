@@ -52,6 +52,7 @@ class Tray(QObject):
         pair_phone: Callable[[], None],
         quit_app: Callable[[], None],
         open_settings: Callable[[], None] | None = None,
+        pause_node: Callable[[bool], None] | None = None,
     ) -> None:
         super().__init__()
         self.settings = settings
@@ -63,6 +64,13 @@ class Tray(QObject):
         menu.addAction("Open chat", open_chat)
         menu.addAction("Pair a phone…", pair_phone)
         menu.addSeparator()
+        self.pause_action = QAction("Pause node", menu)
+        self.pause_action.setCheckable(True)
+        self.pause_action.setToolTip("Stop offering this computer to the agent until unpaused")
+        self.pause_action.setEnabled(pause_node is not None)
+        if pause_node is not None:
+            self.pause_action.toggled.connect(pause_node)
+        menu.addAction(self.pause_action)
         self.capability_actions: dict[str, QAction] = {}
         for label, key in CAPABILITIES.items():
             action = QAction(label, menu)

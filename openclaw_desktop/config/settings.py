@@ -12,7 +12,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -26,6 +26,11 @@ class NodeSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    display_name: str | None = Field(
+        None,
+        description="This computer's name on the gateway (empty: the host name)",
+        max_length=64,
+    )
     notifications: bool = Field(True, description="Show system.notify as desktop notifications")
     camera: bool = Field(False, description="Let the agent use the camera (camera.*)")
     camera_source: str | None = Field(
@@ -60,6 +65,9 @@ class UiSettings(BaseModel):
         True, description="Notify when a reply finishes while the window is hidden"
     )
     start_at_login: bool = Field(False, description="Start OpenClaw Desktop when you log in")
+    theme: Literal["system", "light", "dark"] = Field(
+        "system", description="Colours: system (follow the desktop), light or dark"
+    )
 
 
 class Settings(BaseModel):

@@ -40,8 +40,11 @@ def test_saving_writes_settings_and_autostart(
     dialog.camera_source.setText("rtsp://cam.local/stream")
     dialog.start_at_login.setChecked(True)
     dialog.notify_replies.setChecked(False)
+    dialog.display_name.setText("Studio laptop")
+    dialog.theme.setCurrentText("dark")
     dialog.save()
     saved = store.load()
+    assert saved.node.display_name == "Studio laptop" and saved.ui.theme == "dark"
     assert saved.node.camera is True
     assert saved.node.camera_source == "rtsp://cam.local/stream"
     assert saved.ui.start_at_login is True and saved.ui.notify_replies is False

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
@@ -42,6 +43,10 @@ class SettingsDialog(QDialog):
         settings = store.load()
         availability = {e.spec.name: e.availability for e in entries}
         form = QFormLayout()
+        self.display_name = QLineEdit(settings.node.display_name or "", self)
+        self.display_name.setPlaceholderText("this computer's host name")
+        self.display_name.setMaxLength(64)
+        form.addRow("Display name", self.display_name)
         self.capabilities: dict[str, QCheckBox] = {}
         for key, (label, command) in CAPABILITY_SETTINGS.items():
             box = QCheckBox(label, self)
@@ -72,6 +77,11 @@ class SettingsDialog(QDialog):
         self.start_at_login.setChecked(settings.ui.start_at_login)
         form.addRow(self.notify_replies)
         form.addRow(self.start_at_login)
+        self.theme = QComboBox(self)
+        self.theme.addItems(["system", "light", "dark"])
+        self.theme.setCurrentText(settings.ui.theme)
+        self.theme.setToolTip("system follows your desktop's light or dark setting")
+        form.addRow("Theme", self.theme)
         self.error = QLabel(self)
         self.error.setStyleSheet("color: #c92a2a")
         self.error.hide()
@@ -91,10 +101,12 @@ class SettingsDialog(QDialog):
             (f"node.{k}", "on" if b.isChecked() else "off") for k, b in self.capabilities.items()
         ]
         pairs += [
+            ("node.display_name", self.display_name.text().strip() or "none"),
             ("node.camera_source", self.camera_source.text().strip() or "none"),
             ("node.microphone_device", self.microphone_device.text().strip() or "none"),
             ("ui.notify_replies", "on" if self.notify_replies.isChecked() else "off"),
             ("ui.start_at_login", "on" if self.start_at_login.isChecked() else "off"),
+            ("ui.theme", self.theme.currentText()),
         ]
         try:
             for key, value in pairs:

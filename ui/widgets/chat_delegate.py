@@ -1,25 +1,69 @@
-"""Paints chat rows: Markdown (code blocks in a monospace box) for messages, compact cards
-for tool calls, user messages on the right. Only visible rows are laid out and painted, so a
-long session stays smooth."""
+"""Paints chat rows: Markdown with coloured code blocks and inline images for messages,
+compact cards for tool calls, user messages on the right. Only visible rows are laid out and
+painted, so a long session stays smooth."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFontDatabase, QPainter, QPalette, QTextDocument
+import base64
+import binascii
+from collections import OrderedDict
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt, QUrl
+from PySide6.QtGui import (
+    QColor,
+    QFontDatabase,
+    QImage,
+    QPainter,
+    QPalette,
+    QTextCursor,
+    QTextDocument,
+    QTextImageFormat,
+)
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from openclaw_desktop.chat import ChatItem
 from ui.widgets.chat_model import ITEM_ROLE, item_text
+from ui.widgets.highlight import CodeHighlighter
 
-__all__ = ["ChatDelegate", "render_document"]
+__all__ = ["THUMBNAIL", "ChatDelegate", "bubble_colour", "decode_image", "render_document"]
 
 _MARGIN = 8
 _BUBBLE_SHARE = 0.82
 _CACHE_LIMIT = 2_000
+_THUMB_LIMIT = 200
+#: Inline images are shown at most this big (click-free: the chat is a list, not a viewer).
+THUMBNAIL = QSize(360, 270)
 
 
-def render_document(item: ChatItem, width: float, palette: QPalette) -> QTextDocument:
-    """The laid-out document of one row at ``width``."""
+def decode_image(image: dict[str, Any]) -> QImage | None:
+    """A message's image block as a thumbnail, or None when it does not decode."""
+    data = image.get("data")
+    if not isinstance(data, str):
+        return None
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    picture = QImage.fromData(QByteArray(raw))
+    if picture.isNull():
+        return None
+    if picture.width() > THUMBNAIL.width() or picture.height() > THUMBNAIL.height():
+        picture = picture.scaled(
+            THUMBNAIL,
+            Qt.AspectRatioMode.KeepAspectRatio,
+            Qt.TransformationMode.SmoothTransformation,
+        )
+    return picture
+
+
+def render_document(
+    item: ChatItem,
+    width: float,
+    palette: QPalette,
+    thumbnails: list[QImage | None] | None = None,
+) -> QTextDocument:
+    """The laid-out document of one row at ``width`` (images under the text)."""
     doc = QTextDocument()
     doc.setDocumentMargin(_MARGIN)
     mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
@@ -28,27 +72,61 @@ def render_document(item: ChatItem, width: float, palette: QPalette) -> QTextDoc
     text = item_text(item)
     if item.role in ("assistant", "user", "note"):
         doc.setMarkdown(text)
+        highlighter = CodeHighlighter(doc, palette)  # owned by the document
+        highlighter.rehighlight()  # now, not on the next loop turn: the row paints at once
     else:
         doc.setPlainText(text)
         doc.setDefaultFont(mono)
+    pictures = thumbnails if thumbnails is not None else [decode_image(i) for i in item.images]
+    if any(p is not None for p in pictures):
+        cursor = QTextCursor(doc)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        for index, picture in enumerate(pictures):
+            if picture is None:
+                cursor.insertText(" [image that could not be shown] ")
+                continue
+            name = f"chat-image:{index}"
+            doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl(name), picture)
+            fmt = QTextImageFormat()
+            fmt.setName(name)
+            fmt.setWidth(picture.width())
+            fmt.setHeight(picture.height())
+            if index == 0 and text:
+                cursor.insertBlock()
+            cursor.insertImage(fmt)
+            cursor.insertText(" ")
     doc.setTextWidth(width)
     return doc
 
 
 class ChatDelegate(QStyledItemDelegate):
-    """Markdown rows with a width-keyed layout cache."""
+    """Markdown rows with a width-keyed layout cache and a thumbnail cache."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._cache: dict[tuple[str, str, str, int], QTextDocument] = {}
+        self._cache: dict[tuple[str, str, str, int, int], QTextDocument] = {}
+        self._thumbs: OrderedDict[str, list[QImage | None]] = OrderedDict()
+
+    def _thumbnails(self, item: ChatItem) -> list[QImage | None]:
+        key = f"{item.key}:{len(item.images)}"
+        found = self._thumbs.get(key)
+        if found is None:
+            found = [decode_image(i) for i in item.images]
+            self._thumbs[key] = found
+            while len(self._thumbs) > _THUMB_LIMIT:
+                self._thumbs.popitem(last=False)
+        else:
+            self._thumbs.move_to_end(key)
+        return found
 
     def _doc(self, item: ChatItem, width: int, palette: QPalette) -> QTextDocument:
-        key = (item.key, item.status, item_text(item), width)
+        key = (item.key, item.status, item_text(item), width, palette.cacheKey())
         doc = self._cache.get(key)
         if doc is None:
             if len(self._cache) > _CACHE_LIMIT:
                 self._cache.clear()
-            doc = render_document(item, width, palette)
+            thumbs = self._thumbnails(item) if item.images else []
+            doc = render_document(item, width, palette, thumbs)
             self._cache[key] = doc
         return doc
 
@@ -83,15 +161,10 @@ class ChatDelegate(QStyledItemDelegate):
         height = doc.size().height()
         left = rect.right() - width if item.role == "user" else rect.left()
         bubble = QRectF(left, rect.top() + _MARGIN / 2, width, height)
-        colour = {
-            "user": palette.color(QPalette.ColorRole.Highlight).lighter(180),
-            "tool": palette.color(QPalette.ColorRole.AlternateBase),
-            "error": QColor("#ffe3e3"),
-        }.get(item.role, palette.color(QPalette.ColorRole.Base))
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(palette.color(QPalette.ColorRole.Mid))
-        painter.setBrush(colour)
+        painter.setBrush(bubble_colour(item.role, palette))
         painter.drawRoundedRect(bubble, 8, 8)
         painter.translate(bubble.topLeft())
         doc.drawContents(painter)
@@ -101,3 +174,16 @@ class ChatDelegate(QStyledItemDelegate):
             painter.setPen(Qt.PenStyle.DotLine)
             painter.drawRect(bubble)
             painter.restore()
+
+
+def bubble_colour(role: str, palette: QPalette) -> QColor:
+    """A row's background, readable on light and dark palettes."""
+    dark = palette.color(QPalette.ColorRole.Base).lightness() < 128
+    highlight = palette.color(QPalette.ColorRole.Highlight)
+    if role == "user":
+        return highlight.darker(250) if dark else highlight.lighter(180)
+    if role == "tool":
+        return palette.color(QPalette.ColorRole.AlternateBase)
+    if role == "error":
+        return QColor("#5c1f1f") if dark else QColor("#ffe3e3")
+    return palette.color(QPalette.ColorRole.Base)

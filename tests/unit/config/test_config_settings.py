@@ -66,7 +66,8 @@ def test_switch_words(tmp_path: Path, raw: str, value: bool) -> None:
         ("node.camera", "maybe", "expected on/off"),
         ("node.flashlight", "on", "unknown setting 'node.flashlight'"),
         ("camera", "on", "unknown setting 'camera'"),
-        ("ui.theme", "dark", "unknown setting"),
+        ("ui.colour", "dark", "unknown setting"),
+        ("ui.theme", "purple", "ui.theme"),
         ("node.camera_source", "x" * 3000, "node.camera_source"),
     ],
 )
@@ -120,8 +121,9 @@ def test_ui_settings_are_set_like_node_ones(tmp_path: Path) -> None:
     assert store.load().ui.notify_replies is True
     updated = store.set("ui.start_at_login", "on")
     assert updated.ui.start_at_login is True and updated.node == NodeSettings()
-    with pytest.raises(ConfigError, match=r"unknown setting 'ui\.theme'"):
-        store.set("ui.theme", "dark")
+    assert store.set("ui.theme", "dark").ui.theme == "dark"
+    with pytest.raises(ConfigError, match=r"unknown setting 'ui\.colour'"):
+        store.set("ui.colour", "dark")
 
 
 def test_mtime_changes_on_save(tmp_path: Path) -> None:

@@ -1,0 +1,246 @@
+"""More of the desktop window against our bundled gateway (a real subprocess on loopback)
+with the fake model: attachments by picker, paste and drop; the history merged without
+duplicates after the gateway restarts; the tray's "Pause node"; dark mode."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QColor, QDropEvent, QImage, QPalette
+from PySide6.QtWidgets import QApplication
+
+from openclaw_desktop.transport import ConnectionState, ConnectionStatus
+from tests.helpers.bundled_gateway import BundledGateway, raw_operator
+from tests.helpers.chat_trace import write_fake_providers
+from tests.helpers.fake_llm import FakeLLM
+from tests.helpers.qt import run_in_qt, screenshot_folder
+from tests.ui.test_chat_window import assistant, until
+from ui.app import DesktopApp
+from ui.runtime import DesktopRuntime, RuntimeTarget
+from ui.theme import apply_theme
+
+pytestmark = [pytest.mark.ui, pytest.mark.timeout(150)]
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[BundledGateway, FakeLLM]]:
+    """A gateway of its own (this module restarts it) with the fake model."""
+    with FakeLLM() as llm:
+        write_fake_providers(tmp_path / "gw" / "state", llm.port)
+        gw = BundledGateway.start(root=tmp_path / "gw")
+        try:
+            yield gw, llm
+        finally:
+            gw.cleanup()
+
+
+@pytest.fixture(autouse=True)
+def file_secrets(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """The window's home and secrets live under the test's folder (0600 file fallback)."""
+    import keyring
+    from keyring.backends import fail
+
+    monkeypatch.setenv("OPENCLAW_DESKTOP_HOME", str(tmp_path / "home"))
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())  # type: ignore[no-untyped-call]
+    try:
+        yield
+    finally:
+        keyring.set_keyring(previous)
+
+
+def new_app(gw: BundledGateway, *, node: bool = False) -> DesktopApp:
+    """The window on ``gw`` (without this computer's node unless asked)."""
+    from openclaw_desktop.config import AppPaths
+
+    target = RuntimeTarget(url=gw.url, token=gw.token, node=node)
+    return DesktopApp(DesktopRuntime(AppPaths.default(), target))
+
+
+def test_attachments_by_picker_paste_and_drop(
+    qapp: QApplication,
+    served: tuple[BundledGateway, FakeLLM],
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Files and a pasted image go out with the message, within the gateway's policy; a
+    too-big file is refused with a reason and the rest is kept."""
+    gw, llm = served
+    screens = screenshot_folder(tmp_path_factory, "window-more")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("the secret word is heliotrope\n", encoding="utf-8")
+    dropped = tmp_path / "dropped.md"
+    dropped.write_text("# dropped\n", encoding="utf-8")
+    huge = tmp_path / "huge.bin"
+    huge.write_bytes(b"\0" * 19_500_000)
+    app = new_app(gw)
+    app.window.show()
+
+    async def scenario() -> None:
+        await app.start()
+        chat = app.window.chat
+        assert chat is not None
+        # The picker's path and a refused file: the refusal is shown, the good file kept.
+        assert chat.attachments.add_paths([notes, huge]) == 1
+        assert "huge.bin" in chat.attach_error.text() and chat.attach_error.isVisible()
+        # Pasting an image attaches it instead of inserting text.
+        picture = QImage(64, 48, QImage.Format.Format_RGB32)
+        picture.fill(QColor("#2a9d8f"))
+        pasted = QMimeData()
+        pasted.setImageData(picture)
+        assert chat.composer.canInsertFromMimeData(pasted)
+        chat.composer.insertFromMimeData(pasted)
+        # Dropping a file on the pane attaches it.
+        drop_data = QMimeData()
+        drop_data.setUrls([QUrl.fromLocalFile(str(dropped))])
+        drop = QDropEvent(
+            QPointF(10, 10),
+            Qt.DropAction.CopyAction,
+            drop_data,
+            Qt.MouseButton.LeftButton,
+            Qt.KeyboardModifier.NoModifier,
+        )
+        chat.dropEvent(drop)
+        labels = chat.attachments.labels()
+        assert [label.split(" ")[0] for label in labels] == [
+            "notes.txt",
+            "pasted-image.png",
+            "dropped.md",
+        ]
+        assert chat.composer.toPlainText() == ""
+        app.window.grab().save(str(screens / "01-attachments.png"))
+        chat.composer.setPlainText("what is the secret word?")
+        chat.send_button.click()
+        assert chat.attachments.items == [] and not chat.attachments.isVisible()
+        await until(lambda: assistant(app, "done"), "the reply")
+        prompt = json.dumps(llm.bodies("/chat/completions")[-1]["messages"])
+        assert "heliotrope" in prompt and "dropped.md" in prompt
+        presenter = app.presenter
+        assert presenter is not None
+        mine = [i for i in presenter.timeline.items if i.role == "user"][-1]
+        assert len(mine.images) == 1 and [f.split(" ")[0] for f in mine.files] == [
+            "notes.txt",
+            "dropped.md",
+        ]
+        # The history brings the same message back once, with its image and files.
+        await presenter.reload()
+        users = [i for i in presenter.timeline.items if i.role == "user"]
+        assert len(users) == 1 and len(users[0].images) == 1
+        assert [f.split(" ")[0] for f in users[0].files] == ["notes.txt", "dropped.md"]
+        app.window.grab().save(str(screens / "02-sent-attachments.png"))
+        await app.aclose()
+
+    run_in_qt(qapp, scenario)
+
+
+def test_history_merges_after_a_gateway_restart(
+    qapp: QApplication, served: tuple[BundledGateway, FakeLLM]
+) -> None:
+    """The gateway restarts; the window reconnects by itself, merges chat.history (with a
+    note added while it was away) and shows every message exactly once."""
+    gw, _llm = served
+    app = new_app(gw)
+    app.window.show()
+    statuses: list[ConnectionStatus] = []
+
+    async def scenario() -> None:
+        await app.start()
+        client = app.runtime.client
+        presenter = app.presenter
+        assert client is not None and presenter is not None
+        client.connection.on_status(statuses.append)
+        await presenter.send("before the restart")
+        await until(lambda: assistant(app, "done"), "the first reply")
+        before = [i.key for i in presenter.timeline.items]
+
+        await asyncio.to_thread(gw.stop)
+        # Wait until the client is in a long backoff, so the note below is added while it
+        # is away (not seen live).
+        await until(
+            lambda: any(
+                s.state is not ConnectionState.CONNECTED and (s.retry_in_s or 0) >= 4
+                for s in statuses
+            ),
+            "a long reconnect backoff",
+            timeout=40,
+        )
+        await asyncio.to_thread(gw.restart)
+        async with raw_operator(gw.url, auth={"token": gw.token}) as raw:
+            await raw.ok("chat.inject", {"sessionKey": "main", "message": "added while away"})
+        await until(
+            lambda: any("added while away" in i.text for i in presenter.timeline.items),
+            "the merged history",
+            timeout=40,
+        )
+        keys = [i.key for i in presenter.timeline.items]
+        assert len(keys) == len(set(keys)), "no message twice"
+        assert keys[: len(before)] == before
+        assert [i.text for i in presenter.timeline.items if i.role == "user"] == [
+            "before the restart"
+        ]
+        # The chat works again after the restart.
+        await presenter.send("after the restart")
+        await until(lambda: len(assistant(app, "done")) == 2, "the reply after the restart")
+        await app.aclose()
+
+    run_in_qt(qapp, scenario, timeout=120)
+
+
+def paused_runtime(runtime: DesktopRuntime) -> bool:
+    """Whether the runtime has no node because the user paused it."""
+    return runtime.node is None and runtime.node_paused
+
+
+def test_tray_pause_node_disconnects_and_resumes(
+    qapp: QApplication,
+    served: tuple[BundledGateway, FakeLLM],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """ "Pause node" takes this computer off the gateway (the chat stays); unpausing brings
+    it back. The window in dark mode is saved for review."""
+    gw, _llm = served
+    app = new_app(gw, node=True)
+    app.window.show()
+    screens = screenshot_folder(tmp_path_factory, "window-more")
+
+    async def node_connected() -> bool:
+        client = app.runtime.client
+        assert client is not None
+        nodes = await client.nodes.list()
+        return any(n.get("connected") for n in nodes)
+
+    async def wait_node(expected: bool) -> None:
+        async with asyncio.timeout(30):
+            while await node_connected() is not expected:
+                await asyncio.sleep(0.1)
+
+    async def scenario() -> None:
+        await app.start()
+        assert app.runtime.node is not None
+        await wait_node(True)
+        app.tray.pause_action.setChecked(True)
+        await wait_node(False)
+        assert paused_runtime(app.runtime) and "paused" in app.tray.icon.toolTip()
+        assert app.window.node_status.text() == "node: paused"
+        assert app.runtime.client is not None
+        assert app.runtime.client.connection.status.state is ConnectionState.CONNECTED
+        app.tray.pause_action.setChecked(False)
+        await wait_node(True)
+        assert app.runtime.node is not None
+        try:
+            apply_theme(qapp, "dark")
+            await until(
+                lambda: app.window.palette().color(QPalette.ColorRole.Window).lightness() < 128,
+                "the window repainted dark",
+            )
+            app.window.grab().save(str(screens / "03-dark-mode.png"))
+        finally:
+            apply_theme(qapp, "light")
+        await app.aclose()
+
+    run_in_qt(qapp, scenario)

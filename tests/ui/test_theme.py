@@ -1,0 +1,66 @@
+"""Dark mode: the dark palette applies and reverts, and chat rows stay readable on it.
+Screenshots of the window in both themes are saved for review."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QApplication
+
+from openclaw_desktop.chat import ChatItem, ToolCard
+from tests.helpers.qt import screenshot_folder
+from ui.theme import apply_theme, dark_palette, is_dark
+from ui.widgets.chat_delegate import bubble_colour
+
+pytestmark = pytest.mark.ui
+
+
+def contrast(a: QPalette, fg: QPalette.ColorRole, bg: QPalette.ColorRole) -> int:
+    """Lightness difference between two roles."""
+    return abs(a.color(fg).lightness() - a.color(bg).lightness())
+
+
+def test_dark_palette_has_readable_contrast() -> None:
+    """Text on every background role differs strongly in lightness."""
+    palette = dark_palette()
+    assert palette.color(QPalette.ColorRole.Window).lightness() < 64
+    for fg, bg in [
+        (QPalette.ColorRole.WindowText, QPalette.ColorRole.Window),
+        (QPalette.ColorRole.Text, QPalette.ColorRole.Base),
+        (QPalette.ColorRole.ButtonText, QPalette.ColorRole.Button),
+        (QPalette.ColorRole.HighlightedText, QPalette.ColorRole.Highlight),
+    ]:
+        assert contrast(palette, fg, bg) > 100, (fg, bg)
+    for role in ("user", "assistant", "tool", "error"):
+        text = palette.color(QPalette.ColorRole.Text).lightness()
+        assert abs(text - bubble_colour(role, palette).lightness()) > 100, role
+
+
+def test_theme_switches_and_returns(
+    qapp: QApplication, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """dark -> the app paints dark; light -> the original palette is back; the chat
+    renders in both (screenshots under the printed folder)."""
+    from ui.main_window import MainWindow
+    from ui.widgets.chat_delegate import render_document
+
+    folder: Path = screenshot_folder(tmp_path_factory, "theme")
+    original = qapp.palette().color(QPalette.ColorRole.Window)
+    try:
+        assert apply_theme(qapp, "dark") is True
+        assert is_dark(qapp)
+        window = MainWindow()
+        window.show_message("OpenClaw in dark mode")
+        window.show()
+        window.grab().save(str(folder / "dark-window.png"))
+        card = ToolCard("c", "camera_snap", "completed", 1, "ok")
+        doc = render_document(ChatItem("t", "tool", tool=card), 400, qapp.palette())
+        assert doc.toPlainText()
+        window.close()
+        assert apply_theme(qapp, "light") is False
+        assert qapp.palette().color(QPalette.ColorRole.Window) == original
+        assert apply_theme(qapp, "system") is is_dark(qapp)
+    finally:
+        apply_theme(qapp, "light")
