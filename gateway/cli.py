@@ -27,6 +27,42 @@ def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
+def _add_run_args(parser: argparse.ArgumentParser) -> None:
+    """The options of ``run`` (``install-service`` takes them too)."""
+    parser.add_argument(
+        "--bind",
+        choices=["loopback", "lan"],
+        default="loopback",
+        help="loopback (default) or lan (all interfaces, for phones)",
+    )
+    parser.add_argument("--port", type=int, default=18789)
+    parser.add_argument(
+        "--tls", action="store_true", help="serve wss:// with a self-signed certificate"
+    )
+    parser.add_argument("--auth", choices=["token", "password", "none"], default="token")
+    parser.add_argument("--password", help="shared password (with --auth password)")
+    parser.add_argument("--allow", type=_csv, default=[], help="extra node commands to allow (a,b)")
+    parser.add_argument("--deny", type=_csv, default=[], help="node commands to always deny (a,b)")
+    parser.add_argument(
+        "--mdns",
+        choices=["off", "minimal", "full"],
+        default=None,
+        help="mDNS advertising (default: on with --bind lan)",
+    )
+    parser.add_argument(
+        "--mdns-interfaces",
+        type=_csv,
+        default=None,
+        help="interface addresses to advertise on (a,b; default: all)",
+    )
+    parser.add_argument(
+        "--manual-pairing",
+        action="store_true",
+        help="do not approve devices on this machine automatically",
+    )
+    parser.add_argument("--display-name", help="name shown to phones on the LAN")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="openclaw-desktop gateway", description="The bundled OpenClaw gateway"
@@ -37,39 +73,19 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0)
     parser.add_argument("--state-dir", help="state folder (database, token, TLS key)")
     sub = parser.add_subparsers(dest="command")
-    run = sub.add_parser("run", help="serve (the default)")
-    run.add_argument(
-        "--bind",
-        choices=["loopback", "lan"],
-        default="loopback",
-        help="loopback (default) or lan (all interfaces, for phones)",
+    _add_run_args(sub.add_parser("run", help="serve (the default)"))
+    service = sub.add_parser(
+        "install-service",
+        help="run it as a systemd user service (takes the options of run)",
+        description="Write a systemd user unit that runs `gateway run` with these options "
+        "(and every node command of this app allowed, as the embedded default does), then "
+        "enable and start it when a user systemd is reachable.",
     )
-    run.add_argument("--port", type=int, default=18789)
-    run.add_argument(
-        "--tls", action="store_true", help="serve wss:// with a self-signed certificate"
+    _add_run_args(service)
+    service.add_argument(
+        "--no-start", action="store_true", help="enable it for the next login, do not start it"
     )
-    run.add_argument("--auth", choices=["token", "password", "none"], default="token")
-    run.add_argument("--password", help="shared password (with --auth password)")
-    run.add_argument("--allow", type=_csv, default=[], help="extra node commands to allow (a,b)")
-    run.add_argument("--deny", type=_csv, default=[], help="node commands to always deny (a,b)")
-    run.add_argument(
-        "--mdns",
-        choices=["off", "minimal", "full"],
-        default=None,
-        help="mDNS advertising (default: on with --bind lan)",
-    )
-    run.add_argument(
-        "--mdns-interfaces",
-        type=_csv,
-        default=None,
-        help="interface addresses to advertise on (a,b; default: all)",
-    )
-    run.add_argument(
-        "--manual-pairing",
-        action="store_true",
-        help="do not approve devices on this machine automatically",
-    )
-    run.add_argument("--display-name", help="name shown to phones on the LAN")
+    sub.add_parser("uninstall-service", help="stop, disable and remove the systemd user unit")
     sub.add_parser("token", help="print the shared gateway token")
     setup = sub.add_parser("setup-code", help="print a one-time setup code and QR for a phone")
     setup.add_argument("--url", action="append", help="gateway URL phones should use (repeatable)")
@@ -165,6 +181,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if command == "setup-code":
         return _setup_code(args, config)
+    if command in ("install-service", "uninstall-service"):
+        from gateway import service
+
+        return service.install(args) if command == "install-service" else service.uninstall()
     if args.command is None:
         args = _parser().parse_args([*(argv or []), "run"])
     config.bind = args.bind

@@ -16,11 +16,17 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from openclaw_desktop import __version__
 from openclaw_desktop.cli_admin import add_admin_parsers, admin_request, print_admin_result
+from openclaw_desktop.cli_integration import (
+    NODE_ACTIONS,
+    add_desktop_parser,
+    desktop_command,
+    node_service_command,
+)
 from openclaw_desktop.cli_settings import add_settings_parser, doctor, settings_command
 from openclaw_desktop.config import AppPaths, SettingsStore
 from openclaw_desktop.config.client_profile import cli_client, node_client, user_agent
@@ -46,6 +52,7 @@ from openclaw_desktop.identity import (
     gateway_key,
     open_secret_store,
 )
+from openclaw_desktop.integration.command import gateway_argv
 from openclaw_desktop.log import configure_logging
 from openclaw_desktop.node.host import NodeHost
 from openclaw_desktop.protocol import MIN_NODE_PROTOCOL_VERSION, OperatorScope, Role
@@ -147,6 +154,14 @@ def _parser() -> argparse.ArgumentParser:
     node = sub.add_parser("node", help="run this computer as an OpenClaw node (headless)")
     _add_connection_args(node)
     node.add_argument("--display-name", help="name shown to operators (default: hostname)")
+    node.add_argument(
+        "action",
+        nargs="?",
+        choices=NODE_ACTIONS,
+        default="run",
+        help="run (default), or install-service / uninstall-service: a systemd user unit "
+        "running this node with these options",
+    )
 
     call = sub.add_parser("call", help="one operator RPC; prints the JSON result")
     _add_connection_args(call)
@@ -160,6 +175,7 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("doctor", help="what works here and why not")
     add_settings_parser(sub)
+    add_desktop_parser(sub)
     sub.add_parser("gateway", help="run or administer the bundled gateway (see: gateway --help)")
     add_admin_parsers(sub, _add_connection_args)
     return parser
@@ -300,9 +316,9 @@ async def _admin(args: argparse.Namespace, paths: AppPaths) -> int:
 
 def _exec_gateway(argv: Sequence[str]) -> int:
     """``openclaw-desktop gateway …`` runs ``python -m gateway …`` (the core never imports it)."""
-    command = [sys.executable, "-m", "gateway", *argv]
+    command = [*gateway_argv(), *argv]
     if os.name == "posix":
-        os.execv(sys.executable, command)
+        os.execv(command[0], command)
     return subprocess.call(command)
 
 
@@ -412,8 +428,11 @@ def _identity(args: argparse.Namespace, paths: AppPaths) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``openclaw-desktop``."""
+def main(
+    argv: Sequence[str] | None = None, *, render_png: Callable[[int], bytes] | None = None
+) -> int:
+    """Entry point of ``openclaw-desktop``; ``render_png`` (from the UI, which has Qt)
+    renders the icon for ``desktop install``."""
     raw = list(sys.argv[1:] if argv is None else argv)
     if raw and raw[0] == "gateway":
         return _exec_gateway(raw[1:])
@@ -424,7 +443,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "call":
             return asyncio.run(_call(args, paths))
         if args.command == "node":
+            if args.action != "run":
+                return node_service_command(args)
             return asyncio.run(_node(args, paths))
+        if args.command == "desktop":
+            return desktop_command(args, render_png)
         if args.command in ("devices", "nodes"):
             return asyncio.run(_admin(args, paths))
         if args.command == "identity":

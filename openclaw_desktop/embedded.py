@@ -15,13 +15,13 @@ import logging
 import os
 import socket
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 
 from openclaw_desktop.config.client_profile import cli_client, user_agent
 from openclaw_desktop.config.paths import AppPaths
 from openclaw_desktop.errors import ConfigError, OpenClawError
 from openclaw_desktop.identity import IdentityStore
+from openclaw_desktop.integration.command import EMBEDDED_ALLOW, bundled_gateway_args, gateway_argv
 from openclaw_desktop.protocol import OperatorScope, Role
 from openclaw_desktop.session import EventReceived
 from openclaw_desktop.transport import ConnectionOptions, GatewayConnection
@@ -30,22 +30,6 @@ __all__ = ["EMBEDDED_ALLOW", "approve_own_surface", "bundled_gateway"]
 
 log = logging.getLogger("openclaw.cli")
 
-#: Node commands of this app that the bundled gateway allows beyond the Linux defaults. On
-#: the user's own gateway the gate that matters is the user's settings (camera, screen and
-#: microphone are off until enabled), so every command this app can offer is allowed here.
-EMBEDDED_ALLOW = (
-    "device.info",
-    "device.status",
-    "system.notify",
-    "camera.list",
-    "camera.snap",
-    "camera.clip",
-    "screen.snapshot",
-    "talk.ptt.start",
-    "talk.ptt.stop",
-    "talk.ptt.cancel",
-    "talk.ptt.once",
-)
 START_TIMEOUT_S = 20.0
 
 
@@ -65,8 +49,7 @@ async def bundled_gateway(paths: AppPaths, port: int) -> AsyncIterator[str]:
     if _listening(port):
         log.warning("using the gateway already running on 127.0.0.1:%d", port)
     else:
-        command = [sys.executable, "-m", "gateway", "run", "--port", str(port)]
-        command += ["--allow", ",".join(EMBEDDED_ALLOW)]
+        command = [*gateway_argv(), *bundled_gateway_args(port)]
         child = await asyncio.create_subprocess_exec(
             *command, env=dict(os.environ), stdin=subprocess.DEVNULL
         )
