@@ -1,12 +1,21 @@
 """The ``openclaw-desktop`` console script: the window when there is a display and no
 subcommand, the headless CLI otherwise. Imports no Qt until the window is wanted, so the
-command-line tools start fast."""
+command-line tools start fast.
+
+An ``openclaw://pair?code=...`` argument (what the desktop entry's ``%u`` passes when a link
+is opened) is parsed here and handed to the window, which shows it in its connect screen.
+"""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from openclaw_desktop.links import PairLink
 
 __all__ = ["has_display", "main"]
 
@@ -22,24 +31,84 @@ def has_display() -> bool:
     )
 
 
+def _say(text: str) -> None:
+    sys.stderr.write(text + "\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: ``--headless`` forces the command-line behaviour."""
+    raw = list(sys.argv[1:] if argv is None else argv)
+    if raw and raw[0] == "gateway":
+        # The bundled gateway's own CLI, in this process: a PyInstaller bundle has no
+        # ``python -m gateway`` to hand it to.
+        from gateway.cli import main as gateway_main
+
+        return gateway_main(raw[1:])
+
     from openclaw_desktop.cli import build_parser
     from openclaw_desktop.cli import main as cli_main
+    from openclaw_desktop.errors import LinkError
+    from openclaw_desktop.links import is_link, parse_link
 
-    raw = list(sys.argv[1:] if argv is None else argv)
-    if raw and raw[0] == "gateway":  # its own argument parser (python -m gateway)
-        return cli_main(raw)
+    parser = build_parser()
+    # A link is the window's argument: with a subcommand it is just a value (of `settings
+    # set`, say) and stays where it is.
+    if not set(raw) & _subcommands(parser):
+        links = [a for a in raw if is_link(a)]
+        raw = [a for a in raw if not is_link(a)]
+    else:
+        links = []
     headless = "--headless" in raw
     if headless:
         raw.remove("--headless")
-    args = build_parser().parse_args(raw)
-    if args.command is None and not headless and has_display():
-        from ui.app import run
-        from ui.runtime import RuntimeTarget
+    args = parser.parse_args(raw)
+    pair_link: PairLink | None = None
+    if links:
+        try:
+            if len(links) > 1:
+                raise LinkError("give one openclaw:// link at a time")
+            pair_link = parse_link(links[0])
+        except LinkError as exc:  # never echoes the link
+            _say(f"error: {exc}")
+            return 2
+    gui = args.command is None and not headless and has_display()
+    if pair_link is not None and not gui:
+        _say("error: openclaw:// links open in the desktop window, which needs a display")
+        return 2
+    if gui:
+        return _window(args.gateway_port, args.verbose, pair_link)
+    if args.command == "desktop":
+        from ui.icons import render_png
 
-        return run([sys.argv[0]], RuntimeTarget(port=args.gateway_port))
+        return cli_main(raw, render_png=render_png)
     return cli_main(raw)
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> set[str]:
+    return {
+        name
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name in action.choices
+    }
+
+
+def _window(port: int, verbosity: int, pair_link: PairLink | None) -> int:
+    from PySide6.QtWidgets import QApplication
+
+    from openclaw_desktop.log import configure_logging
+    from ui.app import run
+    from ui.launch_target import LaunchTarget
+    from ui.smoke import SMOKE_ENV, watch_connect_screen
+
+    configure_logging(verbosity)
+    argv0 = sys.argv[0] if sys.argv else "openclaw-desktop"
+    smoke = os.environ.get(SMOKE_ENV, "")
+    if smoke:
+        app = QApplication.instance() or QApplication([argv0])
+        assert isinstance(app, QApplication)
+        watch_connect_screen(app, exit_after=smoke == "exit")
+    return run([argv0], LaunchTarget(port=port, pair_link=pair_link))
 
 
 if __name__ == "__main__":  # pragma: no cover
