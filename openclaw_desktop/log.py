@@ -29,13 +29,18 @@ _SECRET_FIELDS = re.compile(
     re.IGNORECASE,
 )
 
+# The setup code of an ``openclaw://pair?code=…`` link (it holds a bootstrap token).
+_LINK_CODE = re.compile(r"(openclaw://[^\s\"']*?[?&]code=)([^&#\s\"']+)", re.IGNORECASE)
+
 
 class RedactingFilter(logging.Filter):
-    """Masks ``token=…``/``"password": "…"`` style values in formatted messages."""
+    """Masks ``token=…``/``"password": "…"`` style values and the code of ``openclaw://``
+    links in formatted messages."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         redacted = _SECRET_FIELDS.sub(r"\1<redacted>", message)
+        redacted = _LINK_CODE.sub(r"\1<redacted>", redacted)
         if redacted != message:
             record.msg, record.args = redacted, None
         return True

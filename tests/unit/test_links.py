@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 from urllib.parse import quote
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from openclaw_desktop.discovery.setup_code import MAX_CODE_CHARS, encode_setup_code
 from openclaw_desktop.errors import ConfigError, LinkError, OpenClawError
 from openclaw_desktop.links import MAX_LINK_CHARS, PairLink, is_link, parse_link
+from openclaw_desktop.log import RedactingFilter
 
 pytestmark = pytest.mark.unit
 
@@ -172,3 +174,21 @@ def test_error_messages_are_bounded() -> None:
 )
 def test_is_link(arg: str, expected: bool) -> None:
     assert is_link(arg) is expected
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "opening {link}",
+        "argv=['openclaw-desktop', '{link}']",
+        'got "{link}" from the browser',
+        "link {link}&v=1 and more",
+    ],
+)
+def test_the_log_filter_hides_a_link_code(template: str) -> None:
+    record = logging.LogRecord("openclaw.ui", logging.INFO, __file__, 1, "%s", None, None)
+    record.args = (template.format(link=f"openclaw://pair?code={GOOD}"),)
+    assert RedactingFilter().filter(record)
+    message = record.getMessage()
+    assert GOOD not in message and GOOD[:20] not in message
+    assert "openclaw://pair?code=<redacted>" in message
