@@ -16,17 +16,19 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from openclaw_desktop.config import AppPaths, SettingsStore
-from openclaw_desktop.errors import OpenClawError
+from openclaw_desktop.errors import OpenClawError, ReconnectPaused, TrustError
 from openclaw_desktop.identity import CredentialStore, gateway_key, open_secret_store
 from openclaw_desktop.node.host import NodeHost
 from openclaw_desktop.sdk import Approval, Event
 from openclaw_desktop.sdk.normalize import Normalizer
 from openclaw_desktop.session import EventReceived
 from openclaw_desktop.transport import ConnectionState, ConnectionStatus
+from openclaw_desktop.trust import TrustPrompt
 from ui.dialogs import PairingWaitPanel, ask_approval, ask_pairing, ask_trust
 from ui.dialogs.settings import SettingsDialog
 from ui.main_window import MainWindow
 from ui.presenters.chat import ChatPresenter
+from ui.presenters.discovery import BrowserFactory
 from ui.presenters.sessions import SessionsPresenter
 from ui.runtime import DesktopRuntime, RuntimeTarget
 from ui.tasks import TaskSet
@@ -58,6 +60,9 @@ class DesktopApp:
             runtime.trust_callback = functools.partial(ask_trust, parent=self.window)
         runtime.operator_status_listeners.append(self._operator_status)
         self.wait_panel: PairingWaitPanel | None = None
+        self._pin_dialog_open = False
+        #: How the connect screen browses the LAN (tests bind it to loopback).
+        self.browser_factory: BrowserFactory | None = None
         self.presenter: ChatPresenter | None = None
         self.presenters: dict[str, ChatPresenter] = {}
         self.sessions: SessionsPresenter | None = None
@@ -88,13 +93,22 @@ class DesktopApp:
             self.tray.set_node("off")
 
     async def start(self) -> None:
-        """Connect and show the chat (errors are shown in the window, not raised)."""
-        try:
-            client = await self.runtime.start()
-        except (OpenClawError, OSError, TimeoutError) as exc:
-            log.error("could not connect: %s", exc)
-            self.window.show_message(f"Could not connect:\n{exc}")
-            return
+        """Connect and show the chat (errors are shown in the window, not raised). A changed
+        TLS certificate asks the user, and connects only if they replace the pin."""
+        while True:
+            try:
+                client = await self.runtime.start()
+                break
+            except ReconnectPaused as exc:
+                mismatch = _pin_mismatch(exc.cause)
+                await self.runtime.aclose()
+                self.runtime = self._fresh_runtime(self.runtime.target)
+                if mismatch is None or not await self._ask_pin_changed(mismatch):
+                    self._could_not_connect(exc)
+                    return
+            except (OpenClawError, OSError, TimeoutError) as exc:
+                self._could_not_connect(exc)
+                return
         self.window.operator_status.setText(
             f"operator: connected to {client.connection.endpoint.display}"
         )
@@ -143,12 +157,48 @@ class DesktopApp:
             self.tray.pause_action.setChecked(paused)
             self.tray.pause_action.blockSignals(False)
 
+    def _could_not_connect(self, exc: BaseException) -> None:
+        log.error("could not connect: %s", exc)
+        self.window.show_message(f"Could not connect:\n{exc}")
+
+    def _fresh_runtime(self, target: RuntimeTarget) -> DesktopRuntime:
+        """A new runtime for ``target`` with this window's listeners."""
+        runtime = DesktopRuntime(self.runtime.paths, target, self.runtime.trust_callback)
+        runtime.node_status_listeners.append(self._node_status)
+        runtime.operator_status_listeners.append(self._operator_status)
+        runtime.node_started_listeners.append(self._wire_node)
+        return runtime
+
+    async def _ask_pin_changed(self, error: TrustError) -> bool:
+        """The distinct warning for a changed certificate (old and new fingerprints); the
+        new pin is stored only when the user explicitly replaces it."""
+        if self._pin_dialog_open or error.actual is None or error.expected is None:
+            return False
+        host, _, port = error.endpoint.rpartition(":")
+        prompt = TrustPrompt(
+            endpoint=error.endpoint,
+            host=host.strip("[]"),
+            port=int(port) if port.isdigit() else 0,
+            fingerprint=error.actual,
+            previous_pin=error.expected,
+        )
+        self._pin_dialog_open = True
+        try:
+            name = getattr(self.runtime.target, "name", None)
+            replaced = await ask_trust(prompt, self.window, gateway_name=name)
+        finally:
+            self._pin_dialog_open = False
+        if replaced:
+            self.runtime.replace_pin(error.actual)
+        return replaced
+
     # ------------------------------------------------------------------ gateways
     async def choose_gateway(self) -> None:
         """The connect screen (first run, or “Connect to another gateway…”): this computer's
         bundled gateway, one found on the LAN, a URL or a setup code."""
         paths = self.runtime.paths
-        screen = ConnectScreen(known_gateways_file(paths), parent=self.window)
+        extra = {"browser_factory": self.browser_factory} if self.browser_factory else {}
+        screen = ConnectScreen(known_gateways_file(paths), parent=self.window, **extra)
         self.window.stack.addWidget(screen)
         self.window.stack.setCurrentWidget(screen)
         chosen: asyncio.Future[RuntimeTarget] = asyncio.get_running_loop().create_future()
@@ -181,10 +231,7 @@ class DesktopApp:
         if self.sessions is not None:
             await self.sessions.aclose()
         await self.runtime.aclose()
-        self.runtime = DesktopRuntime(self.runtime.paths, target, self.runtime.trust_callback)
-        self.runtime.node_status_listeners.append(self._node_status)
-        self.runtime.operator_status_listeners.append(self._operator_status)
-        self.runtime.node_started_listeners.append(self._wire_node)
+        self.runtime = self._fresh_runtime(target)
         await self.start()
 
     def _forget_gateway(self, url: str) -> None:
@@ -270,6 +317,12 @@ class DesktopApp:
 
     # ------------------------------------------------------------------ pairing and approvals
     def _operator_status(self, status: ConnectionStatus) -> None:
+        mismatch = _pin_mismatch(status.error)
+        if status.state is ConnectionState.PAUSED and mismatch is not None:
+            self.tray.set_operator("paused: the gateway's certificate changed")
+            if self.runtime.client is not None:  # connected before: ask here
+                self._spawn(self._ask_pin_changed(mismatch))
+            return
         if status.state is ConnectionState.AWAITING_APPROVAL and status.pairing is not None:
             rid = status.pairing.request_id or "?"
             command = status.pairing.approve_command or f"openclaw devices approve {rid}"
@@ -358,6 +411,13 @@ class DesktopApp:
         if self.sessions is not None:
             await self.sessions.aclose()
         await self.runtime.aclose()
+
+
+def _pin_mismatch(error: BaseException | None) -> TrustError | None:
+    """The error when it says a pinned gateway shows another certificate."""
+    if isinstance(error, TrustError) and error.kind == "mismatch":
+        return error
+    return None
 
 
 def run(argv: Sequence[str], target: RuntimeTarget) -> int:

@@ -13,7 +13,12 @@ from openclaw_desktop.config import AppPaths, SettingsStore
 from openclaw_desktop.config.client_profile import node_client, user_agent
 from openclaw_desktop.embedded import approve_own_surface, bundled_gateway
 from openclaw_desktop.errors import OpenClawError
-from openclaw_desktop.identity import CredentialStore, IdentityStore, open_secret_store
+from openclaw_desktop.identity import (
+    CredentialStore,
+    IdentityStore,
+    gateway_key,
+    open_secret_store,
+)
 from openclaw_desktop.node.host import NodeHost
 from openclaw_desktop.protocol import MIN_NODE_PROTOCOL_VERSION, Role
 from openclaw_desktop.sdk import OpenClaw
@@ -131,6 +136,22 @@ class DesktopRuntime:
             user_agent=user_agent(),
         )
         return NodeHost(options, SettingsStore(self.paths.settings_file))
+
+    def replace_pin(self, fingerprint: str) -> None:
+        """The user replaced a changed TLS pin: store it and reconnect both sessions now."""
+        url = self.target.url
+        if url is None:
+            return
+        CredentialStore(open_secret_store(self.paths.secrets_file)).save_tls_pin(
+            gateway_key(url), fingerprint
+        )
+        log.warning("TLS pin of %s replaced by the user", gateway_key(url))
+        for connection in (
+            self.client.connection if self.client else None,
+            self.node.connection if self.node else None,
+        ):
+            if connection is not None:
+                connection.resume()
 
     def _display_name(self) -> str | None:
         """The user's name for this computer (``node.display_name``), if set and readable."""
