@@ -52,7 +52,7 @@ def ulaw_encode(pcm16: bytes) -> bytes:
     # magnitude >> 7 is 1..255: its highest set bit (0..7) is the segment.
     segment = np.floor(np.log2(magnitude >> 7)).astype(np.int32)
     interval = (magnitude >> (segment + 3)) & 0x0F
-    codes = ~(sign | (segment << 4) | interval) & 0xFF
+    codes: npt.NDArray[np.int32] = ~(sign | (segment << 4) | interval) & 0xFF
     return codes.astype(np.uint8).tobytes()
 
 
