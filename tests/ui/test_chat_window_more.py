@@ -15,7 +15,8 @@ from PySide6.QtGui import QColor, QDropEvent, QImage, QPalette
 from PySide6.QtWidgets import QApplication
 
 from openclaw_desktop.transport import ConnectionState, ConnectionStatus
-from tests.helpers.bundled_gateway import BundledGateway, raw_operator
+from tests.helpers.bundled_gateway import ALL_OPERATOR_SCOPES as ALL_SCOPES
+from tests.helpers.bundled_gateway import BundledGateway, RawClient, raw_operator
 from tests.helpers.chat_trace import write_fake_providers
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.qt import run_in_qt, screenshot_folder
@@ -244,3 +245,43 @@ def test_tray_pause_node_disconnects_and_resumes(
         await app.aclose()
 
     run_in_qt(qapp, scenario)
+
+
+def test_waiting_for_pairing_approval_then_continuing(
+    qapp: QApplication, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """On a gateway that does not approve this computer by itself, the window shows the
+    request id and the approve commands, and opens the chat by itself once approved."""
+    screens = screenshot_folder(tmp_path_factory, "window-more")
+    with FakeLLM() as llm:
+        write_fake_providers(tmp_path / "manual" / "state", llm.port)
+        gw = BundledGateway.start(root=tmp_path / "manual", args=["--manual-pairing"])
+        try:
+            app = new_app(gw)
+            app.window.show()
+
+            async def scenario() -> None:
+                starting = asyncio.ensure_future(app.start())
+                await until(lambda: app.wait_panel is not None, "the waiting panel", 30)
+                panel = app.wait_panel
+                assert panel is not None and app.window.stack.currentWidget() is panel
+                rid = panel.request_id
+                assert panel.command_field.text() == f"openclaw devices approve {rid}"
+                assert f"openclaw-desktop devices approve {rid}" in panel.desktop_hint.text()
+                assert "waiting for approval" in app.tray.icon.toolTip()
+                app.window.grab().save(str(screens / "04-waiting-for-approval.png"))
+                admin = await RawClient.open(gw.url)  # deviceless: loopback + shared token
+                try:
+                    res = await admin.connect(None, auth={"token": gw.token}, scopes=ALL_SCOPES)
+                    assert res["ok"], res
+                    await admin.ok("device.pair.approve", {"requestId": rid})
+                finally:
+                    await admin.close()
+                await asyncio.wait_for(starting, 60)
+                assert app.window.chat is not None
+                assert app.window.stack.currentWidget() is app.window.chat
+                await app.aclose()
+
+            run_in_qt(qapp, scenario)
+        finally:
+            gw.cleanup()

@@ -241,11 +241,18 @@ class PairingWaitPanel(QWidget):
         command_row.addWidget(self.command_field, 1)
         command_row.addWidget(self.copy_button)
         self.request_label = plain_label(f"Request id: {request_id}", self, mono=True)
+        self.desktop_hint = plain_label(
+            "If the gateway is OpenClaw Desktop's own, approve it in that computer's window, "
+            f"or run there: openclaw-desktop devices approve {strip_control(request_id)}",
+            self,
+        )
+        self.desktop_hint.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addWidget(self.status_label)
         layout.addWidget(explanation)
         layout.addLayout(command_row)
         layout.addWidget(self.request_label)
+        layout.addWidget(self.desktop_hint)
         layout.addStretch(1)
         self._timer = QTimer(self)
         self._timer.setInterval(self.FRAME_MS)
