@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -14,16 +15,18 @@ __all__ = ["Field", "check"]
 
 @dataclass(frozen=True)
 class Field:
-    """One property: its JSON type and bounds. ``kind`` is string, integer, boolean, object,
-    array, or any."""
+    """One property: its JSON type and bounds. ``kind`` is string, integer, number, boolean,
+    object, array, or any."""
 
     kind: str = "any"
     required: bool = False
     min_length: int | None = None
     max_length: int | None = None
-    minimum: int | None = None
-    maximum: int | None = None
+    minimum: float | None = None
+    maximum: float | None = None
     enum: tuple[str, ...] | None = None
+    #: A regular expression a string must match (``re.search``, as JSON Schema).
+    pattern: str | None = None
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -42,6 +45,8 @@ def _type_ok(kind: str, value: Any) -> bool:
         if isinstance(value, float) and value.is_integer():
             return True
         return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
     return isinstance(value, _TYPES[kind])
 
 
@@ -74,6 +79,7 @@ def check(
             raise invalid_params(method, f"{where} must be {spec.kind}")
         if spec.kind == "integer":
             value = int(value)
+        if spec.kind in ("integer", "number"):
             if spec.minimum is not None and value < spec.minimum:
                 raise invalid_params(method, f"{where} must be >= {spec.minimum}")
             if spec.maximum is not None and value > spec.maximum:
@@ -90,5 +96,7 @@ def check(
                 )
             if spec.enum is not None and value not in spec.enum:
                 raise invalid_params(method, f"{where} must be equal to one of the allowed values")
+            if spec.pattern is not None and re.search(spec.pattern, value) is None:
+                raise invalid_params(method, f'{where} must match pattern "{spec.pattern}"')
         out[name] = value
     return out
