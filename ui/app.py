@@ -16,6 +16,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from openclaw_desktop.config import AppPaths, SettingsStore
+from openclaw_desktop.discovery import GatewayBrowser
 from openclaw_desktop.errors import OpenClawError, ReconnectPaused, TrustError
 from openclaw_desktop.identity import CredentialStore, gateway_key, open_secret_store
 from openclaw_desktop.node.host import NodeHost
@@ -197,8 +198,16 @@ class DesktopApp:
         """The connect screen (first run, or “Connect to another gateway…”): this computer's
         bundled gateway, one found on the LAN, a URL or a setup code."""
         paths = self.runtime.paths
-        extra = {"browser_factory": self.browser_factory} if self.browser_factory else {}
-        screen = ConnectScreen(known_gateways_file(paths), parent=self.window, **extra)
+        try:
+            camera = SettingsStore(paths.settings_file).load().node.camera_source or ""
+        except OpenClawError:
+            camera = ""
+        screen = ConnectScreen(
+            known_gateways_file(paths),
+            browser_factory=self.browser_factory or GatewayBrowser,
+            parent=self.window,
+            camera_source=camera,
+        )
         self.window.stack.addWidget(screen)
         self.window.stack.setCurrentWidget(screen)
         chosen: asyncio.Future[RuntimeTarget] = asyncio.get_running_loop().create_future()

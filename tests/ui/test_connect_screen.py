@@ -382,3 +382,66 @@ def test_a_corrupt_known_file_is_an_empty_list(qtbot: QtBot, tmp_path: Path) -> 
     assert json.loads(known_file.read_text()) == [
         {"name": "gw.example:18789", "url": "wss://gw.example:18789"}
     ]
+
+
+# ---------------------------------------------------------------------------- QR scan
+def test_scanning_a_setup_code_with_the_camera_fills_it_in(
+    qapp: QApplication, tmp_path: Path, screens: Path
+) -> None:
+    """ "Scan with camera…" reads the QR from the camera (a video file stands in for the
+    webcam) and the code is decoded like a pasted one; a camera that is missing says so."""
+    from tests.integration.devices.test_qr_scan import video
+
+    code = encode_setup_code({"url": "ws://192.168.1.20:18789", "bootstrapToken": "t" * 43})
+    clip = video(tmp_path / "qr.mp4", code)
+
+    async def scenario() -> None:
+        screen = ConnectScreen(
+            tmp_path / "known.json", browser_factory=NoBrowser, camera_source=str(clip)
+        )
+        screen.show()
+        try:
+            screen.scan_button.click()
+            assert screen.scanner.active
+            assert screen.scan_button.text() == "Stop scanning"
+            await until(lambda: screen.setup_code.text() == code, 20)
+            await until(lambda: not screen.scanner.active, 5)
+            assert screen.setup_result.text() == "Gateway: ws://192.168.1.20:18789"
+            assert screen.connect_code.isEnabled()
+            screen.grab().save(str(screens / "connect-scanned.png"))
+
+            screen.camera_source = str(tmp_path / "no-camera.mp4")
+            screen.scan_button.click()
+            await until(lambda: "No setup code scanned" in screen.setup_result.text(), 10)
+            assert "not found" in screen.setup_result.text()
+            assert screen.scan_button.text() == "Scan with camera…"
+        finally:
+            await screen.aclose()
+            screen.close()
+            screen.deleteLater()
+
+    run_in_qt(qapp, scenario)
+
+
+def test_stopping_a_scan(qapp: QApplication, tmp_path: Path) -> None:
+    """Clicking again stops the scan; nothing is filled in."""
+    from tests.integration.devices.test_qr_scan import video
+
+    clip = video(tmp_path / "blank.mp4", None)
+
+    async def scenario() -> None:
+        screen = ConnectScreen(
+            tmp_path / "known.json", browser_factory=NoBrowser, camera_source=str(clip)
+        )
+        try:
+            screen.scan_button.click()
+            await asyncio.sleep(0.3)
+            screen.scan_button.click()
+            await until(lambda: not screen.scanner.active, 5)
+            assert "scanning stopped" in screen.setup_result.text()
+            assert screen.setup_code.text() == ""
+        finally:
+            await screen.aclose()
+            screen.deleteLater()
+
+    run_in_qt(qapp, scenario)

@@ -45,6 +45,7 @@ from ui.presenters.discovery import (
     short_fingerprint,
 )
 from ui.runtime import RuntimeTarget
+from ui.widgets.qr_scanner import QrScanner
 
 __all__ = ["ConnectScreen"]
 
@@ -75,6 +76,7 @@ class ConnectScreen(QWidget):
         known_file: Path,
         browser_factory: BrowserFactory = GatewayBrowser,
         parent: QWidget | None = None,
+        camera_source: str = "",
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Connect to OpenClaw")
@@ -175,8 +177,19 @@ class ConnectScreen(QWidget):
         self.setup_result.setWordWrap(True)
         self.setup_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._decoded: SetupCode | None = None
-        form.addWidget(QLabel("<b>Paste a setup code</b>", other))
-        form.addLayout(self._row(self.setup_code, self.connect_code))
+        self.camera_source = camera_source
+        self.scanner = QrScanner()
+        self.scan_button = QPushButton("Scan with camera…", other)
+        self.scan_button.setObjectName("scanCode")
+        self.scan_button.setToolTip("Hold the setup code's QR in front of this computer's camera")
+        self.scan_button.clicked.connect(self._toggle_scan)
+        self.scanner.found.connect(self._scanned)
+        self.scanner.failed.connect(self._scan_failed)
+        self.scanner.running.connect(self._scanning)
+        form.addWidget(QLabel("<b>Paste or scan a setup code</b>", other))
+        code_row = self._row(self.setup_code, self.connect_code)
+        code_row.addWidget(self.scan_button)
+        form.addLayout(code_row)
         form.addWidget(self.setup_result)
         layout.addWidget(other, 1)
 
@@ -191,8 +204,11 @@ class ConnectScreen(QWidget):
         await self.discovery.start()
 
     async def aclose(self) -> None:
-        """Stop LAN discovery. Idempotent."""
+        """Stop LAN discovery and a running QR scan. Idempotent."""
+        self.scanner.stop()
         await self.discovery.stop()
+        if self.scanner.task is not None:
+            await asyncio.wait([self.scanner.task], timeout=5)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
         """Stop discovery in the background when the screen is closed."""
@@ -364,6 +380,25 @@ class ConnectScreen(QWidget):
                 self._decoded = code
                 self.setup_result.setText(f"Gateway: {code.candidate_urls[0]}")
         self.connect_code.setEnabled(self._decoded is not None)
+
+    def _toggle_scan(self) -> None:
+        if self.scanner.active:
+            self.scanner.stop()
+        else:
+            self.scanner.start(self.camera_source)
+
+    def _scanning(self, running: bool) -> None:
+        self.scan_button.setText("Stop scanning" if running else "Scan with camera…")
+        if running:
+            self.setup_result.setStyleSheet("")
+            self.setup_result.setText("Looking for a setup code QR…")
+
+    def _scanned(self, text: str) -> None:
+        self.setup_code.setText(text)  # decoded and shown like a pasted code
+
+    def _scan_failed(self, reason: str) -> None:
+        self.setup_result.setStyleSheet(_ERROR_STYLE)
+        self.setup_result.setText(f"No setup code scanned: {reason}")
 
     @staticmethod
     def _setup_code_problem(code: SetupCode) -> str | None:
