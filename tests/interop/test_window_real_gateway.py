@@ -5,7 +5,6 @@ connecting. Screenshots go to the folder the test prints."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
