@@ -16,6 +16,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from openclaw_desktop.config import AppPaths, SettingsStore
+from openclaw_desktop.devices.errors import DeviceError
+from openclaw_desktop.devices.notify import Notice, Notifier
 from openclaw_desktop.discovery import GatewayBrowser
 from openclaw_desktop.errors import OpenClawError, ReconnectPaused, TrustError
 from openclaw_desktop.identity import CredentialStore, gateway_key, open_secret_store
@@ -62,6 +64,7 @@ class DesktopApp:
         runtime.operator_status_listeners.append(self._operator_status)
         self.wait_panel: PairingWaitPanel | None = None
         self._pin_dialog_open = False
+        self.notifier = Notifier()
         #: How the connect screen browses the LAN (tests bind it to loopback).
         self.browser_factory: BrowserFactory | None = None
         self.presenter: ChatPresenter | None = None
@@ -298,12 +301,33 @@ class DesktopApp:
             follow_system(app, choice)
 
     def _replied(self) -> None:
+        """A reply finished: notify when the window is hidden (``ui.notify_replies``)."""
         try:
             wanted = SettingsStore(self.runtime.paths.settings_file).load().ui.notify_replies
         except OpenClawError:
             wanted = True
-        if wanted and (not self.window.isVisible() or self.window.isMinimized()):
-            self.tray.notify("OpenClaw", "The reply is ready")
+        if not wanted or (self.window.isVisible() and not self.window.isMinimized()):
+            return
+        title = "OpenClaw: the reply is ready"
+        body = self._last_reply_preview()
+        if self.tray.available():
+            self.tray.notify(title, body)
+        else:  # no tray (GNOME without extensions, tiling WMs): the notification service
+            self._spawn(self._notify_desktop(title, body))
+
+    def _last_reply_preview(self) -> str:
+        presenter = self.presenter
+        replies = (
+            [i for i in presenter.timeline.items if i.role == "assistant"] if presenter else []
+        )
+        text = " ".join(replies[-1].text.split()) if replies else ""
+        return text if len(text) <= 120 else text[:119] + "…"
+
+    async def _notify_desktop(self, title: str, body: str) -> None:
+        try:
+            await self.notifier.send(Notice(title, body))
+        except DeviceError as exc:
+            log.info("no reply notification: %s", exc)
 
     async def open_session(self, key: str) -> ChatPresenter:
         """Show a session's chat (its presenter is created once and kept)."""

@@ -18,6 +18,8 @@ from openclaw_desktop.transport import ConnectionState, ConnectionStatus
 from tests.helpers.bundled_gateway import ALL_OPERATOR_SCOPES as ALL_SCOPES
 from tests.helpers.bundled_gateway import BundledGateway, RawClient, raw_operator
 from tests.helpers.chat_trace import write_fake_providers
+from tests.helpers.dbus_notifications import NotificationServer
+from tests.helpers.desktop_session import dbus_session_fixture  # noqa: F401 - dbus_session
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.qt import run_in_qt, screenshot_folder
 from tests.ui.test_chat_window import assistant, until
@@ -285,3 +287,33 @@ def test_waiting_for_pairing_approval_then_continuing(
             run_in_qt(qapp, scenario)
         finally:
             gw.cleanup()
+
+
+def test_a_reply_finished_while_hidden_is_notified(
+    qapp: QApplication, served: tuple[BundledGateway, FakeLLM], dbus_session: str
+) -> None:
+    """Window hidden, no tray: the reply's first words arrive as a desktop notification over
+    a real session bus; with ``ui.notify_replies`` off, nothing is sent."""
+    gw, _llm = served
+    app = new_app(gw)  # never shown: like a window closed to the tray
+
+    async def scenario() -> None:
+        async with NotificationServer.running(dbus_session) as server:
+            await app.start()
+            presenter = app.presenter
+            assert presenter is not None and not app.tray.available()
+            await presenter.send("ping while hidden")
+            await until(lambda: server.received, "the notification")
+            (notice,) = server.received
+            assert notice.summary == "OpenClaw: the reply is ready"
+            assert notice.body.startswith("FAKE-LLM reply")
+            from openclaw_desktop.config import SettingsStore
+
+            SettingsStore(app.runtime.paths.settings_file).set("ui.notify_replies", "off")
+            await presenter.send("ping again")
+            await until(lambda: len(assistant(app, "done")) == 2, "the second reply")
+            await asyncio.sleep(0.5)
+            assert len(server.received) == 1
+            await app.aclose()
+
+    run_in_qt(qapp, scenario)
