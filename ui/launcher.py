@@ -76,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say("error: openclaw:// links open in the desktop window, which needs a display")
         return 2
     if gui:
-        return _window(args.gateway_port, args.verbose, pair_link)
+        return _window(args.gateway_port, args.verbose, pair_link, links[0] if links else None)
     if args.command == "desktop":
         from ui.icons import render_png
 
@@ -93,15 +93,23 @@ def _subcommands(parser: argparse.ArgumentParser) -> set[str]:
     }
 
 
-def _window(port: int, verbosity: int, pair_link: PairLink | None) -> int:
+def _window(port: int, verbosity: int, pair_link: PairLink | None, link: str | None) -> int:
+    from openclaw_desktop.config import AppPaths
+    from openclaw_desktop.log import configure_logging
+    from ui.instance import forward
+
+    configure_logging(verbosity)
+    # Already running (the tray)? It takes the link, or comes to the front, and this exits.
+    if forward(AppPaths.default(), link):
+        _say("handed over to the OpenClaw Desktop that is already running")
+        return 0
+
     from PySide6.QtWidgets import QApplication
 
-    from openclaw_desktop.log import configure_logging
     from ui.app import run
     from ui.launch_target import LaunchTarget
     from ui.smoke import SMOKE_ENV, watch_connect_screen
 
-    configure_logging(verbosity)
     argv0 = sys.argv[0] if sys.argv else "openclaw-desktop"
     smoke = os.environ.get(SMOKE_ENV, "")
     if smoke:
