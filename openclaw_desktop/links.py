@@ -12,7 +12,7 @@ This module is pure: no I/O, no logging.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlsplit
 
 from openclaw_desktop.discovery.setup_code import (
@@ -40,6 +40,8 @@ class PairLink:
 
     setup: SetupCode
     """The decoded setup code; its ``repr`` hides the bootstrap token."""
+    code: str = field(repr=False)
+    """The setup code as text (to fill in the connect screen's field): a secret."""
 
     @property
     def url(self) -> str:
@@ -91,10 +93,11 @@ def parse_link(text: str) -> PairLink:
         raise LinkError("a pair link has no path: expected openclaw://pair?code=<setup code>")
     if parts.fragment:
         raise LinkError("a pair link has no #fragment")
-    return PairLink(_setup_code(parts.query))
+    code = _code(parts.query)
+    return PairLink(_decode(code), code)
 
 
-def _setup_code(query: str) -> SetupCode:
+def _code(query: str) -> str:
     try:
         fields = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
     except ValueError:
@@ -111,6 +114,10 @@ def _setup_code(query: str) -> SetupCode:
         raise LinkError(f"the setup code is longer than {MAX_CODE_CHARS} characters")
     if not _CODE.fullmatch(code):
         raise LinkError("the setup code is not base64url text")
+    return code
+
+
+def _decode(code: str) -> SetupCode:
     try:
         setup = decode_setup_code(code)
     except SetupCodeError as exc:  # its messages never contain the token

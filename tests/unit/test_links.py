@@ -48,7 +48,9 @@ def test_pair_link_gives_the_decoded_setup_code() -> None:
     assert link.setup.candidate_urls == ["wss://192.168.1.20:18789", "ws://studio.local:18789"]
     assert link.setup.bootstrap_token == TOKEN
     assert link.setup.tls_fingerprint == FP
+    assert link.code == GOOD
     assert TOKEN not in repr(link)
+    assert GOOD not in repr(link)
     assert TOKEN not in str(link)
 
 
