@@ -116,7 +116,7 @@ def test_chat_window_end_to_end(
         await until(lambda: assistant(app, "done"), "the reply")
         reply = assistant(app, "done")[-1]
         assert reply.text.startswith("FAKE-LLM reply")
-        assert chat.model.rowCount() == 2
+        await until(lambda: chat.model.rowCount() == 2, "the rows on screen")
         app.window.grab().save(str(screens / "02-chat.png"))
 
         # The pickers: the gateway's models, and a thinking level saved on the session.

@@ -317,3 +317,40 @@ def test_a_reply_finished_while_hidden_is_notified(
             await app.aclose()
 
     run_in_qt(qapp, scenario)
+
+
+def test_each_queued_message_can_be_steered_and_scrolling_up_is_respected(
+    qapp: QApplication, served: tuple[BundledGateway, FakeLLM]
+) -> None:
+    """Two messages queued during a run: double-clicking the second steers that one (the
+    first stays queued). A user who scrolled up to read is not pulled down by the stream."""
+    gw, _llm = served
+    app = new_app(gw)
+    app.window.show()
+
+    async def scenario() -> None:
+        await app.start()
+        chat, presenter = app.window.chat, app.presenter
+        assert chat is not None and presenter is not None
+        for n in range(12):  # enough rows to scroll
+            await presenter.send(f"filler {n}")
+            await until(lambda n=n: len(assistant(app, "done")) == n + 1, "a filler reply")
+        await presenter.send("SLOW:120")
+        await until(lambda: assistant(app, "streaming"), "the slow reply")
+        first = await presenter.send("first queued")
+        second = await presenter.send("second queued")
+        chat.flush()
+        rows = [i.run_id for i in presenter.timeline.items]
+        chat.messages.doubleClicked.emit(chat.model.index(rows.index(second)))
+        await until(lambda: presenter.timeline.get(f"{second}:user").status != "queued", "steer")  # type: ignore[union-attr]
+        assert [i.run_id for i in presenter.timeline.queued] == [first]
+        bar = chat.messages.verticalScrollBar()
+        chat.flush()
+        assert bar.maximum() > 0
+        bar.setValue(0)  # the user scrolls up to read
+        await asyncio.sleep(0.5)  # the stream goes on
+        assert bar.value() == 0
+        await until(lambda: not presenter.timeline.queued, "the queue drained", 60)
+        await app.aclose()
+
+    run_in_qt(qapp, scenario)

@@ -24,7 +24,11 @@ def item_text(item: ChatItem) -> str:
         args = f"{card.arg_count} argument{'s' if card.arg_count != 1 else ''}"
         preview = f"\n{card.preview}" if card.preview else ""
         return f"{_ICONS[card.status]} {card.name} ({args}){preview}"
-    marker = {"queued": " (queued)", "failed": " (not sent)", "aborted": " (stopped)"}
+    marker = {
+        "queued": " (queued: double-click to steer it in now)",
+        "failed": " (not sent)",
+        "aborted": " (stopped)",
+    }
     files = "".join(f"\n\nAttached: {name}" for name in item.files)
     return item.text + files + marker.get(item.status, "")
 
@@ -39,13 +43,13 @@ class ChatListModel(QAbstractListModel):
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
         """Qt: number of rows."""
-        return 0 if parent.isValid() else len(self.timeline.items)
+        return 0 if parent.isValid() else self._count  # rows announced to views so far
 
     def data(
         self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
         """Qt: one row's data."""
-        if not index.isValid() or index.row() >= len(self.timeline.items):
+        if not index.isValid() or index.row() >= min(self._count, len(self.timeline.items)):
             return None
         item = self.timeline.items[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:

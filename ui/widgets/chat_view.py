@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, QTimer
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -18,19 +18,24 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QListView,
+    QMenu,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
+from openclaw_desktop.chat import ChatItem
 from openclaw_desktop.chat.attachments import DEFAULT_LIMITS, AttachmentLimits
 from ui.presenters.chat import ChatPresenter
 from ui.tasks import TaskSet
 from ui.widgets.chat_delegate import ChatDelegate
-from ui.widgets.chat_model import ChatListModel
+from ui.widgets.chat_model import ITEM_ROLE, ChatListModel
 from ui.widgets.composer import AttachmentTray, ComposerEdit, local_files
 
 __all__ = ["THINKING_LEVELS", "ChatView"]
+
+#: The view catches up with a streaming reply at most this often (ms): about 30 frames/s.
+FRAME_MS = 33
 
 #: Thinking levels offered (the gateway maps them to the provider's reasoning budget).
 THINKING_LEVELS = ["off", "low", "medium", "high"]
@@ -69,7 +74,10 @@ class ChatView(QWidget):
         self.attach_button = QPushButton("Attach…", self)
         self.attach_button.setToolTip("Attach images or files (or paste / drop them here)")
         self.attach_button.clicked.connect(self._pick_files)
-        self.steer_button.setToolTip("Send the oldest queued message into the running reply now")
+        self.steer_button.setToolTip(
+            "Send the oldest queued message into the running reply now "
+            "(double-click a queued message to steer that one)"
+        )
         self.stop_button.setEnabled(False)
         self.steer_button.setEnabled(False)
         self.send_button.clicked.connect(self._send)
@@ -106,6 +114,13 @@ class ChatView(QWidget):
         layout.addWidget(self.attach_error)
         layout.addLayout(buttons)
         self.setAcceptDrops(True)
+        self._frame = QTimer(self)
+        self._frame.setSingleShot(True)
+        self._frame.setInterval(FRAME_MS)
+        self._frame.timeout.connect(self.flush)
+        self.messages.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.messages.customContextMenuRequested.connect(self._row_menu)
+        self.messages.doubleClicked.connect(self._row_activated)
         presenter.changed.connect(self._changed)
         presenter.busy.connect(self._busy)
         presenter.models_changed.connect(self._models)
@@ -177,10 +192,42 @@ class ChatView(QWidget):
             self._spawn(self.presenter.steer(queued[0].run_id))
 
     def _changed(self) -> None:
+        """The timeline changed: repaint at most every :data:`FRAME_MS` (a reply streaming
+        200 deltas a second costs a few layouts a second, not 200)."""
+        self.steer_button.setEnabled(bool(self.presenter.timeline.queued))
+        if not self._frame.isActive():
+            self._frame.start()
+
+    def flush(self) -> None:
+        """Bring the view up to date with the timeline now."""
+        self._frame.stop()
+        bar = self.messages.verticalScrollBar()
+        following = bar.value() >= bar.maximum() - 4  # the user has not scrolled up to read
         self.model.refresh()
         self.messages.doItemsLayout()  # heights change as replies stream
-        self.messages.scrollToBottom()
+        if following:
+            self.messages.scrollToBottom()
         self.steer_button.setEnabled(bool(self.presenter.timeline.queued))
+
+    # ------------------------------------------------------------------ queued messages
+    def _queued_at(self, index: QModelIndex) -> ChatItem | None:
+        item = index.data(ITEM_ROLE) if index.isValid() else None
+        return item if isinstance(item, ChatItem) and item.status == "queued" else None
+
+    def _row_menu(self, point: QPoint) -> None:
+        item = self._queued_at(self.messages.indexAt(point))
+        if item is None or item.run_id is None:
+            return
+        menu = QMenu(self)
+        steer = menu.addAction("Steer into the running reply now")
+        chosen = menu.exec(self.messages.viewport().mapToGlobal(point))
+        if chosen is steer:
+            self._spawn(self.presenter.steer(item.run_id))
+
+    def _row_activated(self, index: QModelIndex) -> None:
+        item = self._queued_at(index)
+        if item is not None and item.run_id is not None:
+            self._spawn(self.presenter.steer(item.run_id))
 
     def _models(self, refs: list[str], current: str) -> None:
         self.model_picker.clear()
