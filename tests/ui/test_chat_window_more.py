@@ -334,7 +334,8 @@ def test_each_queued_message_can_be_steered_and_scrolling_up_is_respected(
         assert chat is not None and presenter is not None
         for n in range(12):  # enough rows to scroll
             await presenter.send(f"filler {n}")
-            await until(lambda: len(assistant(app, "done")) > n, "a filler reply")
+            await until(lambda: not presenter.timeline.active_run, "a filler reply")
+        assert len(assistant(app, "done")) == 12
         await presenter.send("SLOW:120")
         await until(lambda: assistant(app, "streaming"), "the slow reply")
         first = await presenter.send("first queued")
