@@ -54,10 +54,12 @@ def none_refcount() -> int:
 
 
 def pin_none() -> None:
-    """Give ``None`` a billion extra references so a benchmark can run to its end in spite of
-    the PySide6 6.12.0 bug above (``--no-pin`` measures without this)."""
+    """Give ``None`` (and ``True``/``False``: one ``bool_dealloc`` abort was seen too, not
+    isolated) a billion extra references so a benchmark can run to its end in spite of the
+    PySide6 6.12.0 bug above."""
     if sys.version_info < (3, 12) and not _PINNED[0]:
-        ctypes.c_ssize_t.from_address(id(None)).value += 1_000_000_000
+        for immortal in (None, True, False):
+            ctypes.c_ssize_t.from_address(id(immortal)).value += 1_000_000_000
         _PINNED[0] = 1_000_000_000
 
 
@@ -96,7 +98,8 @@ def run_qt(scenario: Callable[[], Coroutine[Any, Any, T]]) -> T:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     with loop:
-        return loop.run_until_complete(scenario())
+        result: T = loop.run_until_complete(scenario())
+    return result
 
 
 async def settle(seconds: float = 0.05) -> None:
@@ -171,6 +174,37 @@ def stall_summary(stalls: list[float]) -> dict[str, float]:
 
 
 # ---------------------------------------------------------------- gateway and app
+_REAPER = """
+import os, shutil, signal, sys, time
+owner, pid, folder = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+while os.path.exists(f"/proc/{owner}"):
+    time.sleep(0.5)
+try:
+    os.kill(pid, signal.SIGTERM)
+    time.sleep(3)
+    os.kill(pid, signal.SIGKILL)
+except ProcessLookupError:
+    pass
+shutil.rmtree(folder, ignore_errors=True)
+"""
+
+
+@contextlib.contextmanager
+def reaper(pid: int, folder: Path) -> Iterator[None]:
+    """Stop process ``pid`` and delete ``folder`` should this process die without cleaning
+    up (an abort: see :func:`none_refcount`); a no-op when the block ends normally."""
+    watcher = subprocess.Popen(
+        [sys.executable, "-c", _REAPER, str(os.getpid()), str(pid), str(folder)],
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        yield
+    finally:
+        watcher.kill()
+        watcher.wait()
+
+
 @contextlib.contextmanager
 def gateway_with_fake_model(chunk_delay_s: float = 0.005) -> Iterator[tuple[str, str]]:
     """Our gateway (subprocess on a free loopback port) whose default model is the fake one;
@@ -184,8 +218,10 @@ def gateway_with_fake_model(chunk_delay_s: float = 0.005) -> Iterator[tuple[str,
         with FakeLLM(chunk_delay_s=chunk_delay_s) as llm:
             write_fake_providers(root / "state", llm.port)
             gw = BundledGateway.start(root=root)
+            assert gw.proc is not None
             try:
-                yield gw.url, gw.token
+                with reaper(gw.proc.pid, root):
+                    yield gw.url, gw.token
             finally:
                 gw.cleanup()
     finally:
@@ -386,8 +422,8 @@ def count_delegate_work() -> Iterator[dict[str, int]]:
         counts["render_document"] += 1
         return original_render(*args)
 
-    cls._doc = doc  # type: ignore[method-assign]
-    chat_delegate.render_document = render
+    cls._doc = doc  # type: ignore[method-assign,assignment]
+    chat_delegate.render_document = render  # type: ignore[assignment]
     try:
         yield counts
     finally:
