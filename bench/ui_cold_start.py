@@ -215,10 +215,11 @@ def real(llm_port: int) -> Iterator[dict[str, Any]]:
     """The real OpenClaw gateway with provider ``fake`` as default."""
     from tests.helpers.real_openclaw import GatewayFactory, ensure_installed
 
-    factory = GatewayFactory(ensure_installed())
+    install = ensure_installed()
+    factory = GatewayFactory(install)
     try:
         gw = factory(fake_llm_port=llm_port)
-        yield {"url": gw.url, "token": gw.token, "version": getattr(gw, "version", None)}
+        yield {"url": gw.url, "token": gw.token, "version": install.version}
     finally:
         factory.close()
 
@@ -227,7 +228,8 @@ def table(result: dict[str, Any]) -> str:
     """Markdown table: bundled and real side by side (ratio real / bundled), default path."""
     ours, other, default = result.get("bundled"), result.get("real"), result.get("default")
     lines = [
-        "| measure (median / p90) | bundled gateway | real gateway | real / bundled | "
+        f"| measure (median / p90) | bundled gateway | real gateway {result.get('real_version')} | "
+        "real / bundled | "
         "default path (app starts its gateway, node on) |",
         "|---|---|---|---|---|",
     ]
