@@ -6,6 +6,7 @@ packaging/README.md)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -152,6 +153,25 @@ def test_headless_runs_its_own_gateway_and_node(bundle: Path, tmp_path: Path) ->
         _wait_for(log, "node commands approved and active", proc, 90)
         assert (tmp_path / "state" / "gateway" / "gateway-token").is_file()
         assert _listening(port)
+        # The bundle's own CLI invokes its node through its gateway.
+        ident = _run(bundle, tmp_path, "identity", "show")
+        assert ident.returncode == 0, ident.stderr
+        node_id = json.loads(ident.stdout)["deviceId"]
+        url = f"ws://127.0.0.1:{port}"
+        done = _run(
+            bundle,
+            tmp_path,
+            "nodes",
+            "invoke",
+            "--url",
+            url,
+            "--node",
+            node_id,
+            "--command",
+            "device.info",
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["payload"]["systemName"]
         os.killpg(proc.pid, signal.SIGTERM)
         assert proc.wait(20) == 0, log.read_text()
     finally:
