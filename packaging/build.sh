@@ -18,10 +18,13 @@ if ! "$PY" -c 'import PyInstaller' 2>/dev/null; then
   echo "==> installing PyInstaller into $VENV" >&2
   "$PY" -m pip install -q 'pyinstaller>=6.10' 2>&1 | grep -v '^WARNING: Location' >&2 || true
 fi
+set +e
 "$PY" -m PyInstaller --noconfirm --log-level WARN \
   --distpath "$DIST" --workpath "$WORK" packaging/openclaw-desktop.spec 2>&1 \
-  | grep -v -E 'WARNING: (Library .* required via ctypes not found|Ignoring .* imported from)' >&2 \
-  || true
+  | grep -v -E 'WARNING: (Library .* required via ctypes not found|Ignoring .* imported from)' >&2
+status=${PIPESTATUS[0]}
+set -e
+[[ $status -eq 0 ]] || { echo "PyInstaller failed (exit $status)" >&2; exit 1; }
 exe="$DIST/openclaw-desktop/openclaw-desktop"
 [[ -x "$exe" ]] || { echo "the build produced no $exe" >&2; exit 1; }
 echo "$exe"
