@@ -11,7 +11,13 @@ from collections.abc import Callable
 from openclaw_desktop.integration import systemd, xdg
 from openclaw_desktop.integration.command import app_argv
 
-__all__ = ["NODE_ACTIONS", "add_desktop_parser", "desktop_command", "node_service_command"]
+__all__ = [
+    "NODE_ACTIONS",
+    "add_desktop_parser",
+    "desktop_command",
+    "integration_status",
+    "node_service_command",
+]
 
 NODE_ACTIONS = ("run", "install-service", "uninstall-service")
 
@@ -81,3 +87,21 @@ def node_service_command(args: argparse.Namespace) -> int:
         for command in report.todo:
             _say(f"  {command}")
     return 0
+
+
+def integration_status() -> list[str]:
+    """``doctor`` lines: the desktop entry, the link handler and the service units."""
+    entry = xdg.data_home() / "applications" / xdg.DESKTOP_FILE
+    lines = [
+        f"desktop entry: {entry}"
+        if entry.exists()
+        else "desktop entry: not installed (openclaw-desktop desktop install)"
+    ]
+    for name, command in ((systemd.GATEWAY_UNIT, "gateway"), (systemd.NODE_UNIT, "node")):
+        unit = systemd.unit_dir() / name
+        lines.append(
+            f"{command} service: {unit}"
+            if unit.exists()
+            else f"{command} service: not installed (openclaw-desktop {command} install-service)"
+        )
+    return lines

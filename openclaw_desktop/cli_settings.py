@@ -7,6 +7,7 @@ import asyncio
 import json
 import sys
 
+from openclaw_desktop.cli_integration import integration_status
 from openclaw_desktop.config import AppPaths, SettingsStore, setting_keys
 from openclaw_desktop.errors import ConfigError, IdentityError
 from openclaw_desktop.identity import IdentityStore, open_secret_store
@@ -55,6 +56,8 @@ def doctor(paths: AppPaths) -> int:
     secrets = open_secret_store(paths.secrets_file)
     print(f"identity:      {paths.identity_file}: {ident}")
     print(f"secret store:  {secrets.description}")
+    for line in integration_status():
+        print(line)
     settings_store = SettingsStore(paths.settings_file)
     try:
         settings = settings_store.load()

@@ -112,6 +112,14 @@ def test_install_and_uninstall_through_the_console_script(tmp_path: Path) -> Non
     assert "text/html=firefox.desktop;" in lines and "image/png=eog.desktop;" in lines
     assert "openclaw:// links open this app" in done.stderr
 
+    doctor = subprocess.run(
+        [str(SCRIPT), "doctor"], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert f"desktop entry: {entry}\n" in doctor.stdout, doctor.stdout + doctor.stderr
+    assert "gateway service: not installed (openclaw-desktop gateway install-service)" in (
+        doctor.stdout
+    )
+
     again = _desktop(env, "install")  # idempotent
     assert again.returncode == 0, again.stderr
     assert mimeapps.read_text(encoding="utf-8").count(DESKTOP_FILE) == 2
