@@ -51,6 +51,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from openclaw_desktop.links import is_link, parse_link
 
     parser = build_parser()
+    parser.epilog = (
+        "Without a subcommand: the desktop window when there is a display (--headless: the "
+        "embedded default without it). An openclaw://pair?code=<setup code> argument opens "
+        "that setup code in the window's connect screen."
+    )
     # A link is the window's argument: with a subcommand it is just a value (of `settings
     # set`, say) and stays where it is.
     if not set(raw) & _subcommands(parser):
