@@ -20,8 +20,12 @@ from openclaw_desktop.sdk.normalize import message_text
 
 __all__ = ["ChatItem", "ChatTimeline", "ItemStatus", "ToolCard"]
 
-ItemStatus = Literal["sending", "queued", "sent", "streaming", "done", "aborted", "failed"]
+ItemStatus = Literal[
+    "sending", "waiting", "queued", "sent", "streaming", "done", "aborted", "failed"
+]
 PREVIEW_CHARS = 400
+#: Local items that history does not know yet and must survive a merge.
+_LIVE = frozenset({"sending", "waiting", "queued", "streaming", "failed"})
 
 
 @dataclass
@@ -163,6 +167,12 @@ class ChatTimeline:
         if item is not None:
             item.status = "sent"
 
+    def waiting(self, run_id: str) -> None:
+        """The gateway is away: the message waits and goes out when it is back."""
+        item = self._by_key.get(f"{run_id}:user")
+        if item is not None:
+            item.status = "waiting"
+
     def failed_send(self, run_id: str, reason: str) -> None:
         """The gateway refused a send: the message stays, marked, with the reason."""
         item = self._by_key.get(f"{run_id}:user")
@@ -274,7 +284,7 @@ class ChatTimeline:
                     item = live
                 merged.append(item)
         for item in self.items:
-            if item.key not in seen and item.status in ("sending", "queued", "streaming", "failed"):
+            if item.key not in seen and item.status in _LIVE:
                 merged.append(item)
                 seen.add(item.key)
         self.items = merged

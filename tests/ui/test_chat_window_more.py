@@ -145,7 +145,8 @@ def test_history_merges_after_a_gateway_restart(
     qapp: QApplication, served: tuple[BundledGateway, FakeLLM]
 ) -> None:
     """The gateway restarts; the window reconnects by itself, merges chat.history (with a
-    note added while it was away) and shows every message exactly once."""
+    note added while it was away), sends what was typed meanwhile, and shows every message
+    exactly once."""
     gw, _llm = served
     app = new_app(gw)
     app.window.show()
@@ -172,6 +173,10 @@ def test_history_merges_after_a_gateway_restart(
             "a long reconnect backoff",
             timeout=40,
         )
+        away = await presenter.send("typed while away")
+        assert away is not None
+        waiting = presenter.timeline.get(f"{away}:user")
+        assert waiting is not None and waiting.status == "waiting"
         await asyncio.to_thread(gw.restart)
         async with raw_operator(gw.url, auth={"token": gw.token}) as raw:
             await raw.ok("chat.inject", {"sessionKey": "main", "message": "added while away"})
@@ -180,15 +185,18 @@ def test_history_merges_after_a_gateway_restart(
             "the merged history",
             timeout=40,
         )
+        # What was typed while away went out once the gateway was back.
+        await until(lambda: len(assistant(app, "done")) == 2, "the reply to the waiting message")
         keys = [i.key for i in presenter.timeline.items]
         assert len(keys) == len(set(keys)), "no message twice"
         assert keys[: len(before)] == before
         assert [i.text for i in presenter.timeline.items if i.role == "user"] == [
-            "before the restart"
+            "before the restart",
+            "typed while away",
         ]
         # The chat works again after the restart.
         await presenter.send("after the restart")
-        await until(lambda: len(assistant(app, "done")) == 2, "the reply after the restart")
+        await until(lambda: len(assistant(app, "done")) == 3, "the reply after the restart")
         await app.aclose()
 
     run_in_qt(qapp, scenario, timeout=120)

@@ -43,6 +43,7 @@ class ChatPresenter(QObject):
         self._pending: list[tuple[str, str, list[Attachment]]] = []
         self._pump: asyncio.Task[None] | None = None
         self._reloads: set[asyncio.Task[None]] = set()
+        self._offline: list[tuple[str, str, list[Attachment]]] = []
         # Created once connected (usually): the next CONNECTED is then a reconnect.
         self._was_connected = client.connection.status.state is ConnectionState.CONNECTED
         self._unsubscribe = client.connection.on_status(self._on_status)
@@ -99,10 +100,18 @@ class ChatPresenter(QObject):
                 self.status.emit(f"connection {status.state.value}; the chat resumes when back")
             return
         if self._was_connected:
-            task = asyncio.get_running_loop().create_task(self.reload(), name="chat-reload")
+            task = asyncio.get_running_loop().create_task(self._resume(), name="chat-reload")
             self._reloads.add(task)
             task.add_done_callback(self._reloads.discard)
         self._was_connected = True
+
+    async def _resume(self) -> None:
+        """Back online: merge the history, then send what waited (same idempotency keys,
+        so a message the gateway did get before the drop is not run twice)."""
+        await self.reload()
+        waiting, self._offline = self._offline, []
+        for run_id, text, files in waiting:
+            await self._dispatch(run_id, text, None, files)
 
     async def reload(self) -> None:
         """Merge ``chat.history`` (at start and after a reconnect)."""
@@ -171,6 +180,11 @@ class ChatPresenter(QObject):
     async def _dispatch(
         self, run_id: str, text: str, queue_mode: str | None, files: list[Attachment]
     ) -> None:
+        if self.client.connection.status.state is not ConnectionState.CONNECTED:
+            self._offline.append((run_id, text, files))  # sent in order on reconnect
+            self.timeline.waiting(run_id)
+            self.changed.emit()
+            return
         self.busy.emit(True)
         try:
             await self.client.sessions.send(

@@ -27,6 +27,7 @@ def item_text(item: ChatItem) -> str:
     marker = {
         "queued": " (queued: double-click to steer it in now)",
         "failed": " (not sent)",
+        "waiting": " (waiting for the gateway: sent when it is back)",
         "aborted": " (stopped)",
     }
     files = "".join(f"\n\nAttached: {name}" for name in item.files)
