@@ -33,6 +33,7 @@ from ui.main_window import MainWindow
 from ui.presenters.chat import ChatPresenter
 from ui.presenters.discovery import BrowserFactory
 from ui.presenters.sessions import SessionsPresenter
+from ui.presenters.voice import VoicePresenter
 from ui.runtime import DesktopRuntime, RuntimeTarget
 from ui.tasks import TaskSet
 from ui.theme import follow_system
@@ -290,6 +291,12 @@ class DesktopApp:
         dialog.open()
         return dialog
 
+    def _microphone_setting(self) -> str | None:
+        try:
+            return SettingsStore(self.runtime.paths.settings_file).load().node.microphone_device
+        except OpenClawError:
+            return None
+
     def apply_theme(self) -> None:
         """Colours as ``ui.theme`` says (``system`` follows the desktop)."""
         app = QApplication.instance()
@@ -336,6 +343,7 @@ class DesktopApp:
         presenter = self.presenters.get(short)
         if presenter is None:
             presenter = ChatPresenter(self.runtime.client, short)
+            presenter.voice = VoicePresenter(presenter, self._microphone_setting)
             presenter.busy.connect(self._busy)
             presenter.busy.connect(lambda busy: None if busy else self._replied())
             self.presenters[short] = presenter

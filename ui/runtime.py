@@ -77,6 +77,7 @@ class DesktopRuntime:
             "operator.admin",
             "operator.approvals",
             "operator.pairing",
+            "operator.talk",
         )
         client = OpenClaw.connect(
             url,

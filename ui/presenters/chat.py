@@ -11,6 +11,7 @@ import contextlib
 import logging
 import time
 import uuid
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
@@ -19,6 +20,9 @@ from openclaw_desktop.chat.attachments import Attachment
 from openclaw_desktop.errors import OpenClawError
 from openclaw_desktop.sdk import OpenClaw
 from openclaw_desktop.transport import ConnectionState, ConnectionStatus
+
+if TYPE_CHECKING:
+    from ui.presenters.voice import VoicePresenter
 
 __all__ = ["ChatPresenter"]
 
@@ -42,6 +46,8 @@ class ChatPresenter(QObject):
         self.timeline = ChatTimeline(session_key)
         self._pending: list[tuple[str, str, list[Attachment]]] = []
         self._pump: asyncio.Task[None] | None = None
+        #: Dictation for this session (set by the app before the view is made).
+        self.voice: VoicePresenter | None = None
         self._reloads: set[asyncio.Task[None]] = set()
         self._offline: list[tuple[str, str, list[Attachment]]] = []
         # Created once connected (usually): the next CONNECTED is then a reconnect.
@@ -84,8 +90,10 @@ class ChatPresenter(QObject):
             self.status.emit(f"could not change the session: {exc}")
 
     async def aclose(self) -> None:
-        """Stop following events."""
+        """Stop following events (and a running dictation)."""
         self._unsubscribe()
+        if self.voice is not None:
+            await self.voice.aclose()
         for task in [self._pump, *self._reloads]:
             if task is not None:
                 task.cancel()

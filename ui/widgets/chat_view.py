@@ -31,6 +31,7 @@ from ui.tasks import TaskSet
 from ui.widgets.chat_delegate import ChatDelegate
 from ui.widgets.chat_model import ITEM_ROLE, ChatListModel
 from ui.widgets.composer import AttachmentTray, ComposerEdit, local_files
+from ui.widgets.dictation import DictationBar
 
 __all__ = ["THINKING_LEVELS", "ChatView"]
 
@@ -110,6 +111,10 @@ class ChatView(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(pickers)
         layout.addWidget(self.messages, 1)
+        self.dictation: DictationBar | None = None
+        if presenter.voice is not None:
+            self.dictation = DictationBar(presenter.voice, self)
+            layout.addWidget(self.dictation)
         layout.addWidget(self.attachments)
         layout.addWidget(self.attach_error)
         layout.addLayout(buttons)
@@ -125,6 +130,7 @@ class ChatView(QWidget):
         presenter.busy.connect(self._busy)
         presenter.models_changed.connect(self._models)
         self._tasks = TaskSet()
+        self._ptt = False
 
     # ------------------------------------------------------------------ events
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
@@ -144,7 +150,35 @@ class ChatView(QWidget):
             if key == Qt.Key.Key_Escape:
                 self._stop()
                 return True
+            if self._push_to_talk(event, pressed=True):
+                return True
+        if (
+            watched is self.composer
+            and isinstance(event, QKeyEvent)
+            and event.type() == QEvent.Type.KeyRelease
+            and self._push_to_talk(event, pressed=False)
+        ):
+            return True
         return super().eventFilter(watched, event)
+
+    def _push_to_talk(self, event: QKeyEvent, *, pressed: bool) -> bool:
+        """Ctrl+Space held: dictate while held, send on release (key repeats ignored)."""
+        voice = self.presenter.voice
+        if voice is None or event.key() != Qt.Key.Key_Space:
+            return False
+        if pressed and not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            return False
+        if pressed and not voice.listening and not self._ptt:
+            if not event.isAutoRepeat():
+                self._ptt = True
+                voice.start()
+            return True
+        if not pressed and self._ptt:
+            if not event.isAutoRepeat():
+                self._ptt = False
+                voice.stop()
+            return True
+        return pressed and self._ptt
 
     def _spawn(self, coro: Any) -> None:
         self._tasks.spawn(coro)
