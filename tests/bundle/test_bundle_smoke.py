@@ -88,6 +88,28 @@ def test_version(bundle: Path, tmp_path: Path) -> None:
     assert done.stdout.strip() == f"openclaw-desktop gateway {__version__}"
 
 
+def test_desktop_install_renders_the_icons(bundle: Path, tmp_path: Path) -> None:
+    """`desktop install` from the bundle: its Qt renders the PNGs, the entry runs the bundle."""
+    env = _env(tmp_path, XDG_DATA_HOME=str(tmp_path / "data"))
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
+    done = subprocess.run(
+        [str(bundle), "desktop", "install"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    entry = (tmp_path / "data" / "applications" / "openclaw-desktop.desktop").read_text()
+    assert f"Exec={bundle} %u\n" in entry
+    hicolor = tmp_path / "data" / "icons" / "hicolor"
+    for size in (16, 256, 512):
+        png = (hicolor / f"{size}x{size}" / "apps" / "openclaw-desktop.png").read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 100
+
+
 def _wait_for(log: Path, text: str, proc: subprocess.Popen[bytes], timeout: float) -> float:
     started = time.monotonic()
     while text not in log.read_text(errors="replace"):
