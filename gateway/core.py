@@ -31,6 +31,7 @@ from openclaw_desktop.protocol import ErrorCode, error_shape
 
 if TYPE_CHECKING:
     from gateway.chat.service import ChatService
+    from gateway.talk import TalkService
 
 __all__ = ["EVENTS", "GatewayCore", "reported_ip"]
 
@@ -53,6 +54,8 @@ EVENTS = [
     "agent",
     "sessions.changed",
     "session.compacted",
+    "talk.mode",
+    "talk.event",
 ]
 
 
@@ -95,6 +98,8 @@ class GatewayCore:
         self._background: set[asyncio.Task[None]] = set()
         #: Chat runs and sessions; set by the server once it starts.
         self.chat: ChatService | None = None
+        #: Talk sessions, mode and speech; set by the server once it starts.
+        self.talk: TalkService | None = None
 
     def health_snapshot(self) -> dict[str, Any]:
         """What ``health`` events carry (and ``hello-ok.snapshot.health``)."""

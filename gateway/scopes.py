@@ -62,6 +62,14 @@ OPERATOR_SCOPES: dict[str, str] = {
     "sessions.delete": ADMIN,
     "models.list": READ,
     "models.authStatus": READ,
+    "talk.catalog": READ,
+    "talk.config": READ,
+    "talk.mode": TALK,
+    "talk.speak": TALK,
+    "talk.session.create": TALK,
+    "talk.session.appendAudio": TALK,
+    "talk.session.cancelOutput": TALK,
+    "talk.session.close": TALK,
 }
 
 #: node.invoke commands that need operator.admin.

@@ -101,6 +101,9 @@ class GatewayServer:
         from gateway.chat_host import start_chat
 
         self.core.chat = await start_chat(self.core)
+        from gateway.talk.setup import start_talk
+
+        self.core.talk = await start_talk(self.core)
         self._tick = asyncio.create_task(self._tick_loop(), name="gateway-tick")
         log.info("gateway listening on %s (%s)", self.url, ", ".join(self.config.listen_hosts))
         if self.config.advertise:
@@ -145,6 +148,9 @@ class GatewayServer:
         await asyncio.sleep(0)
         await asyncio.gather(*(peer.drain(0.4) for peer in peers))
         await self.core.drain_background(0.3)
+        if self.core.talk is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.core.talk.aclose(), 1.0)
         if self.core.chat is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.core.chat.aclose(), 1.0)
@@ -283,6 +289,8 @@ class GatewayServer:
             self.core.hub.remove(peer)
             if peer.is_node:
                 self.core.node_disconnected(peer)
+            if self.core.talk is not None:
+                self.core.talk.connection_gone(peer.conn_id)
             for task in list(tasks):
                 task.cancel()
             await peer.stop()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from gateway.methods import chat, devices, nodes, sessions, system
+from gateway.methods import chat, devices, nodes, sessions, system, talk
 from gateway.peer import Peer
 
 if TYPE_CHECKING:
@@ -21,4 +21,5 @@ HANDLERS: dict[str, Handler] = {
     **devices.HANDLERS,
     **chat.HANDLERS,
     **sessions.HANDLERS,
+    **talk.HANDLERS,
 }
