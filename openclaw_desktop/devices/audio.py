@@ -31,6 +31,7 @@ __all__ = [
     "MicrophoneStream",
     "check_microphone",
     "find_input",
+    "load_portaudio",
     "microphone_problem",
     "portaudio_in_use",
     "rescan",
@@ -76,6 +77,15 @@ def _load() -> Any:
         if _state["error"] is not None:
             raise DeviceError(_UNAVAILABLE, _state["error"])
         return _state["sd"]
+
+
+def load_portaudio() -> Any:
+    """The sounddevice module (for other audio adapters, e.g. playback).
+
+    Raises:
+        DeviceError: ``UNAVAILABLE`` when PortAudio cannot be loaded.
+    """
+    return _load()
 
 
 def streams_open() -> int:

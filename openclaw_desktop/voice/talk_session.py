@@ -116,6 +116,13 @@ class TalkSession:
         except TimeoutError:
             return None
 
+    def poll_events(self) -> list[dict[str, Any]]:
+        """The events that arrived since the last call, without waiting."""
+        out: list[dict[str, Any]] = []
+        while not self._events.empty():
+            out.append(self._events.get_nowait())
+        return out
+
     async def send(self, frame: bytes, timestamp_ms: int) -> None:
         """Queue one audio frame; waits while :data:`MAX_IN_FLIGHT` sends are outstanding."""
         if self._closed:

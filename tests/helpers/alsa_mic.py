@@ -107,11 +107,14 @@ class AlsaTestMic:
         sample_rate: int = 16_000,
         frame_ms: int = 20,
         idle: str = "silence",
+        speaker_file: Path | None = None,
     ) -> None:
         self.root = root
         self.sample_rate = sample_rate
         self.frame_samples = sample_rate * frame_ms // 1000
         self.idle = idle
+        #: Where playback through the default device is written (raw PCM), if anywhere.
+        self.speaker_file = speaker_file
         self.frames_written = 0
         self._fifo = root / "mic.fifo"
         self._fd = -1
@@ -124,11 +127,25 @@ class AlsaTestMic:
         self._config: contextlib.ExitStack | None = None
 
     def config_text(self) -> str:
-        """The ALSA configuration: the FIFO-fed capture PCM, also as the default."""
-        return (
+        """The ALSA configuration: the FIFO-fed capture PCM as the default input; playback
+        through the default device goes to :attr:`speaker_file` (raw PCM16, rewritten by
+        each playback)."""
+        mic = (
             f"pcm.{PCM_NAME} {{ type file  slave.pcm {{ type null }}  "
             f'infile "{self._fifo}"  file "/dev/null"  format "raw" }}\n'
-            f'pcm.!default {{ type plug  slave.pcm "{PCM_NAME}" }}\n'
+        )
+        if self.speaker_file is None:
+            return mic + f'pcm.!default {{ type plug  slave.pcm "{PCM_NAME}" }}\n'
+        speaker = (
+            "pcm.openclaw_test_speaker { type file  slave.pcm { type null }  "
+            f'file "{self.speaker_file}"  format "raw" }}\n'
+        )
+        return (
+            mic
+            + speaker
+            + "pcm.!default { type asym  "
+            + f'capture.pcm {{ type plug  slave.pcm "{PCM_NAME}" }}  '
+            + 'playback.pcm { type plug  slave.pcm "openclaw_test_speaker" } }\n'
         )
 
     def __enter__(self) -> AlsaTestMic:
