@@ -33,7 +33,7 @@ def _du(path: Path) -> int:
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Build the bundle into a temporary folder (removed afterwards: it is ~400 MB)."""
+    """Build the bundle into a temporary folder (removed afterwards: it is about 0.5 GB)."""
     dist = tmp_path_factory.mktemp("dist")
     work = tmp_path_factory.mktemp("pyinstaller-work")
     started = time.monotonic()
