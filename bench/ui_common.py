@@ -440,6 +440,14 @@ def rss_mb() -> float:
     return 0.0
 
 
+def trimmed_rss_mb() -> float:
+    """RSS after ``malloc_trim(0)``: freed C/C++ memory handed back to the system, so RSS
+    shows what is still in use (glibc keeps freed blocks otherwise)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    return rss_mb()
+
+
 def write_result(name: str, result: dict[str, Any]) -> Path:
     """``bench/results/<name>.json`` (the folder is git-ignored)."""
     RESULTS.mkdir(parents=True, exist_ok=True)

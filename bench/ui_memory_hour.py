@@ -10,7 +10,9 @@ before its ``chat.send``), run start, two tool calls with a 2 KB output each, ``
 Markdown reply, the final, run end. Each run is fed, applied and painted before the next.
 
 Reported: RSS of this process after 1, 10, 30, 60, 120 runs, growth per run (runs 20 to the
-last), rows, the chat delegate's document cache; then the same in a child process with
+last), rows, the chat delegate's document cache, RSS after ``malloc_trim`` and again once
+that cache is emptied (its share; the view re-renders what it shows); then the same in a
+child process with
 ``tracemalloc`` on (Python allocations: current and peak; Qt's own memory is not traced).
 
 Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python -m bench.ui_memory_hour [--runs 120]``.
@@ -45,6 +47,7 @@ from bench.ui_common import (
     run_qt,
     settle,
     tool_event,
+    trimmed_rss_mb,
     write_result,
 )
 
@@ -121,6 +124,13 @@ async def scenario(url: str, token: str, runs: int, deltas: int, traced: bool) -
             tracemalloc.stop()
             out["tracemalloc_current_mb"] = current / 1e6
             out["tracemalloc_peak_mb"] = peak / 1e6
+        out["rss_trimmed_mb"] = trimmed_rss_mb()
+        cache = getattr(delegate, "_cache", None)
+        if isinstance(cache, dict):  # how much of it is the delegate's documents
+            cache.clear()
+            await settle(0.2)
+            gc.collect()
+            out["rss_trimmed_cache_emptied_mb"] = trimmed_rss_mb()
     return out
 
 
@@ -151,12 +161,14 @@ def main() -> None:
     write_result("ui_memory_hour", result)
     r, t = result["rss"], result["traced"]
     print(
-        "| runs | RSS start | RSS end | growth / run | rows | cached docs | Python current / peak |"
+        "| runs | RSS start | RSS end | growth / run | rows | cached docs | RSS end, trimmed | "
+        "same, cache emptied | Python current / peak |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     print(
         f"| {r['runs']} | {r['rss_mb']['0']:.0f} MB | {r['rss_mb'][str(r['runs'])]:.0f} MB | "
         f"{r['growth_per_run_kb']:.0f} KB | {r['rows']} | {r['delegate_cached_documents']} | "
+        f"{r['rss_trimmed_mb']:.0f} MB | {r.get('rss_trimmed_cache_emptied_mb', 0):.0f} MB | "
         f"{t['tracemalloc_current_mb']:.1f} / {t['tracemalloc_peak_mb']:.1f} MB |"
     )
 
