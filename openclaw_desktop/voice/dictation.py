@@ -28,6 +28,8 @@ log = logging.getLogger("openclaw.voice")
 
 #: Longest dictation (the microphone is closed after it, like push-to-talk's cap).
 MAX_SECONDS = 120.0
+#: A microphone silent this long (no frames at all, not quiet audio) has stopped.
+MIC_STALL_S = 2.0
 #: How long to wait for the final transcript after closing the session.
 FINAL_TIMEOUT_S = 15.0
 
@@ -131,9 +133,9 @@ class Dictation:
         timestamp_ms = 0
         ulaw = session.contract.encoding == "g711_ulaw"
         while not stop.is_set() and loop.time() < deadline:
-            frame = await mic.read(0.2)
+            frame = await mic.read(MIC_STALL_S)
             if frame is None:
-                continue
+                break  # the stream was closed
             self.on_level(rms_dbfs(frame))
             await session.send(ulaw_encode(frame) if ulaw else frame, timestamp_ms)
             timestamp_ms += mic.frame_ms

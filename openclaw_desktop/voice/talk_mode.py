@@ -22,7 +22,7 @@ from openclaw_desktop.devices.playback import play_pcm16
 from openclaw_desktop.errors import OpenClawError
 from openclaw_desktop.protocol.audio import ulaw_encode
 from openclaw_desktop.sdk import OpenClaw
-from openclaw_desktop.voice.dictation import MicOpener
+from openclaw_desktop.voice.dictation import MIC_STALL_S, MicOpener
 from openclaw_desktop.voice.speech import Speech, speak_reply
 from openclaw_desktop.voice.talk_session import AudioContract, TalkSession
 
@@ -141,10 +141,12 @@ class TalkMode:
                 if self._stop.is_set():
                     heard = None
                     break
-                frame = await mic.read(0.1)
-                if frame is not None:
-                    await session.send(ulaw_encode(frame) if ulaw else frame, timestamp)
-                    timestamp += mic.frame_ms
+                frame = await mic.read(MIC_STALL_S)
+                if frame is None:  # the stream was closed under us
+                    heard = None
+                    break
+                await session.send(ulaw_encode(frame) if ulaw else frame, timestamp)
+                timestamp += mic.frame_ms
                 done = self._drain(session)
                 if done is not None or loop.time() > deadline:
                     heard = done or ""
