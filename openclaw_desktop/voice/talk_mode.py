@@ -70,6 +70,7 @@ class TalkMode:
         on_phase: Callable[[TalkPhase], None] | None = None,
         on_partial: Callable[[str], None] | None = None,
         on_turn: Callable[[TalkTurn], None] | None = None,
+        on_heard: Callable[[TalkTurn], None] | None = None,
         audio: AudioContract | None = None,
         reply_timeout: float = REPLY_TIMEOUT_S,
         speak: Callable[[OpenClaw, str], Awaitable[Speech]] | None = None,
@@ -80,6 +81,7 @@ class TalkMode:
         self.on_phase = on_phase or (lambda _phase: None)
         self.on_partial = on_partial or (lambda _text: None)
         self.on_turn = on_turn or (lambda _turn: None)
+        self.on_heard = on_heard or (lambda _turn: None)
         self.audio = audio or AudioContract()
         self.reply_timeout = reply_timeout
         self._speak = speak or speak_reply
@@ -117,6 +119,7 @@ class TalkMode:
                     continue
                 turn = TalkTurn(heard, str(uuid.uuid4()))
                 self.turns.append(turn)
+                self.on_heard(turn)  # before the send: the run id is already known
                 await self._think(turn)
                 if turn.reply and not self._stop.is_set():
                     await self._say(turn)

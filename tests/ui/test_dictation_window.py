@@ -104,3 +104,61 @@ def test_push_to_talk_sends_the_transcript(
                 run_in_qt(qapp, scenario)
         finally:
             gw.cleanup()
+
+
+def test_talk_mode_in_the_window(
+    qapp: QApplication, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Talk: Listening -> (speech) -> Thinking -> Speaking (Interrupt shown, the reply is
+    played) -> Listening; the exchange is in the chat; End talk stops."""
+    screens = screenshot_folder(tmp_path_factory, "dictation")
+    spoken = np.frombuffer(espeak_pcm16("tell me a joke", 24_000), dtype="<i2")
+    speaker = tmp_path / "speaker.raw"
+    speaker.touch()
+    phases: list[str] = []
+
+    with FakeAudioAPI(transcript="tell me a joke") as api, FakeLLM() as llm:
+        state = tmp_path / "gw" / "state"
+        write_fake_providers(state, llm.port)
+        write_talk_json(
+            state,
+            {
+                "transcription": {"provider": "openai", "baseUrl": api.base_url},
+                "silenceDurationMs": 600,
+            },
+        )
+        gw = BundledGateway.start(root=tmp_path / "gw")
+        try:
+            with AlsaTestMic(tmp_path, sample_rate=24_000, speaker_file=speaker) as mic:
+                app = new_app(gw)
+                app.window.show()
+
+                async def scenario() -> None:
+                    await app.start()
+                    chat, presenter = app.window.chat, app.presenter
+                    assert chat is not None and chat.dictation is not None
+                    assert presenter is not None
+                    bar = chat.dictation
+                    bar.voice.talk_phase.connect(phases.append)
+                    bar.talk_button.click()
+                    await until(lambda: bar.phase.text() == "Listening…", "listening")
+                    assert bar.talk_button.text() == "End talk"
+                    assert not bar.mic_button.isEnabled()
+                    mic.play(spoken)
+                    await until(lambda: "speaking" in phases, "speaking", 60)
+                    assert bar.interrupt_button.isVisible() or "listening" in phases[2:]
+                    app.window.grab().save(str(screens / "03-talk-mode.png"))
+                    await until(lambda: phases[-1] == "listening" and len(phases) >= 4, "again", 60)
+                    assert phases[:4] == ["listening", "thinking", "speaking", "listening"]
+                    users = [i.text for i in presenter.timeline.items if i.role == "user"]
+                    assert users == ["tell me a joke"]
+                    await until(lambda: assistant(app, "done"), "the reply in the chat")
+                    assert speaker.stat().st_size > 24_000, "the reply was played"
+                    bar.talk_button.click()
+                    await until(lambda: bar.talk_button.text() == "Talk", "stopped", 20)
+                    assert bar.mic_button.isEnabled() and bar.phase.text() == ""
+                    await app.aclose()
+
+                run_in_qt(qapp, scenario)
+        finally:
+            gw.cleanup()

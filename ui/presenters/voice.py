@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
@@ -14,6 +15,7 @@ from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.errors import OpenClawError
 from openclaw_desktop.voice import Dictation, DictationResult, open_microphone
 from openclaw_desktop.voice.dictation import FrameSource, MicOpener
+from openclaw_desktop.voice.talk_mode import TalkMode, TalkTurn
 from ui.presenters.chat import ChatPresenter
 
 __all__ = ["VoicePresenter"]
@@ -32,6 +34,8 @@ class VoicePresenter(QObject):
     level = Signal(float)
     #: Why a dictation could not run or sent nothing.
     failed = Signal(str)
+    #: Talk mode's phase: ``listening`` / ``thinking`` / ``speaking`` / ``stopped``.
+    talk_phase = Signal(str)
 
     def __init__(
         self,
@@ -46,6 +50,8 @@ class VoicePresenter(QObject):
         self._stop: asyncio.Event | None = None
         self.task: asyncio.Task[DictationResult | None] | None = None
         self.current = "idle"
+        self.talk: TalkMode | None = None
+        self.talk_task: asyncio.Task[None] | None = None
 
     @property
     def listening(self) -> bool:
@@ -74,11 +80,57 @@ class VoicePresenter(QObject):
             self._set("finishing")
 
     async def aclose(self) -> None:
-        """Cancel a running dictation (nothing is sent)."""
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
+        """Cancel a running dictation (nothing is sent) and talk mode."""
+        for task in (self.task, self.talk_task):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    # ------------------------------------------------------------------ talk mode
+    @property
+    def talking(self) -> bool:
+        """Whether talk mode runs."""
+        return self.talk_task is not None and not self.talk_task.done()
+
+    def toggle_talk(self) -> None:
+        """The Talk button: start a spoken conversation, or end it."""
+        if self.talking and self.talk is not None:
+            self.talk.stop()
+            return
+        if self.listening:
+            self.stop()
+        self.talk = TalkMode(
+            self.chat.client,
+            self.chat.session_key,
+            self._mic(),
+            on_phase=lambda phase: self.talk_phase.emit(phase.value),
+            on_partial=self.partial.emit,
+            on_heard=self._heard,
+        )
+        self.talk_task = asyncio.get_running_loop().create_task(self._talk(self.talk))
+
+    def interrupt(self) -> None:
+        """Stop the reply being spoken; listen again."""
+        if self.talk is not None:
+            self.talk.interrupt()
+
+    def _heard(self, turn: TalkTurn) -> None:
+        """Show what was heard at once, like a typed message (the run id is known)."""
+        self.chat.timeline.send(turn.run_id, turn.heard, now_ms=int(time.time() * 1000))
+        self.chat.changed.emit()
+
+    async def _talk(self, mode: TalkMode) -> None:
+        try:
+            turns = await mode.run()
+        except (OpenClawError, DeviceError) as exc:
+            log.warning("talk mode failed: %s", exc)
+            self.failed.emit(f"Talk mode unavailable: {exc}")
+            self.talk_phase.emit("stopped")
+            return
+        problems = [e for t in turns for e in t.errors]
+        if problems:
+            self.failed.emit(problems[-1])
 
     def _set(self, state: str) -> None:
         self.current = state

@@ -1,5 +1,6 @@
-"""The dictation controls under the composer: the mic button, a level meter and the live
-transcript. Push-to-talk: hold Ctrl+Space in the chat."""
+"""The voice controls under the composer: the mic button (dictation), Talk (a spoken
+conversation, with Listening / Thinking / Speaking and Interrupt), a level meter and the
+live transcript. Push-to-talk: hold Ctrl+Space in the chat."""
 
 from __future__ import annotations
 
@@ -27,6 +28,20 @@ class DictationBar(QWidget):
             "(or hold Ctrl+Space while you speak)"
         )
         self.mic_button.clicked.connect(lambda _checked: voice.toggle())
+        self.talk_button = QPushButton("Talk", self)
+        self.talk_button.setObjectName("talk")
+        self.talk_button.setCheckable(True)
+        self.talk_button.setToolTip(
+            "A spoken conversation: OpenClaw listens, answers aloud, and listens again"
+        )
+        self.talk_button.clicked.connect(lambda _checked: voice.toggle_talk())
+        self.interrupt_button = QPushButton("Interrupt", self)
+        self.interrupt_button.setObjectName("interrupt")
+        self.interrupt_button.setToolTip("Stop the spoken reply and listen again")
+        self.interrupt_button.clicked.connect(voice.interrupt)
+        self.interrupt_button.setVisible(False)
+        self.phase = QLabel(self)
+        self.phase.setObjectName("phase")
         self.meter = QProgressBar(self)
         self.meter.setObjectName("level")
         self.meter.setRange(0, 100)
@@ -40,12 +55,16 @@ class DictationBar(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.mic_button)
+        layout.addWidget(self.talk_button)
+        layout.addWidget(self.interrupt_button)
+        layout.addWidget(self.phase)
         layout.addWidget(self.meter)
         layout.addWidget(self.transcript, 1)
         voice.state.connect(self._state)
         voice.partial.connect(lambda text: self.transcript.setText(f"“{text}”" if text else ""))
         voice.level.connect(self._level)
         voice.failed.connect(self.transcript.setText)
+        voice.talk_phase.connect(self._talk_phase)
 
     def _state(self, state: str) -> None:
         listening = state == "listening"
@@ -56,6 +75,18 @@ class DictationBar(QWidget):
         self.meter.setVisible(listening)
         if listening:
             self.transcript.setText("Listening…")
+
+    def _talk_phase(self, phase: str) -> None:
+        active = phase != "stopped"
+        self.talk_button.setChecked(active)
+        self.talk_button.setText("End talk" if active else "Talk")
+        self.mic_button.setEnabled(not active)
+        self.interrupt_button.setVisible(phase == "speaking")
+        self.phase.setText(
+            {"listening": "Listening…", "thinking": "Thinking…", "speaking": "Speaking…"}.get(
+                phase, ""
+            )
+        )
 
     def _level(self, dbfs: float) -> None:
         share = (max(dbfs, FLOOR_DBFS) - FLOOR_DBFS) / -FLOOR_DBFS
