@@ -23,6 +23,7 @@ from gateway.talk.events import TalkEvents, TalkEventType
 from gateway.talk.session import SessionSpec, TalkSession
 from gateway.talk.stt.base import SpeechRecognizer
 from gateway.talk.tts.base import SpeakRequest, SpeechError, SpeechProvider
+from gateway.talk.voice_transcript import VoiceTranscripts
 
 __all__ = ["DEFAULT_TTL_MS", "MAX_SESSIONS_PER_CONNECTION", "TalkService"]
 
@@ -70,6 +71,8 @@ class TalkService:
         self._broadcast = broadcast
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._background: set[asyncio.Task[None]] = set()
+        #: ``node.event voice.transcript`` -> agent runs (with duplicate suppression).
+        self.voice_transcripts = VoiceTranscripts()
 
     # ------------------------------------------------------------------ catalog, mode
     def catalog(self) -> dict[str, Any]:

@@ -23,7 +23,7 @@ __all__ = [
     "parse_output_format",
 ]
 
-_FORMAT_RE = re.compile(r"^(pcm|wav|ulaw|mp3|opus)(?:_(\d{4,6}))?(?:_\d+)?$")
+_FORMAT_RE = re.compile(r"^(pcm|wav|ulaw|mp3|opus)(?:_(\d{4,6})(?:_\d+)?)?$")
 _RATES = frozenset({8000, 16000, 22050, 24000, 44100, 48000})
 
 

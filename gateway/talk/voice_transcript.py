@@ -1,0 +1,95 @@
+"""``node.event voice.transcript {text, sessionKey?}``: a phone heard its user and hands the
+text to the agent. As on the reference gateway, it starts an agent run in that session (the
+main session by default) with ``thinking: "low"`` and nothing delivered elsewhere, and a
+duplicate of a recent transcript (same node, session and text) is dropped.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import logging
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from gateway.errors import MethodError, invalid_request
+from openclaw_desktop.protocol import ErrorCode, error_shape
+
+if TYPE_CHECKING:
+    from gateway.core import GatewayCore
+    from gateway.peer import Peer
+
+__all__ = ["DUPLICATE_WINDOW_S", "MAX_TEXT_CHARS", "VoiceTranscripts"]
+
+log = logging.getLogger("gateway.talk")
+
+#: The reference's bound on the transcript text.
+MAX_TEXT_CHARS = 20_000
+#: A transcript equal to one seen this recently (same node and session) is a duplicate.
+DUPLICATE_WINDOW_S = 60.0
+_REMEMBERED = 256
+
+
+def _payload(params: dict[str, Any]) -> dict[str, Any]:
+    """``payload``, or ``payloadJSON`` parsed (the real node host sends the JSON string)."""
+    payload = params.get("payload")
+    if payload is None and isinstance(params.get("payloadJSON"), str):
+        try:
+            payload = json.loads(params["payloadJSON"])
+        except ValueError:
+            raise invalid_request("voice.transcript: payloadJSON is not valid JSON") from None
+    if not isinstance(payload, dict):
+        raise invalid_request("voice.transcript: payload must be an object with text")
+    return payload
+
+
+class VoiceTranscripts:
+    """Turns node voice transcripts into agent runs, dropping recent duplicates."""
+
+    def __init__(self, window_s: float = DUPLICATE_WINDOW_S) -> None:
+        self._window_s = window_s
+        self._seen: collections.OrderedDict[str, float] = collections.OrderedDict()
+
+    def _duplicate(self, fingerprint: str) -> bool:
+        now = time.monotonic()
+        while self._seen and next(iter(self._seen.values())) < now - self._window_s:
+            self._seen.popitem(last=False)
+        if fingerprint in self._seen:
+            return True
+        self._seen[fingerprint] = now
+        while len(self._seen) > _REMEMBERED:
+            self._seen.popitem(last=False)
+        return False
+
+    def handle(self, core: GatewayCore, peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        """The ``node.event`` result; starts the run (the chat service acks at once)."""
+        payload = _payload(params)
+        text = payload.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise invalid_request("voice.transcript: text is required")
+        if len(text) > MAX_TEXT_CHARS:
+            raise invalid_request(f"voice.transcript: text is longer than {MAX_TEXT_CHARS}")
+        raw_key = payload.get("sessionKey")
+        if raw_key is not None and (not isinstance(raw_key, str) or not raw_key.strip()):
+            raise invalid_request("voice.transcript: sessionKey must be a non-empty string")
+        chat = core.chat
+        if chat is None:
+            raise MethodError(
+                error_shape(ErrorCode.UNAVAILABLE, "chat is starting", retryable=True)
+            )
+        try:
+            key = chat.canonical(raw_key or "main")
+        except ValueError as exc:
+            raise invalid_request(f"voice.transcript: invalid sessionKey: {exc}") from None
+        node_id = peer.device_id or peer.conn_id
+        digest = hashlib.sha256(f"{node_id}\0{key}\0{text.strip()}".encode()).hexdigest()
+        base = {"ok": True, "event": "voice.transcript", "handled": True}
+        if self._duplicate(digest):
+            return {**base, "reason": "duplicate"}
+        run_id = str(uuid.uuid4())
+        sender = {"transport": {"clients": [{"id": peer.client.get("id"), "mode": "node"}]}}
+        chat.send(key, run_id, text, thinking="low", sender=sender)
+        log.info("voice transcript from node %s started run %s", node_id[:12], run_id[:8])
+        return {**base, "reason": "agent_run_started", "runId": run_id, "sessionKey": key}
