@@ -19,7 +19,8 @@ Marks (``time.monotonic``, from just before the process was spawned):
   loaded) and the message list has painted after that.
 
 Run: ``.venv/bin/python -m bench.ui_cold_start [--runs 7] [--skip-real] [--skip-default]``.
-Prints median and p90 per target, the ratio real / bundled, and writes
+The targets take turns within each round (both gateways run throughout), so they share the
+machine's load alike. Prints median and p90 per target, the ratio real / bundled, and writes
 ``bench/results/ui_cold_start.json``. No assertions.
 """
 
@@ -181,16 +182,24 @@ def one_launch(target: dict[str, Any], fake_llm_port: int) -> dict[str, float]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def launches(target: dict[str, Any], runs: int, fake_llm_port: int) -> dict[str, Any]:
-    """One warm-up launch, then ``runs`` measured ones."""
-    one_launch(target, fake_llm_port)
-    samples = [one_launch(target, fake_llm_port) for _ in range(runs)]
+def launches(targets: dict[str, dict[str, Any]], runs: int, llm_port: int) -> dict[str, Any]:
+    """One warm-up launch per target, then ``runs`` rounds, the targets taking turns within
+    each round (so all see the same machine load)."""
     from bench.common import pct
 
-    out: dict[str, Any] = {"runs": runs, "samples": samples}
-    for mark in (*MARKS, "imported", "start_called"):
-        values = [s[mark] for s in samples]
-        out[mark] = {"median_s": pct(values, 50) / 1000, "p90_s": pct(values, 90) / 1000}
+    for target in targets.values():
+        one_launch(target, llm_port)
+    samples: dict[str, list[dict[str, float]]] = {name: [] for name in targets}
+    for _ in range(runs):
+        for name, target in targets.items():
+            samples[name].append(one_launch(target, llm_port))
+    out: dict[str, Any] = {}
+    for name, taken in samples.items():
+        summary: dict[str, Any] = {"runs": runs, "samples": taken}
+        for mark in (*MARKS, "imported", "start_called"):
+            values = [s[mark] for s in taken]
+            summary[mark] = {"median_s": pct(values, 50) / 1000, "p90_s": pct(values, 90) / 1000}
+        out[name] = summary
     return out
 
 
@@ -268,18 +277,15 @@ def main() -> None:
     from tests.helpers.fake_llm import FakeLLM
 
     result: dict[str, Any] = {}
-    with FakeLLM() as llm:
-        with bundled(llm.port) as target:
-            result["bundled"] = launches(target, args.runs, llm.port)
-        print("bundled:", result["bundled"], flush=True)
+    with contextlib.ExitStack() as stack:
+        llm = stack.enter_context(FakeLLM())
+        targets = {"bundled": stack.enter_context(bundled(llm.port))}
         if not args.skip_real:
-            with real(llm.port) as target:
-                result["real"] = launches(target, args.runs, llm.port)
-                result["real_version"] = target.get("version")
-            print("real:", result["real"], flush=True)
+            targets["real"] = stack.enter_context(real(llm.port))
+            result["real_version"] = targets["real"].get("version")
         if not args.skip_default:
-            result["default"] = launches({}, args.runs, llm.port)
-            print("default:", result["default"], flush=True)
+            targets["default"] = {}
+        result.update(launches(targets, args.runs, llm.port))
     write_result("ui_cold_start", result)
     print(table(result))
 

@@ -4,6 +4,7 @@ The real window (:class:`ui.app.DesktopApp` -> ``ChatPresenter`` -> ``ChatView``
 operator to our bundled gateway (a subprocess on loopback) whose default model is the fake
 one. A 5 ms Qt timer on the qasync loop measures stalls (actual interval - 5 ms) while:
 
+0. **idle**: nothing streams (the machine's own noise floor);
 1. **real run**: ``chat.send`` of a long prompt; the fake model echoes it in 8-character
    chunks 5 ms apart (about 200 chunks/s). The gateway forwards every chunk as an ``agent``
    ``assistant`` event but coalesces ``chat`` deltas (at most one per 70 ms, like the real
@@ -58,6 +59,14 @@ RATE = 200
 TARGET_P99_MS = 16.0
 CHUNK = "tokens! "  # 8 characters, like the fake model's chunks
 DRAIN_TIMEOUT_S = 120.0
+
+
+async def idle(seconds: float) -> dict[str, Any]:
+    """The probe with nothing streaming: this machine's own noise floor."""
+    probe = StallProbe()
+    probe.start()
+    await asyncio.sleep(seconds)
+    return {"stall_ms": stall_summary(probe.stop())}
 
 
 async def real_run(app: Any, seconds: float) -> dict[str, Any]:
@@ -181,6 +190,7 @@ async def scenario(url: str, token: str, args: argparse.Namespace) -> dict[str, 
     """All cases on one connected window."""
     async with connected_app(url, token) as app:
         result: dict[str, Any] = {"none_refcount_connected": none_refcount()}
+        result["idle"] = await idle(args.seconds)
         result["real_run"] = await real_run(app, args.seconds)
         print("real run:", result["real_run"], flush=True)
         deltas = int(args.seconds * RATE)
@@ -202,6 +212,11 @@ def table(r: dict[str, Any]) -> str:
         "loop busy / delta | row look-ups / delta | docs laid out / delta |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
+    s = r["idle"]["stall_ms"]
+    lines.append(
+        f"| idle (nothing streaming) | | | {s['p50']:.1f} ms | {s['p99']:.1f} ms | "
+        f"{s['max']:.1f} ms | | | |"
+    )
     real = r["real_run"]
     s = real["stall_ms"]
     lines.append(
