@@ -97,7 +97,8 @@ class AlsaTestMic:
     """The test microphone: ``with AlsaTestMic(tmp_path) as mic:``; ``mic.play(...)``.
 
     Until something is played (and after it), the microphone delivers ``idle``:
-    digital silence, or a continuous 440 Hz tone with ``idle="tone"``.
+    digital silence, a continuous 440 Hz tone with ``idle="tone"``, or a faint noise floor
+    like a real microphone's with ``idle="noise"``.
     """
 
     def __init__(
@@ -113,6 +114,7 @@ class AlsaTestMic:
         self.sample_rate = sample_rate
         self.frame_samples = sample_rate * frame_ms // 1000
         self.idle = idle
+        self._noise = np.random.default_rng(7)
         #: Where playback through the default device is written (raw PCM), if anywhere.
         self.speaker_file = speaker_file
         self.frames_written = 0
@@ -192,6 +194,9 @@ class AlsaTestMic:
 
     def _idle_block(self) -> bytes:
         n = self.frame_samples
+        if self.idle == "noise":  # a quiet room through a laptop microphone (about -56 dBFS)
+            noise = self._noise.normal(0.0, 50.0, n)
+            return np.clip(np.rint(noise), -32768, 32767).astype("<i2").tobytes()
         if self.idle != "tone":
             return bytes(2 * n)
         t = (self._idle_pos + np.arange(n)) / self.sample_rate
