@@ -108,7 +108,8 @@ async def settle(seconds: float = 0.05) -> None:
 
 
 class PaintWatch(QObject):
-    """Records when a widget (usually a view's viewport) is painted."""
+    """Records when a widget (usually a view's viewport) has finished painting: a zero timer
+    started from its paint event fires once that event has been handled."""
 
     def __init__(self, target: QObject) -> None:
         super().__init__()
@@ -116,14 +117,17 @@ class PaintWatch(QObject):
         self.paints: list[float] = []
         target.installEventFilter(self)
 
+    def _done(self) -> None:
+        self.paints.append(time.perf_counter())
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         """Qt: note paint events of the target."""
         if watched is self.target and event.type() == QEvent.Type.Paint:
-            self.paints.append(time.perf_counter())
+            QTimer.singleShot(0, self._done)
         return False
 
     async def next_paint(self, after: float, timeout: float = 60) -> float:
-        """The first paint at or after ``after`` (perf_counter), waiting for it."""
+        """When the first paint finishing after ``after`` (perf_counter) finished."""
         async with asyncio.timeout(timeout):
             while True:
                 for stamp in self.paints:
