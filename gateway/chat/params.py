@@ -27,6 +27,9 @@ class Field:
     enum: tuple[str, ...] | None = None
     #: A regular expression a string must match (``re.search``, as JSON Schema).
     pattern: str | None = None
+    #: ``enum`` is declared as a union of string constants (``anyOf`` of ``const``), which
+    #: the reference words differently from a JSON Schema ``enum``.
+    literal_union: bool = False
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -95,6 +98,11 @@ def check(
                     method, f"{where} must NOT have more than {spec.max_length} characters"
                 )
             if spec.enum is not None and value not in spec.enum:
+                if spec.literal_union:
+                    raise invalid_params(
+                        method,
+                        f"{where} must be equal to constant; {where} must match a schema in anyOf",
+                    )
                 raise invalid_params(method, f"{where} must be equal to one of the allowed values")
             if spec.pattern is not None and re.search(spec.pattern, value) is None:
                 raise invalid_params(method, f'{where} must match pattern "{spec.pattern}"')

@@ -58,7 +58,8 @@ async def talk_config(core: GatewayCore, peer: Peer, params: Any) -> Any:
     p = check("talk.config", params, schema.CONFIG)
     secrets = bool(p.get("includeSecrets"))
     if secrets and not scope_satisfied("operator.talk.secrets", peer.scopes):
-        raise MethodError(missing_scope_error("operator.talk.secrets", ["operator.talk.secrets"]))
+        needed = ["operator.read", "operator.talk.secrets"]  # as the reference lists them
+        raise MethodError(missing_scope_error("operator.talk.secrets", needed))
     service = _service(core)
     speech = service.speech
     if speech is None:

@@ -18,7 +18,7 @@ _INPUT_FORMATS = [
 ]
 #: Providers this gateway knows, shown unconfigured when they are not the active one.
 _KNOWN_TRANSCRIPTION = {
-    "pocketsphinx": "pocketsphinx (offline, English only; limited accuracy)",
+    "pocketsphinx": "pocketsphinx (offline, English only; limited accuracy; not in use)",
     "openai": "OpenAI-compatible transcription (talk.json: transcription.baseUrl)",
 }
 _KNOWN_SPEECH = {

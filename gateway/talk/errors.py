@@ -17,10 +17,12 @@ __all__ = [
 
 
 def talk_issue(message: str, code: str = "realtime_unavailable") -> MethodError:
-    """``UNAVAILABLE "Error: <message>"`` with ``details.talkIssue {code, message, phase}``
-    (the reference's shape for sessions that cannot be created or found)."""
-    details = {"talkIssue": {"code": code, "message": message, "phase": "request"}}
-    return MethodError(error_shape(ErrorCode.UNAVAILABLE, f"Error: {message}", details))
+    """``UNAVAILABLE "Error: <message>"`` with ``details.talkIssue {code, message, phase}``,
+    the issue's message worded the same (the reference's shape for sessions that cannot be
+    created or found)."""
+    text = f"Error: {message}"
+    details = {"talkIssue": {"code": code, "message": text, "phase": "request"}}
+    return MethodError(error_shape(ErrorCode.UNAVAILABLE, text, details))
 
 
 def unknown_session() -> MethodError:

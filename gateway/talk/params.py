@@ -36,9 +36,9 @@ CREATE = {
     "vadThreshold": Field("number", minimum=0, maximum=1),
     "silenceDurationMs": Field("integer", minimum=1),
     "prefixPaddingMs": Field("integer", minimum=0),
-    "mode": Field("string", enum=MODES),
-    "transport": Field("string", enum=TRANSPORTS),
-    "brain": Field("string", enum=BRAINS),
+    "mode": Field("string", enum=MODES, literal_union=True),
+    "transport": Field("string", enum=TRANSPORTS, literal_union=True),
+    "brain": Field("string", enum=BRAINS, literal_union=True),
     "ttlMs": Field("integer", minimum=1000, maximum=3_600_000),
     #: This gateway's extension: ``{inputEncoding, inputSampleRateHz?}`` (see the methods).
     "audio": Field("object"),

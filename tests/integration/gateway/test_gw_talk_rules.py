@@ -24,7 +24,7 @@ UNKNOWN_SESSION = {
     "details": {
         "talkIssue": {
             "code": "realtime_unavailable",
-            "message": "Unknown Talk session",
+            "message": "Error: Unknown Talk session",
             "phase": "request",
         }
     },
@@ -71,8 +71,8 @@ async def gw(tmp_path: Path) -> AsyncIterator[GatewayServer]:
         (
             "talk.session.create",
             {"mode": "chatty"},
-            "invalid talk.session.create params: at /mode: must be equal to one of the allowed "
-            "values",
+            "invalid talk.session.create params: at /mode: must be equal to constant; at /mode: "
+            "must match a schema in anyOf",
         ),
         (
             "talk.session.create",
@@ -127,7 +127,7 @@ async def test_realtime_sessions_are_not_configured(gw: GatewayServer) -> None:
         "details": {
             "talkIssue": {
                 "code": "realtime_unavailable",
-                "message": 'Realtime voice provider "openai" is not configured',
+                "message": 'Error: Realtime voice provider "openai" is not configured',
                 "phase": "request",
             }
         },
