@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from gateway.server import GatewayServer
-from openclaw_desktop.protocol.audio import resample_pcm16, ulaw_encode
+from openclaw_desktop.protocol.audio import resample_pcm16, ulaw_decode, ulaw_encode
 from tests.helpers.bundled_gateway import RawClient, bundled_gateway, raw_operator
 from tests.helpers.fake_audio_api import FakeAudioAPI, Upload
 from tests.helpers.speech import espeak_pcm16, frames
@@ -241,3 +241,39 @@ async def test_resampled_input_rates_reach_the_server_at_16k(tmp_path: Path) -> 
     assert len(uploaded) > 16000 * 2  # the speech and its pause, more than a second
     # Exactly the input resampled (the trailing silence after the utterance is not sent).
     assert uploaded == resample_pcm16(clip, 48000, 16000)[: len(uploaded)]
+
+
+async def test_g711_reaches_the_server_decoded_and_resampled_exactly(tmp_path: Path) -> None:
+    """G.711 µ-law at 8 kHz: the upload is our decoder's output resampled to 16 kHz, sample
+    for sample (the wire codec and the resampler in the real pipeline)."""
+    with FakeAudioAPI() as api:
+        state = tmp_path / "state"
+        write_talk_json(state, {"transcription": {"provider": "openai", "baseUrl": api.base_url}})
+        ulaw = ulaw_encode(espeak_pcm16("hello world", 8000))
+        async with bundled_gateway(state) as gw, raw_operator(gw.url) as op:
+            await transcribe(op, ulaw, 160, audio={"inputEncoding": "g711_ulaw"})
+    uploaded = api.uploads[0].pcm16
+    assert len(uploaded) > 16000 * 2
+    assert uploaded == resample_pcm16(ulaw_decode(ulaw), 8000, 16000)[: len(uploaded)]
+
+
+async def test_dictation_flow_create_append_close_then_chat_send(gw: GatewayServer) -> None:
+    """The phone and desktop dictation flow: the transcript.done text goes out with
+    chat.send, and the run (matched by its runId) answers in the session."""
+    async with raw_operator(gw.url) as op:
+        events = await transcribe(op, espeak_pcm16("hello world"), 960)
+        text = " ".join(done_texts(events))
+        assert text
+        run_id = "dictation-1"
+        ack = await op.ok(
+            "chat.send", {"sessionKey": "main", "message": text, "idempotencyKey": run_id}
+        )
+        assert ack == {"runId": run_id, "status": "started"}
+        final = await op.wait_event(
+            "chat",
+            lambda e: e["payload"]["runId"] == run_id and e["payload"]["state"] == "final",
+            timeout=30,
+        )
+        history = await op.ok("chat.history", {"sessionKey": "main"})
+    assert final["payload"]["sessionKey"] == "agent:main:main"
+    assert [m["content"] for m in history["messages"] if m["role"] == "user"] == [text]
