@@ -21,6 +21,7 @@ from openclaw_desktop.devices.notify import Notice, Notifier
 from openclaw_desktop.discovery import GatewayBrowser
 from openclaw_desktop.errors import OpenClawError, ReconnectPaused, TrustError
 from openclaw_desktop.identity import CredentialStore, gateway_key, open_secret_store
+from openclaw_desktop.links import PairLink
 from openclaw_desktop.node.host import NodeHost
 from openclaw_desktop.sdk import Approval, Event
 from openclaw_desktop.sdk.normalize import Normalizer
@@ -66,6 +67,7 @@ class DesktopApp:
         self.wait_panel: PairingWaitPanel | None = None
         self._pin_dialog_open = False
         self.notifier = Notifier()
+        self.connect_screen: ConnectScreen | None = None
         #: How the connect screen browses the LAN (tests bind it to loopback).
         self.browser_factory: BrowserFactory | None = None
         self.presenter: ChatPresenter | None = None
@@ -198,9 +200,19 @@ class DesktopApp:
         return replaced
 
     # ------------------------------------------------------------------ gateways
-    async def choose_gateway(self) -> None:
-        """The connect screen (first run, or “Connect to another gateway…”): this computer's
-        bundled gateway, one found on the LAN, a URL or a setup code."""
+    def open_pair_link(self, link: PairLink) -> None:
+        """An ``openclaw://pair`` link from another launch: show its code on the connect
+        screen. Never connects by itself: any web page can open such a link."""
+        self._raise()
+        if self.connect_screen is not None:
+            self.connect_screen.setup_code.setText(link.code)
+            self.connect_screen.connect_code.setFocus()
+        else:
+            self._spawn(self.choose_gateway(link))
+
+    async def choose_gateway(self, pair_link: PairLink | None = None) -> None:
+        """The connect screen (first run, “Connect to another gateway…”, or a pairing link):
+        this computer's bundled gateway, one found on the LAN, a URL or a setup code."""
         paths = self.runtime.paths
         try:
             camera = SettingsStore(paths.settings_file).load().node.camera_source or ""
@@ -222,10 +234,16 @@ class DesktopApp:
 
         screen.chosen.connect(pick)
         screen.forgotten.connect(self._forget_gateway)
+        self.connect_screen = screen
+        log.info("connect screen shown")
+        if pair_link is not None:
+            screen.setup_code.setText(pair_link.code)  # decoded and checked by the screen
+            screen.connect_code.setFocus()
         await screen.start()
         try:
             target = await chosen
         finally:
+            self.connect_screen = None
             await screen.aclose()
         self.window.stack.removeWidget(screen)
         screen.deleteLater()
@@ -462,30 +480,47 @@ def _pin_mismatch(error: BaseException | None) -> TrustError | None:
 
 
 def run(argv: Sequence[str], target: RuntimeTarget) -> int:
-    """Run the desktop app until its window closes."""
+    """Run the desktop app until its window closes. An ``openclaw://pair`` link in
+    ``target`` opens the connect screen with its code filled in; a later launch's link (or
+    plain launch) is handed to this window over a user-only local socket."""
     import qasync
+
+    from ui.icons import app_icon
+    from ui.instance import InstanceServer
 
     app = QApplication.instance() or QApplication(list(argv))
     assert isinstance(app, QApplication)
     app.setApplicationName("OpenClaw Desktop")
     app.setDesktopFileName("openclaw-desktop")
+    app.setWindowIcon(app_icon())
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     paths = AppPaths.default()
     desktop = DesktopApp(DesktopRuntime(paths, target))
     desktop.window.show()
     closed = asyncio.Event()
+    # The loop must outlive the last window: closing it starts an orderly shutdown
+    # (connections, discovery, the gateway we started), which then ends the loop.
+    app.setQuitOnLastWindowClosed(False)
     app.lastWindowClosed.connect(closed.set)
+    instance = InstanceServer(paths, app)
+    if instance.listen():
+        instance.show_requested.connect(desktop._raise)
+        instance.link_received.connect(desktop.open_pair_link)
+    pair_link = getattr(target, "pair_link", None)
     first_run = not known_gateways_file(paths).exists()
-    start = desktop.choose_gateway() if first_run else desktop.start()
-    QTimer.singleShot(0, lambda: asyncio.ensure_future(start))
+    start = desktop.choose_gateway(pair_link) if first_run or pair_link else desktop.start()
+    QTimer.singleShot(0, lambda: desktop._spawn(start))  # after the first frame
 
     async def until_closed() -> None:
         await closed.wait()
         await desktop.aclose()
 
-    with loop:
-        loop.run_until_complete(until_closed())
+    try:
+        with loop:
+            loop.run_until_complete(until_closed())
+    finally:
+        instance.close()
     return 0
 
 

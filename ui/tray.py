@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPixmap
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction, QColor, QIcon, QPainter
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from openclaw_desktop.config import SettingsStore
@@ -23,20 +23,17 @@ CAPABILITIES = {
 
 
 def app_icon(busy: bool = False) -> QIcon:
-    """A drawn icon (the packaged SVG replaces it once installed); orange while working."""
-    pixmap = QPixmap(64, 64)
-    pixmap.fill(Qt.GlobalColor.transparent)
+    """The app's icon; while the agent works, with an orange badge in the corner."""
+    from ui import icons
+
+    if not busy:
+        return icons.app_icon()
+    pixmap = icons.app_icon().pixmap(64, 64)
     painter = QPainter(pixmap)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    painter.setBrush(QColor("#e8590c" if busy else "#c92a2a"))
-    painter.setPen(Qt.PenStyle.NoPen)
-    painter.drawEllipse(4, 4, 56, 56)
+    painter.setBrush(QColor("#e8590c"))
     painter.setPen(QColor("white"))
-    font = painter.font()
-    font.setPixelSize(34)
-    font.setBold(True)
-    painter.setFont(font)
-    painter.drawText(pixmap.rect(), Qt.AlignmentFlag.AlignCenter, "C")
+    painter.drawEllipse(38, 2, 24, 24)
     painter.end()
     return QIcon(pixmap)
 

@@ -363,3 +363,38 @@ def test_each_queued_message_can_be_steered_and_scrolling_up_is_respected(
         await app.aclose()
 
     run_in_qt(qapp, scenario)
+
+
+def test_a_pairing_link_fills_the_connect_screen_and_never_connects_by_itself(
+    qapp: QApplication, tmp_path: Path
+) -> None:
+    """openclaw://pair?code=…: the connect screen opens with the code decoded; a second
+    link (another launch) replaces it on the screen already showing; nothing connects."""
+    from openclaw_desktop.config import AppPaths
+    from openclaw_desktop.discovery import encode_setup_code
+    from openclaw_desktop.links import parse_link
+    from ui.widgets.connect import ConnectScreen
+
+    def link(host: str) -> str:
+        code = encode_setup_code({"url": f"ws://{host}:18789", "bootstrapToken": "b" * 43})
+        return f"openclaw://pair?code={code}"
+
+    app = DesktopApp(DesktopRuntime(AppPaths.default(), RuntimeTarget(node=False)))
+    app.window.show()
+
+    async def scenario() -> None:
+        app.open_pair_link(parse_link(link("192.168.1.20")))
+        await until(lambda: app.connect_screen is not None, "the connect screen")
+        screen = app.connect_screen
+        assert isinstance(screen, ConnectScreen)
+        assert screen.setup_result.text() == "Gateway: ws://192.168.1.20:18789"
+        assert screen.connect_code.isEnabled() and screen.connect_code.hasFocus()
+        app.open_pair_link(parse_link(link("192.168.1.30")))
+        assert app.connect_screen is screen
+        assert screen.setup_result.text() == "Gateway: ws://192.168.1.30:18789"
+        await asyncio.sleep(0.3)
+        assert app.runtime.client is None, "a link never connects by itself"
+        await app.aclose()
+        assert app.connect_screen is None
+
+    run_in_qt(qapp, scenario)
