@@ -128,8 +128,9 @@ class TalkService:
             "audio": session.audio_contract(),
             "expiresAt": expires_at,
         }
-        if spec.language:
-            result["language"] = spec.language
+        model = getattr(self.recognizer, "model", None)
+        if isinstance(model, str):
+            result["model"] = model
         events.emit(
             TalkEventType.SESSION_STARTED,
             {"audio": session.audio_contract(), "expiresAt": expires_at},
