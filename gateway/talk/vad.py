@@ -42,7 +42,12 @@ class EnergyEndpointer:
         self._pending = b""
         self._loud = 0
         self._quiet = 0
-        self.in_speech = False
+        self._in_speech = False
+
+    @property
+    def in_speech(self) -> bool:
+        """Whether the last frames were speech (an utterance is under way)."""
+        return self._in_speech
 
     def feed(self, pcm16: bytes) -> int:
         """Consume samples; returns how many utterances ended inside them."""
@@ -55,12 +60,12 @@ class EnergyEndpointer:
                 self._loud += 1
                 self._quiet = 0
                 if self._loud >= self._speech_frames:
-                    self.in_speech = True
+                    self._in_speech = True
             else:
                 self._loud = 0
                 self._quiet += 1
-                if self.in_speech and self._quiet >= self._silence_frames:
-                    self.in_speech = False
+                if self._in_speech and self._quiet >= self._silence_frames:
+                    self._in_speech = False
                     ended += 1
         return ended
 

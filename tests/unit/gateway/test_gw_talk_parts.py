@@ -36,11 +36,15 @@ def test_threshold_maps_vad_threshold_onto_dbfs() -> None:
 def test_endpointer_ends_an_utterance_after_the_silence_window() -> None:
     """Speech (about -20 dBFS), then 700 ms of -60 dBFS noise: one end, at the window."""
     vad = EnergyEndpointer(RATE, silence_ms=700, level_dbfs=-45)
-    assert vad.feed(noise(300, 30)) == 0 and not vad.in_speech
-    assert vad.feed(noise(500, 3000)) == 0 and vad.in_speech
-    assert vad.feed(noise(680, 30)) == 0
-    assert vad.feed(noise(40, 30)) == 1 and not vad.in_speech
-    assert vad.feed(noise(2000, 30)) == 0
+
+    def step(audio: bytes) -> tuple[int, bool]:
+        return vad.feed(audio), vad.in_speech
+
+    assert step(noise(300, 30)) == (0, False)
+    assert step(noise(500, 3000)) == (0, True)
+    assert step(noise(680, 30)) == (0, True)
+    assert step(noise(40, 30)) == (1, False)
+    assert step(noise(2000, 30)) == (0, False)
 
 
 def test_endpointer_ignores_clicks_and_counts_two_utterances() -> None:
