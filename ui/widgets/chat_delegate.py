@@ -23,10 +23,16 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from openclaw_desktop.chat import ChatItem
-from ui.widgets.chat_model import ITEM_ROLE, item_text
+from ui.widgets.chat_model import ITEM_ROLE, item_text, row_signature
 from ui.widgets.highlight import CodeHighlighter
 
-__all__ = ["THUMBNAIL", "ChatDelegate", "bubble_colour", "decode_image", "render_document"]
+__all__ = [
+    "THUMBNAIL",
+    "ChatDelegate",
+    "bubble_colour",
+    "decode_image",
+    "render_document",
+]
 
 _MARGIN = 8
 _BUBBLE_SHARE = 0.82
@@ -104,7 +110,12 @@ class ChatDelegate(QStyledItemDelegate):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._cache: dict[tuple[str, str, str, int, int], QTextDocument] = {}
+        #: (row key, width, palette) -> (what the row showed, its laid-out document); least
+        #: recently used first. A row whose text changed replaces its own entry, so a
+        #: streaming reply keeps one document, not one per delta.
+        self._cache: OrderedDict[tuple[str, int, int], tuple[tuple[Any, ...], QTextDocument]] = (
+            OrderedDict()
+        )
         self._thumbs: OrderedDict[str, list[QImage | None]] = OrderedDict()
 
     def _thumbnails(self, item: ChatItem) -> list[QImage | None]:
@@ -120,14 +131,18 @@ class ChatDelegate(QStyledItemDelegate):
         return found
 
     def _doc(self, item: ChatItem, width: int, palette: QPalette) -> QTextDocument:
-        key = (item.key, item.status, item_text(item), width, palette.cacheKey())
-        doc = self._cache.get(key)
-        if doc is None:
-            if len(self._cache) > _CACHE_LIMIT:
-                self._cache.clear()
-            thumbs = self._thumbnails(item) if item.images else []
-            doc = render_document(item, width, palette, thumbs)
-            self._cache[key] = doc
+        key = (item.key, width, palette.cacheKey())
+        shown = row_signature(item)
+        entry = self._cache.get(key)
+        if entry is not None and entry[0] == shown:
+            self._cache.move_to_end(key)
+            return entry[1]
+        thumbs = self._thumbnails(item) if item.images else []
+        doc = render_document(item, width, palette, thumbs)
+        self._cache[key] = (shown, doc)
+        self._cache.move_to_end(key)
+        while len(self._cache) > _CACHE_LIMIT:
+            self._cache.popitem(last=False)
         return doc
 
     def _bubble_width(self, option: QStyleOptionViewItem) -> int:

@@ -9,8 +9,10 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelInde
 
 from openclaw_desktop.chat import ChatItem, ChatTimeline
 
-__all__ = ["ITEM_ROLE", "ChatListModel"]
+__all__ = ["ITEM_ROLE", "WINDOW", "ChatListModel", "row_signature"]
 
+#: Rows shown at first (and added per scroll to the top): the newest messages.
+WINDOW = 300
 #: The :class:`ChatItem` of a row.
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -34,25 +36,48 @@ def item_text(item: ChatItem) -> str:
     return item.text + files + marker.get(item.status, "")
 
 
-class ChatListModel(QAbstractListModel):
-    """Rows of a :class:`ChatTimeline`."""
+def row_signature(item: ChatItem) -> tuple[Any, ...]:
+    """What a row's look depends on (cheap: the strings' hashes are cached by Python)."""
+    tool = item.tool
+    card = (tool.status, tool.arg_count, tool.preview) if tool is not None else None
+    return (item.key, item.status, item.text, tuple(item.files), len(item.images), card)
 
-    def __init__(self, timeline: ChatTimeline) -> None:
+
+class ChatListModel(QAbstractListModel):
+    """The newest rows of a :class:`ChatTimeline`: at most :data:`WINDOW` at first, more as
+    the reader scrolls up (:meth:`show_earlier`), so a long session never lays out its whole
+    history at once."""
+
+    def __init__(self, timeline: ChatTimeline, window: int = WINDOW) -> None:
         super().__init__()
         self.timeline = timeline
-        self._count = 0
+        self.window = window
+        self._start = 0  # index in the timeline of the first row
+        self._sigs: list[tuple[Any, ...]] = []  # what each row showed when last announced
+
+    @property
+    def hidden_before(self) -> int:
+        """Timeline items above the first row (shown by :meth:`show_earlier`)."""
+        return self._start
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
         """Qt: number of rows."""
-        return 0 if parent.isValid() else self._count  # rows announced to views so far
+        return 0 if parent.isValid() else len(self._sigs)  # rows announced to views so far
+
+    def item(self, row: int) -> ChatItem | None:
+        """The timeline item of a row."""
+        index = self._start + row
+        if 0 <= row < len(self._sigs) and index < len(self.timeline.items):
+            return self.timeline.items[index]
+        return None
 
     def data(
         self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
         """Qt: one row's data."""
-        if not index.isValid() or index.row() >= min(self._count, len(self.timeline.items)):
+        item = self.item(index.row()) if index.isValid() else None
+        if item is None:
             return None
-        item = self.timeline.items[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
             return item_text(item)
         if role == ITEM_ROLE:
@@ -64,17 +89,41 @@ class ChatListModel(QAbstractListModel):
             return right | Qt.AlignmentFlag.AlignVCenter
         return None
 
-    def refresh(self) -> None:
-        """The timeline changed: insert new rows, repaint changed ones."""
-        count = len(self.timeline.items)
-        if count < self._count:
+    def refresh(self) -> bool:
+        """The timeline changed: append new rows, repaint the rows that changed. Returns
+        whether anything did (the view then lays out again)."""
+        items = self.timeline.items
+        shown = len(self._sigs)
+        if len(items) < self._start + shown or (shown == 0 and len(items) > self.window):
             self.beginResetModel()
-            self._count = count
+            self._start = max(0, len(items) - self.window)
+            self._sigs = [row_signature(i) for i in items[self._start :]]
             self.endResetModel()
-            return
-        if count > self._count:
-            self.beginInsertRows(QModelIndex(), self._count, count - 1)
-            self._count = count
+            return True
+        changed = [
+            row
+            for row, sig in enumerate(self._sigs)
+            if row_signature(items[self._start + row]) != sig
+        ]
+        for row in changed:
+            self._sigs[row] = row_signature(items[self._start + row])
+        if changed:
+            self.dataChanged.emit(self.index(changed[0]), self.index(changed[-1]))
+        new = items[self._start + shown :]
+        if new:
+            self.beginInsertRows(QModelIndex(), shown, shown + len(new) - 1)
+            self._sigs.extend(row_signature(i) for i in new)
             self.endInsertRows()
-        if count:
-            self.dataChanged.emit(self.index(0), self.index(count - 1))
+        return bool(changed or new)
+
+    def show_earlier(self, count: int = WINDOW) -> int:
+        """Add up to ``count`` earlier items above the first row; returns how many."""
+        if self._start == 0:
+            return 0
+        begin = max(0, self._start - count)
+        earlier = self.timeline.items[begin : self._start]
+        self.beginInsertRows(QModelIndex(), 0, len(earlier) - 1)
+        self._start = begin
+        self._sigs[:0] = [row_signature(i) for i in earlier]
+        self.endInsertRows()
+        return len(earlier)

@@ -57,6 +57,9 @@ class ChatView(QWidget):
         self.messages.setUniformItemSizes(False)
         self.messages.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.messages.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        # Always there: a bar appearing would narrow the rows and lay them all out again.
+        self.messages.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+        self.messages.verticalScrollBar().valueChanged.connect(self._scrolled)
         self.attachments = AttachmentTray(self._limits, self)
         self.attach_error = QLabel(self)
         self.attach_error.setObjectName("attachment-error")
@@ -237,11 +240,21 @@ class ChatView(QWidget):
         self._frame.stop()
         bar = self.messages.verticalScrollBar()
         following = bar.value() >= bar.maximum() - 4  # the user has not scrolled up to read
-        self.model.refresh()
-        self.messages.doItemsLayout()  # heights change as replies stream
+        if self.model.refresh():
+            self.messages.doItemsLayout()  # heights change as replies stream
         if following:
             self.messages.scrollToBottom()
         self.steer_button.setEnabled(bool(self.presenter.timeline.queued))
+
+    def _scrolled(self, value: int) -> None:
+        """At the top with earlier messages hidden: show them, keeping the reader's place."""
+        bar = self.messages.verticalScrollBar()
+        if value != bar.minimum() or not self.model.hidden_before:
+            return
+        from_bottom = bar.maximum() - value
+        if self.model.show_earlier():
+            self.messages.doItemsLayout()
+            bar.setValue(bar.maximum() - from_bottom)
 
     # ------------------------------------------------------------------ queued messages
     def _queued_at(self, index: QModelIndex) -> ChatItem | None:

@@ -1,0 +1,90 @@
+"""The chat list model shows the newest rows of a long session and more on demand, and
+announces only the rows that changed (a streaming reply repaints one row, not all)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QModelIndex
+from PySide6.QtWidgets import QApplication, QListView
+
+from openclaw_desktop.chat import ChatItem, ChatTimeline
+from ui.widgets.chat_delegate import ChatDelegate
+from ui.widgets.chat_model import ITEM_ROLE, WINDOW, ChatListModel
+
+pytestmark = pytest.mark.ui
+
+
+def timeline(n: int) -> ChatTimeline:
+    """A session with ``n`` finished messages."""
+    chat = ChatTimeline("main")
+    chat.items = [ChatItem(f"m{i}", "assistant", f"message {i}") for i in range(n)]
+    return chat
+
+
+def test_a_long_session_shows_its_newest_rows_first() -> None:
+    """5,000 messages: the last WINDOW rows; earlier ones come in pages, oldest last."""
+    chat = timeline(5000)
+    model = ChatListModel(chat)
+    assert model.refresh() is True
+    assert model.rowCount() == WINDOW and model.hidden_before == 5000 - WINDOW
+    assert model.index(0).data(ITEM_ROLE).key == f"m{5000 - WINDOW}"
+    assert model.show_earlier(200) == 200
+    assert model.rowCount() == WINDOW + 200
+    assert model.index(0).data(ITEM_ROLE).key == f"m{5000 - WINDOW - 200}"
+    while model.show_earlier():
+        pass
+    assert model.rowCount() == 5000 and model.hidden_before == 0
+
+
+def test_only_changed_rows_are_announced(qapp: QApplication) -> None:
+    """A delta changes one row: one dataChanged for that row; a new message inserts one."""
+    chat = timeline(50)
+    model = ChatListModel(chat)
+    model.refresh()
+    changes: list[tuple[int, int]] = []
+    inserts: list[tuple[int, int]] = []
+    model.dataChanged.connect(lambda a, b, *_: changes.append((a.row(), b.row())))
+    model.rowsInserted.connect(lambda _p, a, b: inserts.append((a, b)))
+    assert model.refresh() is False, "nothing changed"
+    chat.items[-1].text += " and more"
+    assert model.refresh() is True
+    assert changes == [(49, 49)] and inserts == []
+    chat.items.append(ChatItem("m50", "user", "hi"))
+    assert model.refresh() is True
+    assert inserts == [(50, 50)] and len(changes) == 1
+
+
+def test_a_shrunk_timeline_resets(qapp: QApplication) -> None:
+    """Fewer items than shown (a session reset): the model starts over from the end."""
+    chat = timeline(400)
+    model = ChatListModel(chat)
+    model.refresh()
+    resets: list[bool] = []
+    model.modelReset.connect(lambda: resets.append(True))
+    chat.items = chat.items[:10]
+    assert model.refresh() is True and resets == [True]
+    assert model.rowCount() == 10 and model.hidden_before == 0
+    assert model.item(10) is None and model.data(QModelIndex()) is None
+
+
+def test_the_view_lays_out_only_the_window(qapp: QApplication) -> None:
+    """A view of a 5,000-message session asks the delegate about WINDOW rows, not 5,000."""
+    chat = timeline(5000)
+    model = ChatListModel(chat)
+    model.refresh()
+    asked: set[str] = set()
+
+    class Counting(ChatDelegate):
+        def sizeHint(self, option, index):  # type: ignore[no-untyped-def]  # noqa: N802
+            asked.add(index.data(ITEM_ROLE).key)
+            return super().sizeHint(option, index)
+
+    view = QListView()
+    view.setModel(model)
+    view.setItemDelegate(Counting(view))
+    view.resize(600, 400)
+    view.show()
+    view.doItemsLayout()
+    QApplication.processEvents()
+    assert 0 < len(asked) <= WINDOW
+    view.close()
