@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import logging
 import time
 import uuid
@@ -181,12 +180,18 @@ class TalkService:
         task.add_done_callback(self._background.discard)
 
     async def aclose(self) -> None:
-        """Close every session (gateway shutdown), bounded by the caller."""
-        for session_id in list(self.sessions):
-            with contextlib.suppress(Exception):
-                await self.close(session_id, "gateway_stopping")
+        """Gateway shutdown: stop every session at once (no final transcripts; the owners
+        are being disconnected) and every pending close."""
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        sessions, self.sessions = list(self.sessions.values()), {}
+        for session in sessions:
+            await session.abort()
+        for task in list(self._background):
+            task.cancel()
         if self._background:
-            await asyncio.wait(set(self._background), timeout=2)
+            await asyncio.wait(set(self._background), timeout=1)
 
     # ------------------------------------------------------------------ speech
     async def speak(self, request: SpeakRequest) -> dict[str, Any]:

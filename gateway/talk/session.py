@@ -125,6 +125,14 @@ class TalkSession:
                 with contextlib.suppress(asyncio.CancelledError):
                     await self._worker
 
+    async def abort(self) -> None:
+        """Stop at once (gateway shutdown): queued audio is dropped, no final transcript."""
+        self.closed = True
+        if self._worker is not None and not self._worker.done():
+            self._worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._worker
+
     async def _work(self) -> None:
         while True:
             item = await self._queue.get()

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from gateway.server import GatewayServer
-from tests.helpers.bundled_gateway import bundled_gateway, raw_operator, wait_for
+from tests.helpers.bundled_gateway import RawClient, bundled_gateway, raw_operator, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -304,3 +306,24 @@ async def test_scopes(gw: GatewayServer) -> None:
     async with raw_operator(gw.url, scopes=["operator.talk"]) as talker:
         session_id = (await talker.ok("talk.session.create", TRANSCRIPTION))["sessionId"]
         await talker.ok("talk.session.close", {"sessionId": session_id})
+
+
+async def test_gateway_stops_promptly_with_sessions_busy(tmp_path: Path) -> None:
+    """Sessions with audio still being recognized do not hold the shutdown up."""
+    async with bundled_gateway(tmp_path / "state") as gw:
+        op = await RawClient.open(gw.url)
+        try:
+            assert (await op.connect(None, scopes=["operator.write"]))["ok"]
+            for _ in range(2):
+                session_id = (await op.ok("talk.session.create", TRANSCRIPTION))["sessionId"]
+                noise = np.random.default_rng(0).normal(0, 3000, 24000 * 5).astype("<i2")
+                await op.ok(
+                    "talk.session.appendAudio",
+                    {"sessionId": session_id, "audioBase64": b64(noise.tobytes())},
+                )
+            started = time.monotonic()
+            await gw.close()
+            assert time.monotonic() - started < 2.5
+            assert gw.core.talk is not None and not gw.core.talk.sessions
+        finally:
+            await op.close()
