@@ -10,9 +10,8 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from openclaw_desktop.config import AppPaths, SettingsStore
@@ -22,7 +21,6 @@ from openclaw_desktop.discovery import GatewayBrowser
 from openclaw_desktop.errors import OpenClawError, ReconnectPaused, TrustError
 from openclaw_desktop.identity import CredentialStore, gateway_key, open_secret_store
 from openclaw_desktop.links import PairLink
-from openclaw_desktop.node.host import NodeHost
 from openclaw_desktop.sdk import Approval, Event
 from openclaw_desktop.sdk.normalize import Normalizer
 from openclaw_desktop.session import EventReceived
@@ -36,7 +34,7 @@ from ui.presenters.discovery import BrowserFactory
 from ui.presenters.sessions import SessionsPresenter
 from ui.presenters.voice import VoicePresenter
 from ui.runtime import DesktopRuntime, RuntimeTarget
-from ui.tasks import TaskSet
+from ui.tasks import TaskSet, after_first_paint
 from ui.theme import follow_system
 from ui.tray import Tray
 from ui.widgets.activity import ActivityView
@@ -46,6 +44,9 @@ from ui.widgets.pair_phone import PairPhoneDialog
 from ui.widgets.sessions import SessionsPanel
 
 __all__ = ["DesktopApp", "known_gateways_file", "run"]
+
+if TYPE_CHECKING:
+    from openclaw_desktop.node.host import NodeHost
 
 log = logging.getLogger("openclaw.ui")
 
@@ -510,7 +511,7 @@ def run(argv: Sequence[str], target: RuntimeTarget) -> int:
     pair_link = getattr(target, "pair_link", None)
     first_run = not known_gateways_file(paths).exists()
     start = desktop.choose_gateway(pair_link) if first_run or pair_link else desktop.start()
-    QTimer.singleShot(0, lambda: desktop._spawn(start))  # after the first frame
+    after_first_paint(desktop.window, lambda: desktop._spawn(start))
 
     async def until_closed() -> None:
         await closed.wait()

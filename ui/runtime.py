@@ -8,6 +8,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from openclaw_desktop.config import AppPaths, SettingsStore
 from openclaw_desktop.config.client_profile import node_client, user_agent
@@ -19,11 +20,13 @@ from openclaw_desktop.identity import (
     gateway_key,
     open_secret_store,
 )
-from openclaw_desktop.node.host import NodeHost
 from openclaw_desktop.protocol import MIN_NODE_PROTOCOL_VERSION, Role
 from openclaw_desktop.sdk import OpenClaw
 from openclaw_desktop.transport import ConnectionOptions, ConnectionStatus
 from openclaw_desktop.trust import TrustCallback
+
+if TYPE_CHECKING:  # the node pulls in the device adapters (OpenCV, numpy): loaded on use
+    from openclaw_desktop.node.host import NodeHost
 
 __all__ = ["DesktopRuntime", "RuntimeTarget"]
 
@@ -136,6 +139,8 @@ class DesktopRuntime:
             wait_for_pairing=True,
             user_agent=user_agent(),
         )
+        from openclaw_desktop.node.host import NodeHost
+
         return NodeHost(options, SettingsStore(self.paths.settings_file))
 
     def replace_pin(self, fingerprint: str) -> None:

@@ -1,14 +1,18 @@
 """Fire-and-forget coroutines started from Qt slots, kept referenced until done and
-cancellable together (the window's background work)."""
+cancellable together (the window's background work), and starting work once the window
+has painted its first frame."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
-__all__ = ["TaskSet"]
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QWidget
+
+__all__ = ["TaskSet", "after_first_paint"]
 
 
 class TaskSet:
@@ -31,3 +35,32 @@ class TaskSet:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+class _FirstPaint(QObject):
+    """Calls back once, on the loop turn after ``widget`` first painted (or after
+    ``fallback_ms``, for a window that never paints, e.g. minimized at start)."""
+
+    def __init__(self, widget: QWidget, callback: Callable[[], None], fallback_ms: int) -> None:
+        super().__init__(widget)
+        self._callback: Callable[[], None] | None = callback
+        widget.installEventFilter(self)
+        QTimer.singleShot(fallback_ms, self._fire)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        """Qt: the first paint schedules the callback."""
+        if event.type() == QEvent.Type.Paint and self._callback is not None:
+            QTimer.singleShot(0, self._fire)
+        return False
+
+    def _fire(self) -> None:
+        callback, self._callback = self._callback, None
+        if callback is not None:
+            callback()
+
+
+def after_first_paint(
+    widget: QWidget, callback: Callable[[], None], fallback_ms: int = 1000
+) -> None:
+    """Run ``callback`` once the window is on screen (its first frame painted)."""
+    _FirstPaint(widget, callback, fallback_ms)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
 
 from openclaw_desktop.chat import ChatItem, ToolCard
 from tests.helpers.qt import screenshot_folder
@@ -64,3 +65,24 @@ def test_theme_switches_and_returns(
         assert apply_theme(qapp, "system") is is_dark(qapp)
     finally:
         apply_theme(qapp, "light")
+
+
+def test_work_starts_after_the_first_frame(qapp: QApplication, qtbot: QtBot) -> None:
+    """The runtime starts once the window has painted (or after the fallback)."""
+    from PySide6.QtWidgets import QLabel
+
+    from ui.tasks import after_first_paint
+
+    order: list[str] = []
+    label = QLabel("hello")
+    label.paintEvent = lambda _e: order.append("painted")  # type: ignore[method-assign]
+    after_first_paint(label, lambda: order.append("started"), fallback_ms=5000)
+    label.show()
+    qtbot.waitUntil(lambda: "started" in order, timeout=3000)
+    assert order[:2] == ["painted", "started"] and order.count("started") == 1
+    hidden: list[str] = []
+    never_shown = QLabel("never shown")
+    after_first_paint(never_shown, lambda: hidden.append("fallback"), fallback_ms=50)
+    qtbot.waitUntil(lambda: bool(hidden), timeout=2000)
+    assert hidden == ["fallback"]
+    label.close()

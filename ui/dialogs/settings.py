@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -17,8 +19,10 @@ from PySide6.QtWidgets import (
 
 from openclaw_desktop.config import SettingsStore
 from openclaw_desktop.errors import ConfigError
-from openclaw_desktop.node import SurfaceEntry
 from ui.autostart import set_autostart
+
+if TYPE_CHECKING:  # the node package loads the device adapters (OpenCV): not at start-up
+    from openclaw_desktop.node import SurfaceEntry
 
 __all__ = ["CAPABILITY_SETTINGS", "SettingsDialog"]
 

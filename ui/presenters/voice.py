@@ -7,16 +7,19 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
 from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.errors import OpenClawError
-from openclaw_desktop.voice import Dictation, DictationResult, open_microphone
-from openclaw_desktop.voice.dictation import FrameSource, MicOpener
-from openclaw_desktop.voice.talk_mode import TalkMode, TalkTurn
 from ui.presenters.chat import ChatPresenter
+
+if TYPE_CHECKING:  # voice loads numpy and PortAudio: imported when first used
+    from openclaw_desktop.voice import DictationResult
+    from openclaw_desktop.voice.dictation import FrameSource, MicOpener
+    from openclaw_desktop.voice.talk_mode import TalkMode, TalkTurn
 
 __all__ = ["VoicePresenter"]
 
@@ -41,7 +44,7 @@ class VoicePresenter(QObject):
         self,
         chat: ChatPresenter,
         microphone: Callable[[], str | None] = lambda: None,
-        open_mic: MicOpener | None = None,
+        open_mic: Callable[[int], Awaitable[FrameSource]] | None = None,
     ) -> None:
         super().__init__()
         self.chat = chat
@@ -100,6 +103,8 @@ class VoicePresenter(QObject):
             return
         if self.listening:
             self.stop()
+        from openclaw_desktop.voice.talk_mode import TalkMode
+
         self.talk = TalkMode(
             self.chat.client,
             self.chat.session_key,
@@ -137,6 +142,8 @@ class VoicePresenter(QObject):
         self.state.emit(state)
 
     def _mic(self) -> MicOpener:
+        from openclaw_desktop.voice import open_microphone
+
         if self._open_mic is not None:
             return self._open_mic
         wanted = self.microphone()
@@ -147,6 +154,8 @@ class VoicePresenter(QObject):
         return opener
 
     async def _run(self, stop: asyncio.Event) -> DictationResult | None:
+        from openclaw_desktop.voice import Dictation
+
         dictation = Dictation(
             self.chat.client,
             self._mic(),

@@ -8,10 +8,7 @@ import threading
 
 from PySide6.QtCore import QObject, Signal
 
-from openclaw_desktop.devices.camera import CaptureStopped
-from openclaw_desktop.devices.camera_sources import parse_source
 from openclaw_desktop.devices.errors import DeviceError
-from openclaw_desktop.devices.qr_scan import scan_qr
 from openclaw_desktop.discovery import SetupCodeError, decode_setup_code
 
 __all__ = ["QrScanner", "is_setup_code"]
@@ -63,6 +60,11 @@ class QrScanner(QObject):
             self._stop.set()
 
     async def _scan(self, source: str, stop: threading.Event) -> None:
+        # OpenCV is loaded when the user scans, not when the window starts.
+        from openclaw_desktop.devices.camera import CaptureStopped
+        from openclaw_desktop.devices.camera_sources import parse_source
+        from openclaw_desktop.devices.qr_scan import scan_qr
+
         try:
             target = parse_source(source)
             result = await asyncio.to_thread(
