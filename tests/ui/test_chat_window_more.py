@@ -243,6 +243,10 @@ def test_tray_pause_node_disconnects_and_resumes(
         app.tray.pause_action.setChecked(False)
         await wait_node(True)
         assert app.runtime.node is not None
+        presenter = app.presenter
+        assert presenter is not None
+        await presenter.send("In dark mode:\n\n```python\ndef hello():\n    return 'hi'  # ok\n```")
+        await until(lambda: assistant(app, "done"), "a reply to show")
         try:
             apply_theme(qapp, "dark")
             await until(
