@@ -53,6 +53,10 @@ _GONE_ERRORS = frozenset(
 )
 
 
+#: The installed desktop entry and icon name (``openclaw-desktop desktop install``).
+DESKTOP_ENTRY = "openclaw-desktop"
+
+
 class Urgency(enum.IntEnum):
     """The freedesktop urgency levels (the byte sent in the ``urgency`` hint)."""
 
@@ -250,7 +254,8 @@ class Notifier:
         hints = {"urgency": Variant("y", int(notice.urgency))}
         if notice.silent:
             hints["suppress-sound"] = Variant("b", True)
-        body = [self.app_name, 0, "", notice.title, notice.body, [], hints, -1]
+        hints["desktop-entry"] = Variant("s", DESKTOP_ENTRY)
+        body = [self.app_name, 0, DESKTOP_ENTRY, notice.title, notice.body, [], hints, -1]
         target = (NOTIFICATIONS_NAME, NOTIFICATIONS_PATH, NOTIFICATIONS_NAME)
         connected = False
         try:

@@ -54,6 +54,8 @@ async def test_notification_arrives_with_every_field(
     assert got.urgency == urgency
     assert got.expire_timeout == -1
     assert "suppress-sound" not in got.hints
+    assert got.app_icon == "openclaw-desktop"  # the installed icon and desktop entry
+    assert got.hints.get("desktop-entry") == "openclaw-desktop"
 
 
 @pytest.mark.parametrize(("sound", "silent"), [(False, True), ("none", True), (True, False)])
