@@ -189,6 +189,7 @@ async def talk_session_create(core: GatewayCore, peer: Peer, params: Any) -> Any
         vad_level_dbfs=threshold_dbfs(p.get("vadThreshold")),
         max_audio_bytes=service.settings.max_session_audio_bytes,
         session_key=p.get("sessionKey"),
+        prefix_padding_ms=p.get("prefixPaddingMs", 300),
     )
     try:
         return await service.create(peer.conn_id, spec, p.get("ttlMs"))

@@ -2,7 +2,9 @@
 worker thread), ``talk.event`` envelopes out to the connection that owns it.
 
 Appends are queued in order and processed by one task per session, so recognition never
-runs on the event loop and never runs twice at once for one stream. Closing drains what was
+runs on the event loop and never runs twice at once for one stream. Only speech reaches the
+recognizer: between utterances the session keeps a short pre-roll (``prefixPaddingMs``), so
+long pauses cost no recognition and are never uploaded. Closing drains what was
 appended first, so the last words arrive as ``transcript.done`` before ``session.closed``.
 """
 
@@ -25,6 +27,9 @@ log = logging.getLogger("gateway.talk")
 
 #: How long closing waits for the last recognition (an upload to a slow server).
 CLOSE_DRAIN_S = 120.0
+#: Bound on ``prefixPaddingMs``, and the endpointer's speech onset (its ``min_speech_ms``).
+MAX_PREFIX_PADDING_MS = 2000
+SPEECH_ONSET_MS = 100
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,7 @@ class SessionSpec:
     vad_level_dbfs: float
     max_audio_bytes: int
     session_key: str | None = None
+    prefix_padding_ms: int = 300
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,11 @@ class TalkSession:
         self._turn = 1
         self._partial = ""
         self._heard = False
+        # Audio kept from before the speech starts: the padding asked for plus the time the
+        # endpointer needs to call it speech.
+        preroll_ms = min(spec.prefix_padding_ms, MAX_PREFIX_PADDING_MS) + SPEECH_ONSET_MS
+        self._preroll_bytes = recognizer.sample_rate * 2 * preroll_ms // 1000
+        self._preroll = b""
 
     # ------------------------------------------------------------------ loop side
     async def start(self) -> None:
@@ -169,12 +180,19 @@ class TalkSession:
         return outcomes
 
     def _recognize(self, pcm: bytes) -> list[_Outcome]:
+        """Endpoint ``pcm``; between utterances keep only the pre-roll, during one feed the
+        recognizer (the pre-roll first: the start of the first word and the noise floor)."""
         assert self._stream is not None
         outcomes: list[_Outcome] = []
         if not pcm:
             return outcomes
         ended = self._endpointer.feed(pcm)
-        self._heard = self._heard or self._endpointer.in_speech or ended > 0
+        if not self._heard:
+            if not (self._endpointer.in_speech or ended):
+                self._preroll = (self._preroll + pcm)[-self._preroll_bytes :]
+                return outcomes
+            self._heard = True
+            pcm, self._preroll = self._preroll + pcm, b""
         try:
             partial = self._stream.feed(pcm)
         except TranscriptionError as exc:
@@ -187,9 +205,9 @@ class TalkSession:
         return outcomes
 
     def _end_utterance(self) -> list[_Outcome]:
-        """Final text of the utterance, when one was heard (trailing silence is not one)."""
+        """Final text of the utterance, when one was heard (silence is not one)."""
         assert self._stream is not None
-        if not (self._heard or self._partial):
+        if not self._heard:
             return []
         try:
             text = self._stream.end_utterance()

@@ -25,6 +25,8 @@ LABEL = (
 )
 
 
+#: Audio goes to the live pass in blocks of this size (20 ms at 16 kHz).
+BLOCK_BYTES = 640
 #: Utterances up to this long (16 kHz PCM16, 60 s) are decoded a second time for the final.
 MAX_SECOND_PASS_BYTES = 60 * 16000 * 2
 
@@ -53,7 +55,10 @@ class _Stream:
             self._audio += pcm16
         else:
             self._audio = bytearray()  # too long for a second pass: the live result stands
-        self._decoder.process_raw(pcm16, False, False)
+        # In 20 ms blocks whatever the client's frame size: the live estimates advance per
+        # block, so the same audio gives the same text however it was framed.
+        for start in range(0, len(pcm16), BLOCK_BYTES):
+            self._decoder.process_raw(pcm16[start : start + BLOCK_BYTES], False, False)
         return _text(self._decoder) or None
 
     def end_utterance(self) -> str:
