@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 from PySide6.QtWidgets import QApplication
 
-__all__ = ["run_in_qt", "screenshot_folder"]
+__all__ = ["run_in_qt", "screenshot_folder", "window_home"]
 
 T = TypeVar("T")
 
@@ -49,3 +49,23 @@ def screenshot_folder(tmp_path_factory: pytest.TempPathFactory, name: str) -> Pa
     folder.mkdir(parents=True, exist_ok=True)
     print(f"\nUI screenshots ({name}): {folder}")
     return folder
+
+
+@pytest.fixture(autouse=True)
+def window_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
+    """The window's home under the test's folder, its secrets in the 0600 file fallback:
+    never a keyring some earlier test (or the developer's desktop) made the default.
+
+    Autouse in the modules that import it (``from tests.helpers.qt import window_home``).
+    """
+    import keyring
+    from keyring.backends import fail
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("OPENCLAW_DESKTOP_HOME", str(home))
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())  # type: ignore[no-untyped-call]
+    try:
+        yield home
+    finally:
+        keyring.set_keyring(previous)

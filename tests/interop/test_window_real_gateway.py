@@ -5,16 +5,13 @@ connecting. Screenshots go to the folder the test prints."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from tests.helpers.fake_llm import FakeLLM
-from tests.helpers.qt import run_in_qt, screenshot_folder
+from tests.helpers.qt import run_in_qt, screenshot_folder, window_home  # noqa: F401 (autouse)
 from tests.helpers.real_openclaw import GatewayFactory
 from tests.ui.test_chat_window import assistant, until
 from ui.app import DesktopApp
@@ -24,21 +21,6 @@ from ui.runtime import DesktopRuntime, RuntimeTarget
 pytestmark = [pytest.mark.ui, pytest.mark.timeout(300)]
 
 EXEC_PROMPT = 'CALLTOOL:exec:{"command":"ls"}'
-
-
-@pytest.fixture(autouse=True)
-def file_secrets(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    """The window's home and secrets live under the test's folder (0600 file fallback)."""
-    import keyring
-    from keyring.backends import fail
-
-    monkeypatch.setenv("OPENCLAW_DESKTOP_HOME", str(tmp_path / "home"))
-    previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())  # type: ignore[no-untyped-call]
-    try:
-        yield
-    finally:
-        keyring.set_keyring(previous)
 
 
 def approval_dialog() -> ApprovalDialog | None:

@@ -16,7 +16,7 @@ from openclaw_desktop.chat import ChatItem
 from tests.helpers.bundled_gateway import BundledGateway, start_node
 from tests.helpers.chat_trace import write_fake_providers
 from tests.helpers.fake_llm import FakeLLM
-from tests.helpers.qt import run_in_qt, screenshot_folder
+from tests.helpers.qt import run_in_qt, screenshot_folder, window_home  # noqa: F401 (autouse)
 from ui.app import DesktopApp
 from ui.dialogs import PairingRequestDialog
 from ui.presenters.sessions import session_title
@@ -36,21 +36,6 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BundledGateway
             yield gw
         finally:
             gw.cleanup()
-
-
-@pytest.fixture(autouse=True)
-def no_desktop_keyring() -> Iterator[None]:
-    """The window's secrets go to the 0600 file fallback under the test's home, never to a
-    keyring some earlier test (or the developer's desktop) made the default."""
-    import keyring
-    from keyring.backends import fail
-
-    previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())  # type: ignore[no-untyped-call]
-    try:
-        yield
-    finally:
-        keyring.set_keyring(previous)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ HTTP) is sent to the chat and answered. The mic button does the same by clicks."
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -19,28 +18,13 @@ from tests.helpers.bundled_gateway import BundledGateway
 from tests.helpers.chat_trace import write_fake_providers
 from tests.helpers.fake_audio_api import FakeAudioAPI, Upload
 from tests.helpers.fake_llm import FakeLLM
-from tests.helpers.qt import run_in_qt, screenshot_folder
+from tests.helpers.qt import run_in_qt, screenshot_folder, window_home  # noqa: F401 (autouse)
 from tests.helpers.speech import espeak_pcm16
 from tests.integration.gateway.test_gw_talk_sessions import write_talk_json
 from tests.ui.test_chat_window import assistant, until
 from tests.ui.test_chat_window_more import new_app
 
 pytestmark = [pytest.mark.ui, pytest.mark.timeout(120)]
-
-
-@pytest.fixture(autouse=True)
-def file_secrets(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    """The window's home and secrets live under the test's folder (0600 file fallback)."""
-    import keyring
-    from keyring.backends import fail
-
-    monkeypatch.setenv("OPENCLAW_DESKTOP_HOME", str(tmp_path / "home"))
-    previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())  # type: ignore[no-untyped-call]
-    try:
-        yield
-    finally:
-        keyring.set_keyring(previous)
 
 
 def test_push_to_talk_sends_the_transcript(

@@ -28,7 +28,7 @@ from tests.helpers.bundled_gateway import BundledGateway
 from tests.helpers.chat_trace import write_fake_providers
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.mdns import LOOPBACK
-from tests.helpers.qt import run_in_qt, screenshot_folder
+from tests.helpers.qt import run_in_qt, screenshot_folder, window_home  # noqa: F401 (autouse)
 from tests.ui.test_chat_window import assistant, until
 from ui.app import DesktopApp
 from ui.dialogs.trust import PinChangedDialog, TrustDialog
@@ -48,21 +48,6 @@ def tls_gateway(tmp_path: Path) -> Iterator[BundledGateway]:
             yield gw
         finally:
             gw.cleanup()
-
-
-@pytest.fixture(autouse=True)
-def file_secrets(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    """The window's home and secrets live under the test's folder (0600 file fallback)."""
-    import keyring
-    from keyring.backends import fail
-
-    monkeypatch.setenv("OPENCLAW_DESKTOP_HOME", str(tmp_path / "home"))
-    previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())  # type: ignore[no-untyped-call]
-    try:
-        yield
-    finally:
-        keyring.set_keyring(previous)
 
 
 def fingerprint(gw: BundledGateway) -> str:
