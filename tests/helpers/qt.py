@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import pytest
 from PySide6.QtWidgets import QApplication
 
-__all__ = ["run_in_qt", "screenshot_folder", "window_home"]
+__all__ = ["run_in_qt", "screenshot_folder", "shot", "window_home"]
 
 T = TypeVar("T")
 
@@ -69,3 +69,12 @@ def window_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Pat
         yield home
     finally:
         keyring.set_keyring(previous)
+
+
+def shot(window: Any, path: Path) -> None:
+    """Save a screenshot of ``window`` (a ``MainWindow``) with its chat up to date (the
+    view catches up with the timeline on a timer)."""
+    chat = getattr(window, "chat", None)
+    if chat is not None:
+        chat.flush()
+    window.grab().save(str(path))

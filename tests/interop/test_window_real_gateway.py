@@ -11,7 +11,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from tests.helpers.fake_llm import FakeLLM
-from tests.helpers.qt import run_in_qt, screenshot_folder, window_home  # noqa: F401 (autouse)
+from tests.helpers.qt import run_in_qt, screenshot_folder, shot, window_home  # noqa: F401 (autouse)
 from tests.helpers.real_openclaw import GatewayFactory
 from tests.ui.test_chat_window import assistant, until
 from ui.app import DesktopApp
@@ -53,7 +53,7 @@ def test_window_on_the_real_gateway(
             QTest.keyClick(chat.composer, Qt.Key.Key_Return)
             await until(lambda: assistant(app, "done"), "the reply", timeout=120)
             assert assistant(app, "done")[-1].text.startswith("FAKE-LLM reply")
-            app.window.grab().save(str(screens / "01-real-chat.png"))
+            shot(app.window, screens / "01-real-chat.png")
 
             # Exec asks every time; the window asks the user, who allows once.
             snapshot = await client.call("exec.approvals.get", {})
@@ -86,7 +86,7 @@ def test_window_on_the_real_gateway(
                 card = next(i.tool for i in presenter.timeline.items if i.tool is not None)
                 assert "AGENTS.md" in card.preview
                 assert await client.approvals.list() == []
-                app.window.grab().save(str(screens / "03-real-tool-card.png"))
+                shot(app.window, screens / "03-real-tool-card.png")
             finally:
                 current = await client.call("exec.approvals.get", {})
                 await client.call(

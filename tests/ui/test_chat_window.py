@@ -16,7 +16,7 @@ from openclaw_desktop.chat import ChatItem
 from tests.helpers.bundled_gateway import BundledGateway, start_node
 from tests.helpers.chat_trace import write_fake_providers
 from tests.helpers.fake_llm import FakeLLM
-from tests.helpers.qt import run_in_qt, screenshot_folder, window_home  # noqa: F401 (autouse)
+from tests.helpers.qt import run_in_qt, screenshot_folder, shot, window_home  # noqa: F401 (autouse)
 from ui.app import DesktopApp
 from ui.dialogs import PairingRequestDialog
 from ui.presenters.sessions import session_title
@@ -85,7 +85,7 @@ def test_chat_window_end_to_end(
     )
     app = DesktopApp(runtime)
     app.window.show()
-    app.window.grab().save(str(screens / "01-starting.png"))
+    shot(app.window, screens / "01-starting.png")
 
     async def scenario() -> None:
         await app.start()
@@ -102,7 +102,7 @@ def test_chat_window_end_to_end(
         reply = assistant(app, "done")[-1]
         assert reply.text.startswith("FAKE-LLM reply")
         await until(lambda: chat.model.rowCount() == 2, "the rows on screen")
-        app.window.grab().save(str(screens / "02-chat.png"))
+        shot(app.window, screens / "02-chat.png")
 
         # The pickers: the gateway's models, and a thinking level saved on the session.
         await until(lambda: chat.model_picker.count() > 0, "the model list")
@@ -127,7 +127,7 @@ def test_chat_window_end_to_end(
         await until(lambda: activity.list.count() >= 2, "the activity rows")
         rows = [activity.list.item(i).text() for i in range(activity.list.count())]
         assert any("✓ done nodes_list" in r for r in rows), rows
-        app.window.grab().save(str(screens / "03-tool-card.png"))
+        shot(app.window, screens / "03-tool-card.png")
 
         # Stop mid-stream keeps the partial answer.
         await app.presenter.send("SLOW:150")
@@ -136,7 +136,7 @@ def test_chat_window_end_to_end(
         QTest.keyClick(chat.composer, Qt.Key.Key_Escape)
         await until(lambda: assistant(app, "aborted"), "the stopped reply")
         assert assistant(app, "aborted")[-1].text
-        app.window.grab().save(str(screens / "04-stopped.png"))
+        shot(app.window, screens / "04-stopped.png")
 
         # A message sent during a run is queued; Steer injects it.
         await app.presenter.send("SLOW:60")
@@ -144,7 +144,7 @@ def test_chat_window_end_to_end(
         await app.presenter.send("steer this way")
         assert [i.text for i in app.presenter.timeline.queued] == ["steer this way"]
         assert chat.steer_button.isEnabled()
-        app.window.grab().save(str(screens / "05-queued.png"))
+        shot(app.window, screens / "05-queued.png")
         chat.steer_button.click()
         await until(lambda: not app.presenter.timeline.queued, "the steer")  # type: ignore[union-attr]
         await until(
@@ -167,7 +167,7 @@ def test_chat_window_end_to_end(
             "the second session's reply",
         )
         await until(lambda: "Second" in [session_title(r) for r in sessions.rows], "the sidebar")
-        app.window.grab().save(str(screens / "06-sessions.png"))
+        shot(app.window, screens / "06-sessions.png")
         assert await app.open_session("main") is main
         # Pair a phone: the gateway's one-time setup code as a QR code.
         dialog = await app.pair_phone()
@@ -235,7 +235,7 @@ def test_first_run_connect_screen_leads_to_the_chat(
         )
         screen = app.window.stack.currentWidget()
         assert isinstance(screen, ConnectScreen)
-        app.window.grab().save(str(screens / "09-connect-screen.png"))
+        shot(app.window, screens / "09-connect-screen.png")
         screen.chosen.emit(RuntimeTarget(url=gateway.url, token=gateway.token, node=False))
         await asyncio.wait_for(choosing, 30)
         assert app.window.chat is not None

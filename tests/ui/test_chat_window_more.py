@@ -21,7 +21,7 @@ from tests.helpers.chat_trace import write_fake_providers
 from tests.helpers.dbus_notifications import NotificationServer
 from tests.helpers.desktop_session import dbus_session_fixture  # noqa: F401 - dbus_session
 from tests.helpers.fake_llm import FakeLLM
-from tests.helpers.qt import run_in_qt, screenshot_folder, window_home  # noqa: F401 (autouse)
+from tests.helpers.qt import run_in_qt, screenshot_folder, shot, window_home  # noqa: F401 (autouse)
 from tests.ui.test_chat_window import assistant, until
 from ui.app import DesktopApp
 from ui.runtime import DesktopRuntime, RuntimeTarget
@@ -101,7 +101,7 @@ def test_attachments_by_picker_paste_and_drop(
             "dropped.md",
         ]
         assert chat.composer.toPlainText() == ""
-        app.window.grab().save(str(screens / "01-attachments.png"))
+        shot(app.window, screens / "01-attachments.png")
         chat.composer.setPlainText("what is the secret word?")
         chat.send_button.click()
         assert chat.attachments.items == [] and not chat.attachments.isVisible()
@@ -120,7 +120,7 @@ def test_attachments_by_picker_paste_and_drop(
         users = [i for i in presenter.timeline.items if i.role == "user"]
         assert len(users) == 1 and len(users[0].images) == 1
         assert [f.split(" ")[0] for f in users[0].files] == ["notes.txt", "dropped.md"]
-        app.window.grab().save(str(screens / "02-sent-attachments.png"))
+        shot(app.window, screens / "02-sent-attachments.png")
         await app.aclose()
 
     run_in_qt(qapp, scenario)
@@ -238,7 +238,7 @@ def test_tray_pause_node_disconnects_and_resumes(
                 lambda: app.window.palette().color(QPalette.ColorRole.Window).lightness() < 128,
                 "the window repainted dark",
             )
-            app.window.grab().save(str(screens / "03-dark-mode.png"))
+            shot(app.window, screens / "03-dark-mode.png")
         finally:
             apply_theme(qapp, "light")
         await app.aclose()
@@ -268,7 +268,7 @@ def test_waiting_for_pairing_approval_then_continuing(
                 assert panel.command_field.text() == f"openclaw devices approve {rid}"
                 assert f"openclaw-desktop devices approve {rid}" in panel.desktop_hint.text()
                 assert "waiting for approval" in app.tray.icon.toolTip()
-                app.window.grab().save(str(screens / "04-waiting-for-approval.png"))
+                shot(app.window, screens / "04-waiting-for-approval.png")
                 admin = await RawClient.open(gw.url)  # deviceless: loopback + shared token
                 try:
                     res = await admin.connect(None, auth={"token": gw.token}, scopes=ALL_SCOPES)

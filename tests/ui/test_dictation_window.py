@@ -18,7 +18,7 @@ from tests.helpers.bundled_gateway import BundledGateway
 from tests.helpers.chat_trace import write_fake_providers
 from tests.helpers.fake_audio_api import FakeAudioAPI, Upload
 from tests.helpers.fake_llm import FakeLLM
-from tests.helpers.qt import run_in_qt, screenshot_folder, window_home  # noqa: F401 (autouse)
+from tests.helpers.qt import run_in_qt, screenshot_folder, shot, window_home  # noqa: F401 (autouse)
 from tests.helpers.speech import espeak_pcm16
 from tests.integration.gateway.test_gw_talk_sessions import write_talk_json
 from tests.ui.test_chat_window import assistant, until
@@ -61,7 +61,7 @@ def test_push_to_talk_sends_the_transcript(
                     await asyncio.sleep(0.3)
                     mic.play(spoken)
                     await until(lambda: bar.meter.value() > 30, "the level meter moving")
-                    app.window.grab().save(str(screens / "01-listening.png"))
+                    shot(app.window, screens / "01-listening.png")
                     await asyncio.sleep(len(spoken) / 24_000 + 0.3)
                     QTest.keyRelease(chat.composer, Qt.Key.Key_Space, ctrl)
                     await until(lambda: not bar.voice.listening, "the dictation ended", 30)
@@ -72,7 +72,7 @@ def test_push_to_talk_sends_the_transcript(
                     users = [i.text for i in presenter.timeline.items if i.role == "user"]
                     assert users == ["dictated 1"]
                     assert api.uploads and api.uploads[0].samples > 16_000  # > 1 s of audio
-                    app.window.grab().save(str(screens / "02-dictated.png"))
+                    shot(app.window, screens / "02-dictated.png")
 
                     bar.mic_button.click()
                     await until(lambda: bar.voice.listening, "listening again")
@@ -131,7 +131,7 @@ def test_talk_mode_in_the_window(
                     mic.play(spoken)
                     await until(lambda: "speaking" in phases, "speaking", 60)
                     assert bar.interrupt_button.isVisible() or "listening" in phases[2:]
-                    app.window.grab().save(str(screens / "03-talk-mode.png"))
+                    shot(app.window, screens / "03-talk-mode.png")
                     await until(lambda: phases[-1] == "listening" and len(phases) >= 4, "again", 60)
                     assert phases[:4] == ["listening", "thinking", "speaking", "listening"]
                     users = [i.text for i in presenter.timeline.items if i.role == "user"]

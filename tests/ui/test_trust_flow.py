@@ -28,7 +28,7 @@ from tests.helpers.bundled_gateway import BundledGateway
 from tests.helpers.chat_trace import write_fake_providers
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.mdns import LOOPBACK
-from tests.helpers.qt import run_in_qt, screenshot_folder, window_home  # noqa: F401 (autouse)
+from tests.helpers.qt import run_in_qt, screenshot_folder, shot, window_home  # noqa: F401 (autouse)
 from tests.ui.test_chat_window import assistant, until
 from ui.app import DesktopApp
 from ui.dialogs.trust import PinChangedDialog, TrustDialog
@@ -97,7 +97,7 @@ def test_discover_trust_and_changed_pin(
         await until(lambda: screen.select_discovered(stable_id), "the advertised gateway", 20)
         screen.token.setText(gw.token)
         QApplication.processEvents()
-        app.window.grab().save(str(screens / "01-discovered.png"))
+        shot(app.window, screens / "01-discovered.png")
         screen.connect_discovered.click()
         return choosing
 

@@ -181,8 +181,13 @@ class ChatDelegate(QStyledItemDelegate):
         painter.setPen(palette.color(QPalette.ColorRole.Mid))
         painter.setBrush(bubble_colour(item.role, palette))
         painter.drawRoundedRect(bubble, 8, 8)
+        # Only the part on screen: a long reply is taller than the view.
+        clip = painter.clipBoundingRect()
         painter.translate(bubble.topLeft())
-        doc.drawContents(painter)
+        if clip.isEmpty():
+            doc.drawContents(painter)
+        else:
+            doc.drawContents(painter, clip.translated(-bubble.topLeft()))
         painter.restore()
         if option.state & QStyle.StateFlag.State_HasFocus:
             painter.save()

@@ -6,6 +6,7 @@ with the Attach button, by pasting, or by dropping them anywhere on the pane.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,8 @@ __all__ = ["THINKING_LEVELS", "ChatView"]
 
 #: The view catches up with a streaming reply at most this often (ms): about 30 frames/s.
 FRAME_MS = 33
+#: ... and at least this often, however long catching up takes.
+MAX_FRAME_MS = 250
 
 #: Thinking levels offered (the gateway maps them to the provider's reasoning budget).
 THINKING_LEVELS = ["off", "low", "medium", "high"]
@@ -236,8 +239,17 @@ class ChatView(QWidget):
             self._frame.start()
 
     def flush(self) -> None:
-        """Bring the view up to date with the timeline now."""
+        """Bring the view up to date with the timeline now. A slow catch-up (a very long
+        reply re-rendered) spaces the next ones out, so the loop stays mostly free."""
         self._frame.stop()
+        began = time.perf_counter()
+        try:
+            self._catch_up()
+        finally:
+            spent_ms = (time.perf_counter() - began) * 1000
+            self._frame.setInterval(max(FRAME_MS, min(MAX_FRAME_MS, round(spent_ms * 4))))
+
+    def _catch_up(self) -> None:
         bar = self.messages.verticalScrollBar()
         following = bar.value() >= bar.maximum() - 4  # the user has not scrolled up to read
         if self.model.refresh():
