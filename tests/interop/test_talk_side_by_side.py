@@ -118,6 +118,9 @@ async def _scenario(url: str, token: str) -> dict[str, Any]:
         for label, method, params in CASES:
             answers[label] = await _answer(conn, method, params)
         answers["config"] = await _answer(conn, "talk.config", {})
+        answers["audio extension"] = await _answer(
+            conn, "talk.session.create", {**TRANSCRIPTION, "audio": {"inputEncoding": "pcm16"}}
+        )
         mode = await _answer(conn, "talk.mode", {"enabled": True, "phase": "probe"})
         answers["mode keys"] = sorted(mode.get("ok", {}))
         answers["mode values"] = {k: v for k, v in mode.get("ok", {}).items() if k != "ts"}
@@ -166,3 +169,19 @@ def test_same_answer(answers: tuple[dict[str, Any], dict[str, Any]], label: str)
     """Both gateways answer this talk request alike."""
     real, ours = answers
     assert ours[label] == real[label], f"{label}\n  real: {real[label]}\n  ours: {ours[label]}"
+
+
+def test_the_audio_extension_is_ours_only(
+    answers: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    """``talk.session.create``'s ``audio`` (the input encoding and rate) is this gateway's
+    extension: the real gateway's closed schema refuses it, so clients send it only when
+    they need G.711 or another rate (ours then gets past the schema to its provider check)."""
+    real, ours = answers
+    assert real["audio extension"]["code"] == "INVALID_REQUEST"
+    assert real["audio extension"]["message"] == (
+        "invalid talk.session.create params: at root: unexpected property 'audio'"
+    )
+    assert ours["audio extension"]["message"] == (
+        "Error: No realtime transcription provider registered"
+    )
