@@ -117,6 +117,8 @@ class FakeAudioAPI:
         for part in message.iter_parts():
             name = part.get_param("name", header="content-disposition")
             payload = part.get_payload(decode=True)
+            if not isinstance(payload, bytes):
+                raise ValueError(f"form part {name!r} has no body")
             if name == "file":
                 wav = payload
                 if part.get_filename() is None:

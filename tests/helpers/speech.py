@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from typing import Any
 
 import numpy as np
 import pytest
@@ -52,7 +53,8 @@ def espeak_pcm16(
     tail = np.zeros(rate * tail_ms // 1000)
     clip = np.concatenate([lead, speech, tail])
     clip += np.random.default_rng(seed).normal(0.0, noise, clip.size)
-    return np.clip(np.rint(clip), -32768, 32767).astype("<i2").tobytes()
+    samples: np.ndarray[Any, Any] = np.clip(np.rint(clip), -32768, 32767).astype("<i2")
+    return samples.tobytes()
 
 
 def frames(audio: bytes, bytes_per_frame: int) -> list[bytes]:
