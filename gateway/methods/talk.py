@@ -198,7 +198,11 @@ async def talk_session_create(core: GatewayCore, peer: Peer, params: Any) -> Any
 
 
 async def talk_session_append_audio(core: GatewayCore, peer: Peer, params: Any) -> Any:
-    """``talk.session.appendAudio {sessionId, audioBase64, timestamp?}``."""
+    """``talk.session.appendAudio {sessionId, audioBase64, timestamp?}``.
+
+    Nothing here awaits before the audio is queued: request tasks start in the order their
+    frames arrived, so pipelined appends (a client keeps several in flight) stay in order.
+    """
     p = check("talk.session.appendAudio", params, schema.APPEND_AUDIO)
     session = _service(core).owned(peer.conn_id, p["sessionId"])
     try:
