@@ -83,12 +83,11 @@ class TalkSession:
             OpenClawError: the gateway refused (``UNAVAILABLE`` when it has no recognizer).
         """
         wanted = audio or AudioContract()
-        params: dict[str, Any] = {
-            "mode": mode,
-            "transport": "gateway-relay",
-            "brain": "none",
-            "audio": wanted.to_params(),
-        }
+        params: dict[str, Any] = {"mode": mode, "transport": "gateway-relay", "brain": "none"}
+        if wanted != AudioContract():
+            # Another rate or G.711 is an extension of OpenClaw Desktop's gateway; the real
+            # gateway refuses the property, so the default (pcm16 at 24 kHz) never sends it.
+            params["audio"] = wanted.to_params()
         if language:
             params["language"] = language
         if session_key:

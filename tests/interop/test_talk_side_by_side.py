@@ -23,7 +23,10 @@ from openclaw_desktop.config.client_profile import cli_client
 from openclaw_desktop.errors import GatewayError
 from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
 from openclaw_desktop.protocol import Role
+from openclaw_desktop.sdk import OpenClaw
 from openclaw_desktop.transport import ConnectionOptions, GatewayConnection
+from openclaw_desktop.voice import TalkSession
+from openclaw_desktop.voice.speech import speak_reply
 from tests.helpers.bundled_gateway import BundledGateway
 from tests.helpers.chat_trace import chat_operator
 from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall
@@ -130,7 +133,26 @@ async def _scenario(url: str, token: str) -> dict[str, Any]:
         answers["catalog ready"] = {
             group: catalog.get(group, {}).get("ready") for group in ("transcription", "realtime")
         }
+    answers.update(await _through_our_client(url, token))
     return answers
+
+
+async def _through_our_client(url: str, token: str) -> dict[str, Any]:
+    """What the app's voice code meets: dictation's session create (no ``audio`` extension
+    for the default format), and a reply spoken with the talk_unconfigured fallback."""
+    out: dict[str, Any] = {}
+    scopes = ("operator.read", "operator.write", "operator.talk")
+    async with OpenClaw.connect(url, token=token, identity="ephemeral", scopes=scopes) as client:
+        try:
+            session = await TalkSession.open(client)
+        except GatewayError as exc:
+            out["client dictation"] = {"code": exc.code, "message": exc.message}
+        else:
+            await session.aclose()
+            out["client dictation"] = "opened"
+        speech = await speak_reply(client, "hello from both gateways")
+        out["client speech"] = (speech.provider, speech.pcm.seconds > 0.5)
+    return out
 
 
 async def _both(install: OpenClawInstall, root: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -163,7 +185,8 @@ def answers(
 @pytest.mark.parametrize(
     "label",
     [c[0] for c in [*CASES, *READ_ONLY_CASES]]
-    + ["config", "mode keys", "mode values", "catalog enums", "catalog groups", "catalog ready"],
+    + ["config", "mode keys", "mode values", "catalog enums", "catalog groups", "catalog ready"]
+    + ["client dictation", "client speech"],
 )
 def test_same_answer(answers: tuple[dict[str, Any], dict[str, Any]], label: str) -> None:
     """Both gateways answer this talk request alike."""

@@ -88,3 +88,13 @@ def test_the_view_lays_out_only_the_window(qapp: QApplication) -> None:
     QApplication.processEvents()
     assert 0 < len(asked) <= WINDOW
     view.close()
+
+
+def test_a_history_merged_into_a_shown_session_is_windowed_too(qapp: QApplication) -> None:
+    """Rows already shown, then 5,000 more arrive at once: only the newest WINDOW remain."""
+    chat = timeline(3)
+    model = ChatListModel(chat)
+    model.refresh()
+    chat.items = timeline(5000).items
+    assert model.refresh() is True
+    assert model.rowCount() == WINDOW and model.hidden_before == 5000 - WINDOW

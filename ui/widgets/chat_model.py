@@ -94,7 +94,9 @@ class ChatListModel(QAbstractListModel):
         whether anything did (the view then lays out again)."""
         items = self.timeline.items
         shown = len(self._sigs)
-        if len(items) < self._start + shown or (shown == 0 and len(items) > self.window):
+        grown = len(items) - self._start - shown
+        if len(items) < self._start + shown or grown > self.window:
+            # Shrunk (a reset), or a whole history arrived at once: start from its end.
             self.beginResetModel()
             self._start = max(0, len(items) - self.window)
             self._sigs = [row_signature(i) for i in items[self._start :]]
