@@ -103,6 +103,12 @@ class DesktopRuntime:
     async def _start_node(self) -> NodeHost:
         assert self._gateway is not None
         node = self._node(*self._gateway)
+        if self.client is not None:
+            # talk.ptt.* gets its transcript from the gateway's recognizer, through the
+            # operator session (a node may not open talk sessions itself).
+            from openclaw_desktop.voice.transcribe import GatewayTranscriber
+
+            node.ctx.transcriber = GatewayTranscriber(self.client)
         for listener in self.node_status_listeners:
             node.connection.on_status(listener)
         self.node = node

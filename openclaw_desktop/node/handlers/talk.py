@@ -35,7 +35,10 @@ log = logging.getLogger("openclaw.node")
 _INVALID = NodeErrorCode.INVALID_REQUEST
 _UNAVAILABLE = NodeErrorCode.UNAVAILABLE
 _CAPTURE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
-_NO_STT = "no speech-to-text is available on this node (the gateway offers no transcription yet)"
+_NO_STT = (
+    "no speech-to-text on this node: run it from the desktop app, which transcribes through "
+    "its gateway session"
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -140,8 +140,8 @@ async def test_stop_without_speech_to_text_discards_with_the_reason(mic: AlsaTes
     assert stopped.ok is False
     assert stopped.error_code == "UNAVAILABLE"
     assert stopped.error_message == (
-        "UNAVAILABLE: no speech-to-text is available on this node (the gateway offers no "
-        "transcription yet); the recording was discarded"
+        "UNAVAILABLE: no speech-to-text on this node: run it from the desktop app, which "
+        "transcribes through its gateway session; the recording was discarded"
     )
     assert not node.mic_in_use()
 

@@ -101,6 +101,6 @@ async def test_once_without_speech_to_text_refuses_before_recording() -> None:
     assert result.ok is False
     assert result.error_code == "UNAVAILABLE"
     assert result.error_message == (
-        "UNAVAILABLE: no speech-to-text is available on this node (the gateway offers no "
-        "transcription yet); nothing was recorded"
+        "UNAVAILABLE: no speech-to-text on this node: run it from the desktop app, which "
+        "transcribes through its gateway session; nothing was recorded"
     )
