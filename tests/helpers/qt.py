@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import pytest
 from PySide6.QtWidgets import QApplication
 
-__all__ = ["run_in_qt", "screenshot_folder", "shot", "window_home"]
+__all__ = ["close_loops", "run_in_qt", "screenshot_folder", "shot", "window_home"]
 
 T = TypeVar("T")
 
@@ -78,3 +78,12 @@ def shot(window: Any, path: Path) -> None:
     if chat is not None:
         chat.flush()
     window.grab().save(str(path))
+
+
+def close_loops() -> None:
+    """Close the qasync loops (their executor threads are QThreads: one still running when
+    Python exits makes Qt abort the process, failing a run whose tests all passed)."""
+    for loop in list(_LOOPS.values()):
+        if not loop.is_closed() and not loop.is_running():
+            loop.close()
+    _LOOPS.clear()
