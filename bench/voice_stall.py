@@ -70,7 +70,9 @@ async def one(stall_s: float, root: Path) -> dict[str, Any]:
         proxy = StallingProxy(gw.port)
         port = await proxy.start()
         url = f"ws://127.0.0.1:{port}"
-        with AlsaTestMic(root / f"mic-{stall_s}", sample_rate=24_000, idle="noise"):
+        mic_dir = root / f"mic-{stall_s}"
+        mic_dir.mkdir()
+        with AlsaTestMic(mic_dir, sample_rate=24_000, idle="noise"):
             async with OpenClaw.connect(
                 url, token=TOKEN, identity="ephemeral", scopes=SCOPES, timeout=60
             ) as client:
