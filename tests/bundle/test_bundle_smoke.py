@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -19,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from openclaw_desktop import __version__
-from tests.helpers.ports import free_port
+from tests.helpers.ports import free_port, port_open
+from tests.helpers.processes import stop_group, wait_for_log
 from ui.smoke import CONNECT_SCREEN_SHOWN, SMOKE_ENV
 
 pytestmark = [pytest.mark.bundle, pytest.mark.timeout(900)]
@@ -110,25 +110,6 @@ def test_desktop_install_renders_the_icons(bundle: Path, tmp_path: Path) -> None
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 100
 
 
-def _wait_for(log: Path, text: str, proc: subprocess.Popen[bytes], timeout: float) -> float:
-    started = time.monotonic()
-    while text not in log.read_text(errors="replace"):
-        assert proc.poll() is None, log.read_text(errors="replace")
-        assert time.monotonic() - started < timeout, log.read_text(errors="replace")
-        time.sleep(0.05)
-    return time.monotonic() - started
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
-
-
 def test_window_reaches_the_connect_screen(bundle: Path, tmp_path: Path) -> None:
     log = tmp_path / "window.log"
     env = _env(tmp_path, QT_QPA_PLATFORM="offscreen", **{SMOKE_ENV: "exit"})
@@ -143,19 +124,11 @@ def test_window_reaches_the_connect_screen(bundle: Path, tmp_path: Path) -> None
             cwd=tmp_path,
         )
     try:
-        shown_after = _wait_for(log, CONNECT_SCREEN_SHOWN, proc, 60)
+        shown_after = wait_for_log(log, CONNECT_SCREEN_SHOWN, proc, 60)
         assert proc.wait(30) == 0, log.read_text()
         print(f"\nbundle: connect screen shown {shown_after:.2f} s after launch")
     finally:
-        _stop(proc)
-
-
-def _listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
+        stop_group(proc)
 
 
 def test_headless_runs_its_own_gateway_and_node(bundle: Path, tmp_path: Path) -> None:
@@ -172,9 +145,9 @@ def test_headless_runs_its_own_gateway_and_node(bundle: Path, tmp_path: Path) ->
             cwd=tmp_path,
         )
     try:
-        _wait_for(log, "node commands approved and active", proc, 90)
+        wait_for_log(log, "node commands approved and active", proc, 90)
         assert (tmp_path / "state" / "gateway" / "gateway-token").is_file()
-        assert _listening(port)
+        assert port_open(port)
         # The bundle's own CLI invokes its node through its gateway.
         ident = _run(bundle, tmp_path, "identity", "show")
         assert ident.returncode == 0, ident.stderr
@@ -197,8 +170,8 @@ def test_headless_runs_its_own_gateway_and_node(bundle: Path, tmp_path: Path) ->
         os.killpg(proc.pid, signal.SIGTERM)
         assert proc.wait(20) == 0, log.read_text()
     finally:
-        _stop(proc)
+        stop_group(proc)
     deadline = time.monotonic() + 10
-    while _listening(port) and time.monotonic() < deadline:
+    while port_open(port) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _listening(port), "the bundled gateway outlived the app"
+    assert not port_open(port), "the bundled gateway outlived the app"

@@ -285,9 +285,14 @@ def message_keys(message: dict[str, Any]) -> frozenset[str]:
 
 @contextlib.asynccontextmanager
 async def chat_operator(
-    url: str, token: str, *, ready_timeout: float = 60
+    url: str,
+    token: str,
+    *,
+    ready_timeout: float = 60,
+    scopes: tuple[str, ...] = OPERATOR_SCOPES,
 ) -> AsyncIterator[GatewayConnection]:
-    """A connected operator (read/write/admin scopes, ``tool-events`` cap); closed on exit."""
+    """A connected operator (read/write/admin scopes unless given, ``tool-events`` cap);
+    closed on exit."""
     conn = GatewayConnection(
         ConnectionOptions(
             url=url,
@@ -296,7 +301,7 @@ async def chat_operator(
             signer=DeviceIdentity.generate(),
             credentials=CredentialStore(MemorySecretStore()),
             shared_token=token,
-            scopes=OPERATOR_SCOPES,
+            scopes=scopes,
             caps=("tool-events",),
         )
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-__all__ = ["free_port"]
+__all__ = ["free_port", "port_open"]
 
 
 def free_port() -> int:
@@ -18,3 +18,12 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether something accepts TCP connections on ``host:port`` right now."""
+    try:
+        with socket.create_connection((host, port), timeout=0.2):
+            return True
+    except OSError:
+        return False

@@ -11,20 +11,14 @@ once per module (the real gateway takes 10-30 s to start).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from openclaw_desktop.config.client_profile import cli_client
 from openclaw_desktop.errors import GatewayError
-from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
-from openclaw_desktop.protocol import Role
 from openclaw_desktop.sdk import OpenClaw
-from openclaw_desktop.transport import ConnectionOptions, GatewayConnection
 from openclaw_desktop.voice import TalkSession
 from openclaw_desktop.voice.speech import speak_reply
 from tests.helpers.bundled_gateway import BundledGateway
@@ -85,28 +79,6 @@ async def _answer(conn: Any, method: str, params: dict[str, Any]) -> dict[str, A
     return {"ok": result}
 
 
-@contextlib.asynccontextmanager
-async def _reader(url: str, token: str) -> AsyncIterator[GatewayConnection]:
-    """A connected operator with ``operator.read`` only."""
-    conn = GatewayConnection(
-        ConnectionOptions(
-            url=url,
-            role=Role.OPERATOR,
-            client=cli_client(),
-            signer=DeviceIdentity.generate(),
-            credentials=CredentialStore(MemorySecretStore()),
-            shared_token=token,
-            scopes=("operator.read",),
-        )
-    )
-    conn.start()
-    try:
-        await conn.wait_ready(60)
-        yield conn
-    finally:
-        await conn.aclose()
-
-
 def _outcome(answer: dict[str, Any]) -> dict[str, Any]:
     """A read-only answer reduced to what must match: the error, or that it succeeded."""
     return answer if "code" in answer else {"ok": True}
@@ -114,7 +86,7 @@ def _outcome(answer: dict[str, Any]) -> dict[str, Any]:
 
 async def _scenario(url: str, token: str) -> dict[str, Any]:
     answers: dict[str, Any] = {}
-    async with _reader(url, token) as reader:
+    async with chat_operator(url, token, scopes=("operator.read",)) as reader:
         for label, method, params in READ_ONLY_CASES:
             answers[label] = _outcome(await _answer(reader, method, params))
     async with chat_operator(url, token) as conn:

@@ -4,16 +4,14 @@ service would run it) instead of starting a second one, and leaves it running at
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.ports import free_port
+from tests.helpers.ports import free_port, port_open
+from tests.helpers.processes import stop_group, wait_for_log
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -31,32 +29,6 @@ def _gateways_on(port: int) -> list[int]:
         if b"gateway" in argv and b"run" in argv and str(port).encode() in argv:
             found.append(int(proc.name))
     return found
-
-
-def _listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
-
-
-def _wait_for(path: Path, text: str, proc: subprocess.Popen[bytes], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while text not in path.read_text():
-        assert proc.poll() is None, path.read_text()
-        assert time.monotonic() < deadline, path.read_text()
-        time.sleep(0.1)
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
 
 
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
@@ -78,7 +50,7 @@ def test_embedded_default_attaches_to_a_running_gateway(tmp_path: Path) -> None:
         )
     app: subprocess.Popen[bytes] | None = None
     try:
-        _wait_for(service_log, "gateway ready on", service, 30)
+        wait_for_log(service_log, "gateway ready on", service, 30)
         assert _gateways_on(port) == [service.pid]
         with app_log.open("w") as out:
             app = subprocess.Popen(
@@ -89,14 +61,14 @@ def test_embedded_default_attaches_to_a_running_gateway(tmp_path: Path) -> None:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-        _wait_for(app_log, "node commands approved and active", app, 60)
+        wait_for_log(app_log, "node commands approved and active", app, 60)
         assert f"using the gateway already running on 127.0.0.1:{port}" in app_log.read_text()
         assert _gateways_on(port) == [service.pid], "a second gateway was started"
-        _stop(app)
+        stop_group(app)
         assert app.returncode == 0, app_log.read_text()
         assert service.poll() is None, "the app stopped a gateway it did not start"
-        assert _listening(port)
+        assert port_open(port)
     finally:
         if app is not None:
-            _stop(app)
-        _stop(service)
+            stop_group(app)
+        stop_group(service)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.ports import free_port
+from tests.helpers.ports import free_port, port_open
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -30,14 +29,6 @@ def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
         stdin=subprocess.DEVNULL,
         check=False,
     )
-
-
-def _port_open(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
 
 
 def test_embedded_default_runs_gateway_and_node(tmp_path: Path) -> None:
@@ -79,6 +70,6 @@ def test_embedded_default_runs_gateway_and_node(tmp_path: Path) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(5)
     deadline = time.monotonic() + 10
-    while _port_open(port) and time.monotonic() < deadline:
+    while port_open(port) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _port_open(port), "the bundled gateway outlived the app"
+    assert not port_open(port), "the bundled gateway outlived the app"

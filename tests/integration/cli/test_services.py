@@ -10,7 +10,6 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from openclaw_desktop.integration.systemd import (
     install_service,
     uninstall_service,
 )
-from tests.helpers.ports import free_port
+from tests.helpers.ports import free_port, port_open
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -172,14 +171,6 @@ def test_units_pass_systemd_analyze_verify(tmp_path: Path) -> None:
     assert _verify(broken, tmp_path).returncode != 0
 
 
-def _listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
-
-
 def test_the_gateway_unit_command_runs_the_gateway(tmp_path: Path) -> None:
     """What systemd would start: ExecStart with the unit's environment serves, stops on TERM."""
     port = free_port()
@@ -205,7 +196,7 @@ def test_the_gateway_unit_command_runs_the_gateway(tmp_path: Path) -> None:
             assert proc.poll() is None, log_path.read_text()
             assert time.monotonic() < deadline, log_path.read_text()
             time.sleep(0.1)
-        assert _listening(port)
+        assert port_open(port)
         assert (home / "state" / "gateway" / "gateway-token").is_file()
         proc.send_signal(signal.SIGTERM)
         timeout_stop = int(re.findall(r"^TimeoutStopSec=(\d+)$", unit, re.M)[0])
