@@ -67,7 +67,7 @@ class Target(Protocol):
     token: str
 
     def invoke(self, node_id: str, command: str, params: Any) -> Outcome: ...
-    def pending(self, node_id: str) -> dict[str, Any] | None: ...
+    def pending(self, node_id: str) -> list[dict[str, Any]]: ...
     def approve(self, request_id: str) -> None: ...
     def node(self, node_id: str) -> dict[str, Any] | None: ...
 
@@ -88,9 +88,9 @@ class RealTarget:
             return Outcome(True, data.get("payload"), "")
         return Outcome(False, None, str(data["error"]["message"]))
 
-    def pending(self, node_id: str) -> dict[str, Any] | None:
+    def pending(self, node_id: str) -> list[dict[str, Any]]:
         rows = self.gw.cli_json("nodes", "pending")
-        return next((r for r in rows if r["nodeId"] == node_id), None)
+        return [r for r in rows if r["nodeId"] == node_id]
 
     def approve(self, request_id: str) -> None:
         self.gw.cli_json("nodes", "approve", request_id)
@@ -116,9 +116,9 @@ class OurTarget:
             return Outcome(True, data.get("payload"), "")
         return Outcome(False, None, str(data["error"]["message"]))
 
-    def pending(self, node_id: str) -> dict[str, Any] | None:
+    def pending(self, node_id: str) -> list[dict[str, Any]]:
         rows = self.gw.cli_json("nodes", "pending")["pending"]
-        return next((r for r in rows if r["nodeId"] == node_id), None)
+        return [r for r in rows if r["nodeId"] == node_id]
 
     def approve(self, request_id: str) -> None:
         self.gw.cli("nodes", "approve", request_id)
@@ -186,9 +186,20 @@ async def until(probe: Any, what: str, timeout: float = 60) -> Any:
 
 
 async def approve_surface(target: Target, node_id: str, commands: set[str]) -> None:
-    """Approve the node's pending surface and wait until exactly ``commands`` are active."""
-    request = await until(lambda: target.pending(node_id), "the node's surface request")
-    assert set(request["commands"]) == commands, request
+    """Approve the node's pending surface once it asks for exactly ``commands`` (settings
+    changed one by one may be advertised in steps: each re-advertisement replaces the
+    pending request), then wait until exactly those are active."""
+    seen: list[Any] = []
+
+    def pending_with_all() -> Any:
+        requests = target.pending(node_id)
+        seen.append(requests)
+        return next((r for r in requests if set(r["commands"]) == commands), None)
+
+    try:
+        request = await until(pending_with_all, f"a surface request for {sorted(commands)}")
+    except TimeoutError:
+        raise AssertionError(f"last pending requests: {seen[-1] if seen else None}") from None
     await asyncio.to_thread(target.approve, request["requestId"])
 
     def active() -> bool:
