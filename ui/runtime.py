@@ -20,7 +20,7 @@ from openclaw_desktop.identity import (
     gateway_key,
     open_secret_store,
 )
-from openclaw_desktop.protocol import MIN_NODE_PROTOCOL_VERSION, Role
+from openclaw_desktop.protocol import MIN_NODE_PROTOCOL_VERSION, OperatorScope, Role
 from openclaw_desktop.sdk import OpenClaw
 from openclaw_desktop.transport import ConnectionOptions, ConnectionStatus
 from openclaw_desktop.trust import TrustCallback
@@ -28,9 +28,22 @@ from openclaw_desktop.trust import TrustCallback
 if TYPE_CHECKING:  # the node pulls in the device adapters (OpenCV, numpy): loaded on use
     from openclaw_desktop.node.host import NodeHost
 
-__all__ = ["DesktopRuntime", "RuntimeTarget"]
+__all__ = ["WINDOW_SCOPES", "DesktopRuntime", "RuntimeTarget"]
 
 log = logging.getLogger("openclaw.ui")
+
+#: What the window asks for: chat, sessions, approvals, pairing and talk (not secrets).
+WINDOW_SCOPES = tuple(
+    scope.value
+    for scope in (
+        OperatorScope.READ,
+        OperatorScope.WRITE,
+        OperatorScope.ADMIN,
+        OperatorScope.APPROVALS,
+        OperatorScope.PAIRING,
+        OperatorScope.TALK,
+    )
+)
 
 
 @dataclass
@@ -74,18 +87,10 @@ class DesktopRuntime:
             )
             url = f"ws://127.0.0.1:{self.target.port}"
             self._approver = asyncio.create_task(approve_own_surface(self.paths, url, token))
-        scopes = (
-            "operator.read",
-            "operator.write",
-            "operator.admin",
-            "operator.approvals",
-            "operator.pairing",
-            "operator.talk",
-        )
         client = OpenClaw.connect(
             url,
             token=token,
-            scopes=scopes,
+            scopes=WINDOW_SCOPES,
             identity="installation",
             trust_callback=self.trust_callback,
             tls_hint=getattr(self.target, "tls_hint", None),

@@ -73,11 +73,8 @@ def test_chat_window_end_to_end(
     qapp: QApplication,
     gateway: BundledGateway,
     screens: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Send with Enter, see the reply stream, a tool card, Stop, queue and Steer."""
-    monkeypatch.setenv("OPENCLAW_DESKTOP_HOME", str(tmp_path / "home"))
     from openclaw_desktop.config import AppPaths
 
     runtime = DesktopRuntime(
@@ -215,12 +212,9 @@ def test_first_run_connect_screen_leads_to_the_chat(
     qapp: QApplication,
     gateway: BundledGateway,
     screens: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """First run: the connect screen; choosing a gateway connects and shows the chat, and
     forgetting a known gateway removes its stored secrets."""
-    monkeypatch.setenv("OPENCLAW_DESKTOP_HOME", str(tmp_path / "home"))
     from openclaw_desktop.config import AppPaths
     from ui.widgets.connect import ConnectScreen
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.ports import free_port, port_open
+from tests.helpers.processes import stop_group
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -63,12 +63,7 @@ def test_embedded_default_runs_gateway_and_node(tmp_path: Path) -> None:
         token = (tmp_path / "state" / "gateway" / "gateway-token").read_text().strip()
         assert token not in log_path.read_text()
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
+        stop_group(proc)
     deadline = time.monotonic() + 10
     while port_open(port) and time.monotonic() < deadline:
         time.sleep(0.1)
