@@ -18,9 +18,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from openclaw_desktop.devices.audio_frames import rms_dbfs
-from openclaw_desktop.protocol.audio import ulaw_encode
 from openclaw_desktop.sdk import OpenClaw
-from openclaw_desktop.voice.talk_session import AudioContract, TalkSession
+from openclaw_desktop.voice.talk_session import AudioContract, TalkSession, parse_event
 
 __all__ = ["Dictation", "DictationResult", "FrameSource", "MicOpener"]
 
@@ -36,8 +35,6 @@ FINAL_TIMEOUT_S = 15.0
 
 class FrameSource(Protocol):
     """Where frames come from (:class:`~openclaw_desktop.devices.audio.MicrophoneStream`)."""
-
-    frame_ms: int
 
     @property
     def dropped(self) -> int:
@@ -130,25 +127,19 @@ class Dictation:
     async def _pump(self, session: TalkSession, mic: FrameSource, stop: asyncio.Event) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.max_seconds
-        timestamp_ms = 0
-        ulaw = session.contract.encoding == "g711_ulaw"
         while not stop.is_set() and loop.time() < deadline:
             frame = await mic.read(MIC_STALL_S)
             if frame is None:
                 break  # the stream was closed
             self.on_level(rms_dbfs(frame))
-            await session.send(ulaw_encode(frame) if ulaw else frame, timestamp_ms)
-            timestamp_ms += mic.frame_ms
+            await session.send_pcm(frame)
 
     async def _collect(self, session: TalkSession) -> None:
         while True:
             event = await session.next_event(3600)
             if event is None:
                 continue
-            kind = event.get("type")
-            payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
-            assert isinstance(payload, dict)
-            text = str(payload.get("text") or "").strip()
+            kind, text, payload = parse_event(event)
             if kind == "transcript.delta":
                 self.on_partial(" ".join([*self._done, text]).strip())
             elif kind == "transcript.done":

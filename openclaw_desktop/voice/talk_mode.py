@@ -20,11 +20,10 @@ from enum import StrEnum
 from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.devices.playback import play_pcm16
 from openclaw_desktop.errors import OpenClawError
-from openclaw_desktop.protocol.audio import ulaw_encode
 from openclaw_desktop.sdk import OpenClaw
 from openclaw_desktop.voice.dictation import MIC_STALL_S, MicOpener
 from openclaw_desktop.voice.speech import Speech, speak_reply
-from openclaw_desktop.voice.talk_session import AudioContract, TalkSession
+from openclaw_desktop.voice.talk_session import AudioContract, TalkSession, parse_event
 
 __all__ = ["REPLY_TIMEOUT_S", "TalkMode", "TalkPhase", "TalkTurn"]
 
@@ -136,9 +135,7 @@ class TalkMode:
         mic = await self.open_mic(session.contract.sample_rate)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + MAX_UTTERANCE_S
-        ulaw = session.contract.encoding == "g711_ulaw"
         heard: str | None = ""
-        timestamp = 0
         try:
             while True:
                 if self._stop.is_set():
@@ -148,8 +145,7 @@ class TalkMode:
                 if frame is None:  # the stream was closed under us
                     heard = None
                     break
-                await session.send(ulaw_encode(frame) if ulaw else frame, timestamp)
-                timestamp += mic.frame_ms
+                await session.send_pcm(frame)
                 done = self._drain(session)
                 if done is not None or loop.time() > deadline:
                     heard = done or ""
@@ -162,12 +158,10 @@ class TalkMode:
     def _drain(self, session: TalkSession) -> str | None:
         """Handle queued events; the text of a finished utterance, if one finished."""
         for event in session.poll_events():
-            payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
-            assert isinstance(payload, dict)
-            text = str(payload.get("text") or "").strip()
-            if event.get("type") == "transcript.delta":
+            kind, text, _payload = parse_event(event)
+            if kind == "transcript.delta":
                 self.on_partial(text)
-            elif event.get("type") == "transcript.done" and text:
+            elif kind == "transcript.done" and text:
                 self.on_partial(text)
                 return text
         return None

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from openclaw_desktop.errors import OpenClawError
+from openclaw_desktop.protocol.audio import ulaw_encode
 from openclaw_desktop.sdk import OpenClaw
 from openclaw_desktop.session import EventReceived
 
-__all__ = ["MAX_IN_FLIGHT", "AudioContract", "TalkSession"]
+__all__ = ["MAX_IN_FLIGHT", "AudioContract", "TalkSession", "parse_event"]
 
 log = logging.getLogger("openclaw.voice")
 
@@ -52,6 +53,13 @@ class AudioContract:
         return {"inputEncoding": self.encoding, "inputSampleRateHz": self.sample_rate}
 
 
+def parse_event(event: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """A ``talk.event`` as (type, its payload's stripped ``text``, the payload)."""
+    raw = event.get("payload")
+    payload: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    return str(event.get("type") or ""), str(payload.get("text") or "").strip(), payload
+
+
 class TalkSession:
     """An open talk session; use :meth:`open`, then :meth:`send`, then :meth:`close`."""
 
@@ -60,6 +68,7 @@ class TalkSession:
         self.session_id = session_id
         self.contract = contract
         self.sent_frames = 0
+        self._captured_samples = 0
         self.failed_sends = 0
         self._events: asyncio.Queue[dict[str, Any]] = asyncio.Queue(EVENT_BACKLOG)
         self._slots = asyncio.Semaphore(MAX_IN_FLIGHT)
@@ -121,6 +130,14 @@ class TalkSession:
         while not self._events.empty():
             out.append(self._events.get_nowait())
         return out
+
+    async def send_pcm(self, pcm16: bytes) -> None:
+        """One captured PCM16 frame at the session's rate: encoded as the session takes it
+        (µ-law for ``g711_ulaw``) and stamped with the audio time sent before it."""
+        timestamp_ms = self._captured_samples * 1000 // self.contract.sample_rate
+        self._captured_samples += len(pcm16) // 2
+        audio = ulaw_encode(pcm16) if self.contract.encoding == "g711_ulaw" else pcm16
+        await self.send(audio, timestamp_ms)
 
     async def send(self, frame: bytes, timestamp_ms: int) -> None:
         """Queue one audio frame; waits while :data:`MAX_IN_FLIGHT` sends are outstanding."""

@@ -8,7 +8,7 @@ import asyncio
 
 from openclaw_desktop.protocol.audio import resample_pcm16
 from openclaw_desktop.sdk import OpenClaw
-from openclaw_desktop.voice.talk_session import AudioContract, TalkSession
+from openclaw_desktop.voice.talk_session import AudioContract, TalkSession, parse_event
 
 __all__ = ["GatewayTranscriber"]
 
@@ -34,17 +34,17 @@ class GatewayTranscriber:
         session = await TalkSession.open(self.client, audio=contract)
         done: list[str] = []
         try:
-            for index, start in enumerate(range(0, len(audio), _FRAME_BYTES)):
-                await session.send(audio[start : start + _FRAME_BYTES], index * 20)
+            for start in range(0, len(audio), _FRAME_BYTES):
+                await session.send_pcm(audio[start : start + _FRAME_BYTES])
             await session.close()
             async with asyncio.timeout(FINAL_TIMEOUT_S):
                 while True:
                     event = await session.next_event(FINAL_TIMEOUT_S)
-                    if event is None or event.get("type") == "session.closed":
+                    kind, text, _payload = parse_event(event or {"type": "session.closed"})
+                    if kind == "session.closed":
                         break
-                    payload = event.get("payload")
-                    if event.get("type") == "transcript.done" and isinstance(payload, dict):
-                        done.append(str(payload.get("text") or "").strip())
+                    if kind == "transcript.done":
+                        done.append(text)
         finally:
             await session.aclose()
         return " ".join(t for t in done if t)
