@@ -37,6 +37,7 @@ __all__ = [
     "GatewayAdvertiser",
     "build_txt",
     "format_instance_name",
+    "lan_addresses",
     "machine_display_name",
     "resolve_mdns_hostname",
     "truncate_utf8",
@@ -175,26 +176,69 @@ def _renamed(base: str, attempt: int) -> str:
     return truncate_utf8(base, room, "OpenClaw") + suffix
 
 
+_RFC1918 = tuple(
+    ipaddress.ip_network(net) for net in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
+)
+_ULA = ipaddress.ip_network("fc00::/7")
+#: Adapters of containers, VMs and bridges: listed after the machine's own network cards.
+_VIRTUAL_ADAPTERS = re.compile(
+    r"^(docker|br-|veth|virbr|vnet|lxc|lxd|podman|cni|flannel|vboxnet|vmnet|zt|tun|tap)",
+    re.IGNORECASE,
+)
+
+
+def _address_rank(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> int:
+    """0 private (RFC 1918) IPv4, 1 other IPv4, 2 unique-local IPv6, 3 other IPv6."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return 0 if any(address in net for net in _RFC1918) else 1
+    return 2 if address in _ULA else 3
+
+
+def lan_addresses(*, ipv6: bool = True) -> list[str]:
+    """This machine's addresses other machines may reach it on, best first.
+
+    Every address of every network adapter (read with ``ifaddr``; nothing is sent and no
+    name is resolved, so ``/etc/hosts`` mapping the hostname to 127.0.1.1 does not matter),
+    except loopback, link-local, multicast and unspecified ones. Private (RFC 1918) IPv4
+    comes first, then other IPv4 (tailnet, public), then unique-local and other IPv6 (left
+    out with ``ipv6=False``); within each group the machine's own adapters come before
+    container/VM bridges (``docker0``, ``virbr0``...), otherwise in adapter order.
+    """
+    found: dict[str, tuple[int, bool, int]] = {}
+    order = 0
+    for adapter in ifaddr.get_adapters():
+        virtual = bool(_VIRTUAL_ADAPTERS.match(adapter.nice_name or adapter.name or ""))
+        for ip in adapter.ips:
+            raw = ip.ip if isinstance(ip.ip, str) else ip.ip[0]
+            try:
+                address = ipaddress.ip_address(raw.split("%")[0])
+            except ValueError:
+                continue
+            if (
+                address.is_loopback
+                or address.is_link_local
+                or address.is_multicast
+                or address.is_unspecified
+                or (not ipv6 and address.version == 6)
+            ):
+                continue
+            text = str(address)
+            if text not in found:
+                found[text] = (_address_rank(address), virtual, order)
+                order += 1
+    return sorted(found, key=found.__getitem__)
+
+
 def _announce_addresses(interfaces: Sequence[str] | None) -> list[str]:
     """The addresses to put in A/AAAA records.
 
-    With explicit interface addresses, those (the unspecified ones skipped). Otherwise every
-    address of every adapter except loopback and link-local, falling back to loopback when
-    nothing else exists.
+    With explicit interface addresses, those (the unspecified ones skipped). Otherwise
+    :func:`lan_addresses`, falling back to loopback when nothing else exists.
     """
     if interfaces is not None:
         picked = [a for a in interfaces if not ipaddress.ip_address(a).is_unspecified]
         return picked or ["127.0.0.1"]
-    found: list[str] = []
-    for adapter in ifaddr.get_adapters():
-        for ip in adapter.ips:
-            raw = ip.ip if isinstance(ip.ip, str) else ip.ip[0]
-            address = ipaddress.ip_address(raw.split("%")[0])
-            if address.is_loopback or address.is_link_local or address.is_unspecified:
-                continue
-            if str(address) not in found:
-                found.append(str(address))
-    return found or ["127.0.0.1"]
+    return lan_addresses() or ["127.0.0.1"]
 
 
 def _open_zeroconf(interfaces: Sequence[str] | None) -> AsyncZeroconf:

@@ -95,17 +95,28 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The real gateway's ``PAIRING_SETUP_MAX_URLS``: a setup code lists at most this many routes.
+MAX_SETUP_URLS = 8
+
+
 def lan_urls(port: int, tls: bool) -> list[str]:
-    """URLs of this machine on private networks (no traffic is sent to find them)."""
+    """URLs phones on the LAN can reach this machine's gateway at, best first.
+
+    The IPv4 addresses of the network adapters (:func:`gateway.advertise.lan_addresses`:
+    private RFC 1918 ones first, never loopback or link-local), so a hostname that resolves
+    to 127.0.1.1 does not matter and no traffic is sent. IPv4 only, as the real gateway's
+    LAN URL (its ``pickPrimaryLanIPv4``); at most :data:`MAX_SETUP_URLS`. Empty when the
+    machine has no such address.
+    """
+    from gateway.advertise import lan_addresses
+
     scheme = "wss" if tls else "ws"
-    found: list[str] = []
-    with contextlib.suppress(OSError):
-        for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
-            address = str(info[4][0])
-            ip = ipaddress.ip_address(address)
-            if ip.is_private and not ip.is_loopback and address not in found:
-                found.append(address)
-    return [f"{scheme}://{a}:{port}" for a in found]
+    try:
+        addresses = lan_addresses(ipv6=False)
+    except OSError as exc:  # adapters unreadable: callers fall back to loopback
+        log.warning("could not list network addresses: %s", exc)
+        return []
+    return [f"{scheme}://{a}:{port}" for a in addresses[:MAX_SETUP_URLS]]
 
 
 async def serve(config: GatewayConfig, *, ready: asyncio.Event | None = None) -> None:
@@ -135,11 +146,14 @@ async def serve(config: GatewayConfig, *, ready: asyncio.Event | None = None) ->
 
 
 def _setup_code(args: argparse.Namespace, config: GatewayConfig) -> int:
-    urls = (
-        args.url
-        or lan_urls(args.port, args.tls)
-        or [f"{'wss' if args.tls else 'ws'}://127.0.0.1:{args.port}"]
-    )
+    urls = args.url or lan_urls(args.port, args.tls)
+    if not urls:
+        urls = [f"{'wss' if args.tls else 'ws'}://127.0.0.1:{args.port}"]
+        print(
+            "warning: no LAN address found; this code points at 127.0.0.1, so only this "
+            "computer can use it (pass --url to name the address phones should use)",
+            file=sys.stderr,
+        )
     with GatewayState(config.state_dir / "gateway.sqlite3") as state:
         token, record = state.bootstrap.mint(now_ms(), access="limited" if args.limited else "full")
     pin: str | None = None

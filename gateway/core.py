@@ -31,7 +31,7 @@ from openclaw_desktop.protocol import ErrorCode, error_shape
 
 if TYPE_CHECKING:
     from gateway.chat.service import ChatService
-    from gateway.talk import TalkService
+    from gateway.talk.service import TalkService
 
 __all__ = ["EVENTS", "GatewayCore", "reported_ip"]
 

@@ -36,7 +36,6 @@ from cryptography.hazmat.primitives.serialization import (
     load_pem_private_key,
     load_pem_public_key,
 )
-from cryptography.x509 import load_pem_x509_certificate
 
 from openclaw_desktop.identity.payload import build_payload_v2, build_payload_v3, signature_token
 from openclaw_desktop.identity.verify import verify_signature
@@ -136,6 +135,8 @@ def _pem_public_key(text: str) -> bytes | None:
         with contextlib.suppress(ValueError, TypeError):
             key = load_pem_private_key(data, password=None).public_key()
     if key is None:
+        from cryptography.x509 import load_pem_x509_certificate  # rare; x509 loads slowly
+
         with contextlib.suppress(ValueError, TypeError):
             key = load_pem_x509_certificate(data).public_key()
     if isinstance(key, Ed25519PublicKey):

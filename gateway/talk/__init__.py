@@ -7,11 +7,6 @@
 * :mod:`~gateway.talk.tts`: espeak-ng (offline) and OpenAI-compatible speech;
 * :mod:`~gateway.talk.config`: ``talk.json``; :mod:`~gateway.talk.setup`: wiring.
 
-Audio codecs and resampling come from :mod:`openclaw_desktop.protocol.audio`.
+Audio codecs and resampling come from :mod:`openclaw_desktop.protocol.audio`. Nothing is
+imported here: the service, numpy and the providers load when the server starts talk.
 """
-
-from __future__ import annotations
-
-from gateway.talk.service import TalkService
-
-__all__ = ["TalkService"]

@@ -18,8 +18,7 @@ from typing import Any
 
 from gateway.talk.events import TalkEvents, TalkEventType
 from gateway.talk.stt.base import RecognizerStream, SpeechRecognizer, TranscriptionError
-from gateway.talk.vad import EnergyEndpointer
-from openclaw_desktop.protocol.audio import AudioFormat, Resampler, decode_to_pcm16
+from openclaw_desktop.protocol.audio import AudioFormat, decode_to_pcm16
 
 __all__ = ["SessionSpec", "TalkSession"]
 
@@ -77,6 +76,10 @@ class TalkSession:
         self.received_bytes = 0
         self.closed = False
         self._stream: RecognizerStream | None = None
+        # numpy (the resampler, the endpointer) loads with the first session, not at start.
+        from gateway.talk.vad import EnergyEndpointer
+        from openclaw_desktop.protocol.audio import Resampler
+
         self._resampler = Resampler(spec.input_format.sample_rate_hz, recognizer.sample_rate)
         self._endpointer = EnergyEndpointer(
             recognizer.sample_rate, silence_ms=spec.silence_ms, level_dbfs=spec.vad_level_dbfs

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from gateway.chat.providers.base import ProviderError
 from gateway.talk.config import TalkConfigError, TalkSettings, load_talk_settings
 from gateway.talk.service import TalkService
-from gateway.talk.stt import OpenAITranscriber, PocketsphinxRecognizer, SpeechRecognizer
-from gateway.talk.tts import EspeakSpeech, OpenAISpeech, SpeechProvider
+from gateway.talk.stt import SpeechRecognizer
+from gateway.talk.tts import SpeechProvider
 
 if TYPE_CHECKING:
     from gateway.core import GatewayCore
@@ -29,6 +29,8 @@ async def build_providers(
     recognizer: SpeechRecognizer | None = None
     stt = settings.transcription
     if stt.provider == "pocketsphinx":
+        from gateway.talk.stt.pocketsphinx import PocketsphinxRecognizer
+
         recognizer = PocketsphinxRecognizer()
     elif stt.provider == "openai" and stt.base_url:
         try:
@@ -36,6 +38,8 @@ async def build_providers(
         except ProviderError as exc:
             notes.append(f"transcription: {exc}")
         else:
+            from gateway.talk.stt.openai import OpenAITranscriber
+
             recognizer = OpenAITranscriber(
                 stt.base_url, model=stt.model or "whisper-1", api_key=key, language=stt.language
             )
@@ -46,6 +50,8 @@ async def build_providers(
     speech: SpeechProvider | None = None
     tts = settings.speech
     if tts.provider == "espeak-ng" and tts.espeak_path:
+        from gateway.talk.tts.espeak import EspeakSpeech
+
         speech = EspeakSpeech(tts.espeak_path, voice=tts.voice)
     elif tts.provider == "openai" and tts.base_url:
         try:
@@ -53,6 +59,8 @@ async def build_providers(
         except ProviderError as exc:
             notes.append(f"speech: {exc}")
         else:
+            from gateway.talk.tts.openai import OpenAISpeech
+
             speech = OpenAISpeech(
                 tts.base_url, model=tts.model or "tts-1", voice=tts.voice or "alloy", api_key=key
             )

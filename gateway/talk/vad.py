@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 __all__ = ["EnergyEndpointer", "threshold_dbfs"]
 
 FRAME_MS = 20
@@ -70,6 +68,8 @@ class EnergyEndpointer:
         return ended
 
     def _frame_loud(self, frame: bytes) -> bool:
+        import numpy as np  # loaded with the first audio, not when the gateway starts
+
         samples = np.frombuffer(frame, dtype="<i2").astype(np.float64)
         rms = math.sqrt(float(np.mean(samples * samples))) / 32768.0
         return rms > 0 and 20 * math.log10(rms) > self._level

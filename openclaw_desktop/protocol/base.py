@@ -14,7 +14,11 @@ class WireModel(BaseModel):
     """A wire object. Serialise with :meth:`to_wire`."""
 
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, frozen=True, extra="ignore"
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        extra="ignore",
+        defer_build=True,
     )
 
     def to_wire(self) -> dict[str, Any]:

@@ -35,6 +35,7 @@ the keyring service ``openclaw-desktop-gateway``, user ``<name>``. Sources never
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Callable, Mapping
@@ -43,8 +44,6 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-import httpx
-import keyring
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gateway.chat.providers.anthropic import ANTHROPIC_BASE_URL, AnthropicProvider
@@ -128,6 +127,8 @@ class ProviderSetup:
 
 def _keyring_loader(name: str) -> Callable[[], str | None]:
     def load() -> str | None:
+        import keyring  # its backend discovery is slow; only a keyring: key needs it
+
         value: str | None = keyring.get_password(KEYRING_SERVICE, name)
         return value
 
@@ -317,8 +318,27 @@ def _ollama_root(env: Mapping[str, str]) -> str:
     return f"{parts.scheme}://{hostname}:{port}"
 
 
+async def _port_answers(root: str, timeout_s: float) -> bool:
+    """Whether anything accepts a TCP connection at ``root``'s host and port."""
+    parts = urlsplit(root)
+    try:
+        _, writer = await asyncio.wait_for(
+            asyncio.open_connection(parts.hostname, parts.port), timeout_s
+        )
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True
+
+
 async def _probe_ollama(root: str, timeout_s: float) -> list[str] | None:
     """The model names of a running Ollama, or None when nothing answers like one."""
+    if not await _port_answers(root, timeout_s):
+        return None  # the usual case, decided without loading an HTTP client
+    import httpx
+
     async with httpx.AsyncClient(trust_env=False, timeout=timeout_s) as client:
         try:
             response = await client.get(f"{root}/api/tags")

@@ -13,8 +13,6 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
 from typing import Any
 
-import httpx
-
 from gateway.chat.providers.base import (
     CompletionRequest,
     Done,
@@ -386,6 +384,8 @@ class OpenAIProvider:
 
     async def discover_model_ids(self) -> list[str]:
         """The model ids of ``GET {baseUrl}/models`` (bounded by the connect timeout)."""
+        import httpx
+
         url = f"{self.base_url}/models"
         headers = await self._request_headers()
         headers["accept"] = "application/json"

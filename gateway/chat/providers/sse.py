@@ -16,12 +16,13 @@ import re
 import time
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
-
 from gateway.chat.providers.base import ErrorKind, ProviderError
+
+if TYPE_CHECKING:  # httpx loads when a provider is first called, not at gateway start
+    import httpx
 
 __all__ = [
     "ERROR_BODY_MAX",
@@ -61,6 +62,8 @@ class Timeouts:
 
     def httpx(self) -> httpx.Timeout:
         """As an httpx timeout (the pool wait is bounded by ``connect``)."""
+        import httpx
+
         return httpx.Timeout(
             connect=self.connect, read=self.read, write=self.write, pool=self.connect
         )
@@ -207,6 +210,8 @@ def is_loopback_url(url: str) -> bool:
 def http_client(base_url: str) -> httpx.AsyncClient:
     """A connection pool for one account: proxy settings from the environment apply to
     remote endpoints, never to a server on this machine."""
+    import httpx
+
     return httpx.AsyncClient(trust_env=not is_loopback_url(base_url))
 
 
@@ -301,6 +306,8 @@ async def stream_sse(
     (``timeout``, at most ``timeouts.read`` of silence) and a connection lost mid-stream
     (``unavailable``). The caller decides whether the stream ended properly.
     """
+    import httpx
+
     secret_list = list(secrets)
     where = public_url(url)
 

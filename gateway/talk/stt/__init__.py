@@ -1,15 +1,12 @@
-"""Speech-to-text providers: pocketsphinx (offline default) and OpenAI-compatible servers."""
+"""Speech-to-text providers: pocketsphinx (offline default, :mod:`.pocketsphinx`) and
+OpenAI-compatible servers (:mod:`.openai`).
+
+Only the interface is imported here: a provider's module (and its HTTP client or model) loads
+when :mod:`gateway.talk.setup` builds that provider, not at gateway start.
+"""
 
 from __future__ import annotations
 
 from gateway.talk.stt.base import RecognizerStream, SpeechRecognizer, TranscriptionError
-from gateway.talk.stt.openai import OpenAITranscriber
-from gateway.talk.stt.pocketsphinx import PocketsphinxRecognizer
 
-__all__ = [
-    "OpenAITranscriber",
-    "PocketsphinxRecognizer",
-    "RecognizerStream",
-    "SpeechRecognizer",
-    "TranscriptionError",
-]
+__all__ = ["RecognizerStream", "SpeechRecognizer", "TranscriptionError"]

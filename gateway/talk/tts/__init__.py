@@ -1,4 +1,9 @@
-"""Text-to-speech providers: espeak-ng (offline default) and OpenAI-compatible servers."""
+"""Text-to-speech providers: espeak-ng (offline default, :mod:`.espeak`) and OpenAI-compatible
+servers (:mod:`.openai`).
+
+Only the interface is imported here: a provider's module loads when :mod:`gateway.talk.setup`
+builds that provider, not at gateway start.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +15,8 @@ from gateway.talk.tts.base import (
     SpeechResult,
     parse_output_format,
 )
-from gateway.talk.tts.espeak import EspeakSpeech
-from gateway.talk.tts.openai import OpenAISpeech
 
 __all__ = [
-    "EspeakSpeech",
-    "OpenAISpeech",
     "OutputFormat",
     "SpeakRequest",
     "SpeechError",

@@ -11,8 +11,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from openclaw_desktop.protocol.audio import resample_pcm16, ulaw_encode
-
 __all__ = [
     "OutputFormat",
     "SpeakRequest",
@@ -105,6 +103,7 @@ class SpeechResult:
 def encode_pcm16(pcm16: bytes, rate: int, wanted: OutputFormat, provider: str) -> SpeechResult:
     """PCM16 at ``rate`` as the wanted pcm/wav/ulaw format (resampled when needed)."""
     from gateway.talk.wav import pcm16_to_wav
+    from openclaw_desktop.protocol.audio import resample_pcm16, ulaw_encode
 
     target = wanted.rate or rate
     samples = resample_pcm16(pcm16, rate, target) if target != rate else pcm16

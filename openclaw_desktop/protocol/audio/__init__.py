@@ -1,11 +1,15 @@
 """Talk audio as it travels on the wire: its encodings and rates, the G.711 µ-law codec and a
 resampler, shared by the client (capture, playback) and the bundled gateway (recognition).
 
-Pure numpy, no I/O. Not imported by :mod:`openclaw_desktop.protocol` itself, so clients that
-never touch audio do not load numpy through the wire models.
+Pure numpy, no I/O. Not imported by :mod:`openclaw_desktop.protocol` itself, and numpy itself
+loads only when a codec or the resampler is first used (a gateway that serves no audio never
+pays for it).
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from openclaw_desktop.protocol.audio.formats import (
     AUDIO_FORMATS,
@@ -14,8 +18,28 @@ from openclaw_desktop.protocol.audio.formats import (
     decode_to_pcm16,
     encode_from_pcm16,
 )
-from openclaw_desktop.protocol.audio.g711 import ulaw_decode, ulaw_encode
-from openclaw_desktop.protocol.audio.resample import Resampler, resample_pcm16
+
+if TYPE_CHECKING:
+    from openclaw_desktop.protocol.audio.g711 import ulaw_decode, ulaw_encode
+    from openclaw_desktop.protocol.audio.resample import Resampler, resample_pcm16
+
+#: The numpy-backed names, and the module each comes from.
+_LAZY = {
+    "ulaw_decode": "g711",
+    "ulaw_encode": "g711",
+    "Resampler": "resample",
+    "resample_pcm16": "resample",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AUDIO_FORMATS",

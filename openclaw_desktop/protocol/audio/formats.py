@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from openclaw_desktop.protocol.audio.g711 import ulaw_decode, ulaw_encode
-
 __all__ = ["AUDIO_FORMATS", "AudioEncoding", "AudioFormat", "decode_to_pcm16", "encode_from_pcm16"]
 
 
@@ -59,6 +57,8 @@ def decode_to_pcm16(encoding: AudioEncoding, data: bytes) -> bytes:
         ValueError: PCM16 data with an odd number of bytes.
     """
     if encoding is AudioEncoding.G711_ULAW:
+        from openclaw_desktop.protocol.audio.g711 import ulaw_decode  # numpy, on first use
+
         return ulaw_decode(data)
     if len(data) % 2:
         raise ValueError("PCM16 data must have an even number of bytes")
@@ -68,6 +68,8 @@ def decode_to_pcm16(encoding: AudioEncoding, data: bytes) -> bytes:
 def encode_from_pcm16(encoding: AudioEncoding, pcm16: bytes) -> bytes:
     """PCM16 little-endian samples as wire audio of ``encoding`` (same rate)."""
     if encoding is AudioEncoding.G711_ULAW:
+        from openclaw_desktop.protocol.audio.g711 import ulaw_encode  # numpy, on first use
+
         return ulaw_encode(pcm16)
     if len(pcm16) % 2:
         raise ValueError("PCM16 data must have an even number of bytes")
