@@ -5,10 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import signal
-import socket
 import sys
 from collections.abc import Sequence
 
@@ -95,28 +93,25 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: The real gateway's ``PAIRING_SETUP_MAX_URLS``: a setup code lists at most this many routes.
-MAX_SETUP_URLS = 8
-
-
 def lan_urls(port: int, tls: bool) -> list[str]:
     """URLs phones on the LAN can reach this machine's gateway at, best first.
 
     The IPv4 addresses of the network adapters (:func:`gateway.advertise.lan_addresses`:
     private RFC 1918 ones first, never loopback or link-local), so a hostname that resolves
     to 127.0.1.1 does not matter and no traffic is sent. IPv4 only, as the real gateway's
-    LAN URL (its ``pickPrimaryLanIPv4``); at most :data:`MAX_SETUP_URLS`. Empty when the
-    machine has no such address.
+    LAN URL (its ``pickPrimaryLanIPv4``); at most 8, the real gateway's
+    ``PAIRING_SETUP_MAX_URLS``. Empty when the machine has no such address.
     """
     from gateway.advertise import lan_addresses
 
+    max_urls = 8
     scheme = "wss" if tls else "ws"
     try:
         addresses = lan_addresses(ipv6=False)
     except OSError as exc:  # adapters unreadable: callers fall back to loopback
         log.warning("could not list network addresses: %s", exc)
         return []
-    return [f"{scheme}://{a}:{port}" for a in addresses[:MAX_SETUP_URLS]]
+    return [f"{scheme}://{a}:{port}" for a in addresses[:max_urls]]
 
 
 async def serve(config: GatewayConfig, *, ready: asyncio.Event | None = None) -> None:
