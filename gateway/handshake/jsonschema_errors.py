@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +71,8 @@ class _Errors:
 
 def js_keys(obj: Mapping[str, Any]) -> list[str]:
     """The keys of a JSON object in JavaScript's own-property order."""
+    if not any(k[:1].isdigit() for k in obj):
+        return list(obj)  # no array-index keys: insertion order (the usual case)
     index_keys = [k for k in obj if _is_array_index(k)]
     return sorted(index_keys, key=int) + [k for k in obj if not _is_array_index(k)]
 
@@ -93,17 +95,19 @@ def _is_integer(value: Any) -> bool:
     return _is_number(value) and (isinstance(value, int) or float(value).is_integer())
 
 
+_TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "integer": _is_integer,
+    "number": _is_number,
+}
+
+
 def _type_ok(name: str, value: Any) -> bool:
-    checks = {
-        "object": lambda v: isinstance(v, dict),
-        "array": lambda v: isinstance(v, list),
-        "string": lambda v: isinstance(v, str),
-        "boolean": lambda v: isinstance(v, bool),
-        "null": lambda v: v is None,
-        "integer": _is_integer,
-        "number": _is_number,
-    }
-    return checks[name](value)
+    return _TYPE_CHECKS[name](value)
 
 
 def _js_equal(left: Any, right: Any) -> bool:

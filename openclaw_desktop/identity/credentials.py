@@ -111,6 +111,8 @@ class CredentialStore:
                     if stored.issued_at_ms is not None
                     else token.issued_at_ms,
                 )
+                if token == stored:
+                    return  # nothing new: no keyring write on every reconnect
             document = {
                 "token": token.token,
                 "role": token.role,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import cached_property
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import (
@@ -70,17 +71,17 @@ class DeviceIdentity:
         """The raw 32-byte private key, for persisting the identity. Keep it secret."""
         return self.private_key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
 
-    @property
+    @cached_property
     def public_key_raw(self) -> bytes:
-        """The raw 32-byte public key."""
+        """The raw 32-byte public key (derived once: every handshake asks for it)."""
         return self.private_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
 
-    @property
+    @cached_property
     def public_key(self) -> str:
         """The public key as sent in ``device.publicKey``: unpadded base64url of the raw key."""
         return b64url_encode(self.public_key_raw)
 
-    @property
+    @cached_property
     def device_id(self) -> str:
         """``device.id``: the lowercase hex SHA-256 of the raw public key."""
         return device_id_for(self.public_key_raw)

@@ -14,6 +14,8 @@ from cryptography.hazmat.primitives.serialization import (
     PrivateFormat,
     PublicFormat,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gateway.handshake import (
     ConnectRejection,
@@ -22,6 +24,7 @@ from gateway.handshake import (
     validate_connect_params,
     verify_device_proof,
 )
+from gateway.handshake.proof import decode_node_base64_lenient
 from openclaw_desktop.identity import DeviceIdentity
 from tests.helpers.handshake_cases import CaseContext, Challenge, signed_params
 
@@ -252,3 +255,11 @@ def test_proof_requires_a_device() -> None:
     """Calling the proof check without a device is a programming error."""
     with pytest.raises(ValueError, match="no device"):
         verify_device_proof(validate_connect_params(_params(device=False)), nonce=NONCE, now_ms=TS)
+
+
+@given(
+    st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_=\u00e9 .")
+)
+def test_fast_path_decodes_like_the_lenient_walk(text: str) -> None:
+    """Canonical input takes the standard decoder; every input decodes as Node's walk does."""
+    assert decode_node_base64(text) == decode_node_base64_lenient(text)

@@ -88,6 +88,25 @@ def test_same_token_keeps_stored_scopes() -> None:
     assert stored.issued_at_ms == 100
 
 
+def test_saving_the_same_token_again_writes_nothing() -> None:
+    """A reconnect handing back the stored token costs no secret-store write."""
+    creds, store = _store()
+    token = StoredDeviceToken("tok", "operator", ("operator.read",), 100)
+    creds.save_device_token(GW, DEV, token)
+    writes: list[str] = []
+    original = store.set
+
+    def counting_set(key: str, value: str) -> None:
+        writes.append(key)
+        original(key, value)
+
+    store.set = counting_set  # type: ignore[method-assign]
+    creds.save_device_token(GW, DEV, token)
+    assert writes == []
+    creds.save_device_token(GW, DEV, StoredDeviceToken("tok2", "operator", ("operator.read",)))
+    assert writes
+
+
 def test_new_token_replaces_scopes() -> None:
     """A different token string replaces token and scopes."""
     creds, _ = _store()
