@@ -3,32 +3,75 @@ Anthropic Messages, an account pool with failover, and where providers come from
 
 from __future__ import annotations
 
-from gateway.chat.providers.anthropic import AnthropicProvider
-from gateway.chat.providers.base import (
-    CompletionRequest,
-    Done,
-    ErrorKind,
-    ModelRef,
-    Provider,
-    ProviderError,
-    StreamEvent,
-    TextDelta,
-    ThinkingDelta,
-    ToolCall,
-    ToolCallDelta,
-    ToolSpec,
-    Usage,
-)
-from gateway.chat.providers.config import (
-    KEYRING_SERVICE,
-    PROVIDERS_FILE,
-    ProviderConfigError,
-    ProviderSetup,
-    load_providers,
-)
-from gateway.chat.providers.openai import OpenAIProvider
-from gateway.chat.providers.pool import AccountStatus, ProviderPool
-from gateway.chat.providers.sse import ApiKey, Timeouts
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gateway.chat.providers.anthropic import AnthropicProvider
+    from gateway.chat.providers.base import (
+        CompletionRequest,
+        Done,
+        ErrorKind,
+        ModelRef,
+        Provider,
+        ProviderError,
+        StreamEvent,
+        TextDelta,
+        ThinkingDelta,
+        ToolCall,
+        ToolCallDelta,
+        ToolSpec,
+        Usage,
+    )
+    from gateway.chat.providers.config import (
+        KEYRING_SERVICE,
+        PROVIDERS_FILE,
+        ProviderConfigError,
+        ProviderSetup,
+        load_providers,
+    )
+    from gateway.chat.providers.openai import OpenAIProvider
+    from gateway.chat.providers.pool import AccountStatus, ProviderPool
+    from gateway.chat.providers.sse import ApiKey, Timeouts
+
+#: Each public name and the submodule it comes from; loaded on first use, so the gateway
+#: starts without an HTTP client or the code of providers it has no account for.
+_LAZY = {
+    "AccountStatus": "pool",
+    "AnthropicProvider": "anthropic",
+    "ApiKey": "sse",
+    "CompletionRequest": "base",
+    "Done": "base",
+    "ErrorKind": "base",
+    "KEYRING_SERVICE": "config",
+    "ModelRef": "base",
+    "OpenAIProvider": "openai",
+    "PROVIDERS_FILE": "config",
+    "Provider": "base",
+    "ProviderConfigError": "config",
+    "ProviderError": "base",
+    "ProviderPool": "pool",
+    "ProviderSetup": "config",
+    "StreamEvent": "base",
+    "TextDelta": "base",
+    "ThinkingDelta": "base",
+    "Timeouts": "sse",
+    "ToolCall": "base",
+    "ToolCallDelta": "base",
+    "ToolSpec": "base",
+    "Usage": "base",
+    "load_providers": "config",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "KEYRING_SERVICE",

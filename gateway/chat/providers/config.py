@@ -41,16 +41,17 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gateway.chat.providers.anthropic import ANTHROPIC_BASE_URL, AnthropicProvider
 from gateway.chat.providers.base import ModelRef, Provider, ProviderError
-from gateway.chat.providers.openai import OPENAI_BASE_URL, OpenAIProvider
-from gateway.chat.providers.pool import ProviderPool
 from gateway.chat.providers.sse import ApiKey, Timeouts, is_loopback_url, public_url
+
+if TYPE_CHECKING:  # the provider classes load when an account of theirs is built
+    from gateway.chat.providers.openai import OpenAIProvider
+    from gateway.chat.providers.pool import ProviderPool
 
 __all__ = [
     "KEYRING_SERVICE",
@@ -220,6 +221,9 @@ class _Builder:
 async def _from_file(
     builder: _Builder, state_dir: Path, env: Mapping[str, str]
 ) -> tuple[_ProvidersFile | None, ModelRef | None]:
+    from gateway.chat.providers.anthropic import ANTHROPIC_BASE_URL, AnthropicProvider
+    from gateway.chat.providers.openai import OPENAI_BASE_URL, OpenAIProvider
+
     path = state_dir / PROVIDERS_FILE
     parsed = _read_file(path)
     if parsed is None:
@@ -359,6 +363,8 @@ async def _probe_ollama(root: str, timeout_s: float) -> list[str] | None:
 
 
 async def _from_ollama(builder: _Builder, env: Mapping[str, str]) -> None:
+    from gateway.chat.providers.openai import OpenAIProvider
+
     root = _ollama_root(env)
     names = await _probe_ollama(root, builder.probe_timeout_s)
     if names is None:
@@ -381,6 +387,8 @@ async def _from_ollama(builder: _Builder, env: Mapping[str, str]) -> None:
 
 
 async def _from_openai_env(builder: _Builder, env: Mapping[str, str]) -> None:
+    from gateway.chat.providers.openai import OPENAI_BASE_URL, OpenAIProvider
+
     key = env.get("OPENAI_API_KEY") or None
     explicit_base = env.get("OPENAI_BASE_URL") or None
     if key is None and explicit_base is None:
@@ -420,6 +428,8 @@ async def _from_openai_env(builder: _Builder, env: Mapping[str, str]) -> None:
 
 
 def _from_anthropic_env(builder: _Builder, env: Mapping[str, str]) -> None:
+    from gateway.chat.providers.anthropic import ANTHROPIC_BASE_URL, AnthropicProvider
+
     key = env.get("ANTHROPIC_API_KEY") or None
     explicit_base = env.get("ANTHROPIC_BASE_URL") or None
     if key is None and not (explicit_base and is_loopback_url(explicit_base)):
@@ -476,6 +486,8 @@ async def load_providers(
     if not builder.accounts:
         builder.sources.append("offline: no model provider found")
         return ProviderSetup(pool=None, default_model=None, models=[], sources=builder.sources)
+    from gateway.chat.providers.pool import ProviderPool
+
     return ProviderSetup(
         pool=ProviderPool(builder.accounts),
         default_model=default,
