@@ -91,7 +91,15 @@ class EventFrame(ClosedModel):
 
 
 class CancelFrame(ClosedModel):
-    """``{type:"cancel", id}``: abort a pending request (additive; old servers ignore it)."""
+    """``{type:"cancel", id}``: abort a pending request.
+
+    Additive, and not understood everywhere: our bundled gateway aborts the request, but the
+    real gateway 2026.9.6 has no ``cancel`` frame type. It answers the frame with
+    ``{type:"res", id, ok:false, error:{code:"INVALID_REQUEST", message:"invalid request
+    frame"}}`` under the cancelled request's id and keeps running the original request, whose
+    own answer may still arrive later. Clients must expect both answers for a cancelled id
+    (the session core drops them as ``LateResponse``).
+    """
 
     type: Literal["cancel"] = "cancel"
     id: str = Field(min_length=1)

@@ -13,6 +13,7 @@ __all__ = [
     "EventReceived",
     "HandshakeComplete",
     "HandshakeFailed",
+    "LateResponse",
     "ProtocolViolation",
     "RequestFailed",
     "ResponseReceived",
@@ -53,6 +54,21 @@ class RequestFailed:
     request_id: str
     method: str
     error: OpenClawError
+
+
+@dataclass(frozen=True, slots=True)
+class LateResponse:
+    """A response for a request we already gave up on (timed out or abandoned); dropped.
+
+    Expected traffic, not a fault: the gateway may still answer the original request, and
+    gateways without the ``cancel`` frame type (the real 2026.9.6 one) answer the ``cancel``
+    itself with ``INVALID_REQUEST`` under the same id.
+    """
+
+    request_id: str
+    method: str
+    ok: bool
+    error_code: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,4 +114,5 @@ SessionEvent = (
     | SequenceGap
     | CloseRequested
     | ProtocolViolation
+    | LateResponse
 )

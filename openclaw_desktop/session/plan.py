@@ -54,6 +54,9 @@ class Credentials:
     password: str | None = None
     bootstrap_token: str | None = None
     stored_device_token: StoredDeviceToken | None = None
+    #: The shared token was given explicitly for this connection (``--token``): it goes
+    #: ahead of the stored device token.
+    shared_token_first: bool = False
 
     def __repr__(self) -> str:
         have = [
@@ -83,7 +86,9 @@ def select_auth(
     """Choose the credential for this connect.
 
     Order: the stored device token for the role (as ``auth.deviceToken``), then the shared
-    token, then the bootstrap token; the password is always sent when set. With
+    token, then the bootstrap token; the password is always sent when set. An explicit
+    shared token (``creds.shared_token_first``) goes ahead of the stored device token, as in
+    the reference client, which makes the stored-token retry possible: with
     ``device_token_retry`` (the one retry allowed after ``AUTH_TOKEN_MISMATCH`` on a trusted
     endpoint) the shared token goes in ``auth.token`` and the stored device token in
     ``auth.deviceToken``.
@@ -102,6 +107,8 @@ def select_auth(
     if device_token_retry and stored is not None and creds.shared_token:
         token, device_token, source = creds.shared_token, stored.token, "device-token-retry"
         scopes = _stored_scopes(stored, role, scopes)
+    elif creds.shared_token_first and creds.shared_token:
+        token, source = creds.shared_token, "shared-token"
     elif stored is not None:
         # In auth.deviceToken, where the gateway checks it as a device token and answers a
         # revoked one with AUTH_DEVICE_TOKEN_MISMATCH (in auth.token it would be taken for a

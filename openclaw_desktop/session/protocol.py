@@ -8,13 +8,22 @@ Text goes in through :meth:`GatewayClientProtocol.receive_data`, time through
 the adapter passes monotonic seconds in, so tests drive time by hand.
 
 Bad input (malformed JSON, unknown frame types, non-UTF-8, a ``res`` for an unknown id) is
-dropped and reported once per kind as :class:`ProtocolViolation`; it never raises.
+dropped and reported once per kind as :class:`ProtocolViolation`; it never raises. A frame over
+the inbound size limit is reported the same way and closes the connection with 1009.
+
+Answers for requests we gave up on (timed out or abandoned, so a ``cancel`` went out) are
+expected traffic, not violations: the core remembers the last :data:`CANCELLED_IDS_KEPT` such
+ids and reports their late answers as :class:`LateResponse`. The real gateway 2026.9.6 has no
+``cancel`` frame type: it answers our ``cancel`` with ``ok:false`` ``INVALID_REQUEST``
+("invalid request frame") under the cancelled request's id and still answers the original
+request later, so a timed-out request can draw two such answers.
 """
 
 from __future__ import annotations
 
 import itertools
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
@@ -47,6 +56,7 @@ from openclaw_desktop.session.events import (
     EventReceived,
     HandshakeComplete,
     HandshakeFailed,
+    LateResponse,
     ProtocolViolation,
     RequestFailed,
     ResponseReceived,
@@ -58,8 +68,11 @@ from openclaw_desktop.session.plan import ConnectPlan, build_connect_params
 __all__ = [
     "AUTHENTICATING",
     "AWAITING_CHALLENGE",
+    "CANCELLED_IDS_KEPT",
     "CLOSED",
     "CLOSING",
+    "DEFAULT_MAX_INBOUND_BYTES",
+    "MESSAGE_TOO_BIG_CLOSE_CODE",
     "READY",
     "GatewayClientProtocol",
     "SessionState",
@@ -67,6 +80,15 @@ __all__ = [
 
 #: Close code the client uses when the gateway went silent (tick watchdog).
 TICK_TIMEOUT_CLOSE_CODE = 4000
+
+#: Close code for an inbound frame over the size limit (RFC 6455 "message too big").
+MESSAGE_TOO_BIG_CLOSE_CODE = 1009
+
+#: Default inbound frame limit (bytes); the adapter passes its own.
+DEFAULT_MAX_INBOUND_BYTES = 64 * 1024 * 1024
+
+#: How many given-up request ids are remembered, so their late answers are dropped quietly.
+CANCELLED_IDS_KEPT = 256
 
 
 class SessionState(IntEnum):
@@ -112,6 +134,8 @@ class GatewayClientProtocol:
         challenge_timeout_s: how long to wait for ``connect.challenge``.
         connect_timeout_s: how long to wait for the ``connect`` response.
         default_timeout_s: per-request timeout when a request names none.
+        max_inbound_bytes: inbound frames bigger than this are dropped and the connection
+            is closed with 1009.
         id_factory: request id generator (tests pass a deterministic one).
     """
 
@@ -123,6 +147,7 @@ class GatewayClientProtocol:
         challenge_timeout_s: float = 15.0,
         connect_timeout_s: float = 15.0,
         default_timeout_s: float = 30.0,
+        max_inbound_bytes: int = DEFAULT_MAX_INBOUND_BYTES,
         id_factory: Callable[[], str] | None = None,
     ) -> None:
         self.plan = plan
@@ -130,6 +155,7 @@ class GatewayClientProtocol:
         self.hello: HelloOk | None = None
         self.challenge: ConnectChallenge | None = None
         self.max_payload = MAX_PREAUTH_PAYLOAD_BYTES
+        self.max_inbound_bytes = max_inbound_bytes
         self.tick_interval_s = DEFAULT_TICK_INTERVAL_MS / 1000
         self.violations: dict[str, int] = {}
         self._opened_at = now
@@ -141,6 +167,7 @@ class GatewayClientProtocol:
         self._connect_id: str | None = None
         self._connect_deadline: float | None = None
         self._pending: dict[str, _Pending] = {}
+        self._cancelled: OrderedDict[str, str] = OrderedDict()
         self._last_seq: int | None = None
         self._out: list[bytes] = []
         self._events: list[SessionEvent] = []
@@ -181,6 +208,10 @@ class GatewayClientProtocol:
             return
         self._now = now
         self._last_inbound = now
+        size = _frame_size(data, self.max_inbound_bytes)
+        if size > self.max_inbound_bytes:
+            self._on_oversized(size)
+            return
         try:
             frame = decode_frame(data)
         except FrameDecodeError as exc:
@@ -217,7 +248,7 @@ class GatewayClientProtocol:
         for request_id, pending in list(self._pending.items()):
             if pending.deadline is not None and now >= pending.deadline:
                 del self._pending[request_id]
-                self._out.append(encode_frame({"type": "cancel", "id": request_id}))
+                self._cancel(request_id, pending.method)
                 timeout = pending.timeout_s or 0.0
                 self._events.append(
                     RequestFailed(
@@ -283,8 +314,9 @@ class GatewayClientProtocol:
 
     def abandon_request(self, request_id: str) -> None:
         """Forget a pending request and tell the gateway with a ``cancel`` frame."""
-        if self._pending.pop(request_id, None) is not None and self.state is READY:
-            self._out.append(encode_frame({"type": "cancel", "id": request_id}))
+        pending = self._pending.pop(request_id, None)
+        if pending is not None and self.state is READY:
+            self._cancel(request_id, pending.method)
 
     def close(self, code: int = 1000, reason: str = "") -> None:
         """Ask the adapter to close the socket."""
@@ -347,6 +379,16 @@ class GatewayClientProtocol:
             return
         pending = self._pending.pop(request_id, None)
         if pending is None:
+            method = self._cancelled.get(request_id)
+            if method is not None:
+                error = frame.get("error")
+                code = error.get("code") if isinstance(error, dict) else None
+                self._events.append(
+                    LateResponse(
+                        request_id, method, frame["ok"], code if isinstance(code, str) else None
+                    )
+                )
+                return
             self._violation("unknown-response", f"response for unknown request id {request_id!r}")
             return
         ok: bool = frame["ok"]
@@ -383,6 +425,21 @@ class GatewayClientProtocol:
         self._events.append(HandshakeFailed(error))
         self._request_close(close_code, str(error)[:120])
 
+    def _cancel(self, request_id: str, method: str) -> None:
+        """Send ``cancel`` and remember the id, so late answers to it are expected."""
+        self._out.append(encode_frame({"type": "cancel", "id": request_id}))
+        self._cancelled[request_id] = method
+        while len(self._cancelled) > CANCELLED_IDS_KEPT:
+            self._cancelled.popitem(last=False)
+
+    def _on_oversized(self, size: int) -> None:
+        detail = f"frame of {size} bytes exceeds the inbound limit of {self.max_inbound_bytes}"
+        self._violation("oversized-frame", detail)
+        if self.state in (AWAITING_CHALLENGE, AUTHENTICATING):
+            self._fail_handshake(ProtocolError(detail), close_code=MESSAGE_TOO_BIG_CLOSE_CODE)
+        else:
+            self._request_close(MESSAGE_TOO_BIG_CLOSE_CODE, "frame too large")
+
     def _request_close(self, code: int, reason: str) -> None:
         self.state = CLOSING
         self._events.append(CloseRequested(code, reason))
@@ -392,3 +449,12 @@ class GatewayClientProtocol:
         self.violations[kind] = count
         if count == 1:
             self._events.append(ProtocolViolation(kind, detail))
+
+
+def _frame_size(data: str | bytes, limit: int) -> int:
+    """The frame's size in bytes (text is measured as UTF-8 only when it could matter)."""
+    if isinstance(data, bytes | bytearray | memoryview):
+        return len(data)
+    if len(data) * 4 <= limit:  # at most 4 UTF-8 bytes per code point: cannot be over
+        return len(data)
+    return len(data.encode("utf-8", "surrogatepass"))

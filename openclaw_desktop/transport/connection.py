@@ -39,6 +39,7 @@ from openclaw_desktop.session import (
     GatewayClientProtocol,
     HandshakeComplete,
     HandshakeFailed,
+    LateResponse,
     ProtocolViolation,
     RequestFailed,
     ResponseReceived,
@@ -246,8 +247,11 @@ class GatewayConnection:
             error: OpenClawError = ConnectionClosed(None, "connection lost")
             try:
                 await self._attempt()
+                # A live session ended: classify its close like any failure, so 1012/1013
+                # (service restart / try again later) get their longer first delay.
                 attempt = 0
                 error = self._status.error or error
+                decision = self._vault.decide(error, self._auth.source if self._auth else "none")
             except OpenClawError as exc:
                 error = exc
                 decision = self._vault.decide(exc, self._auth.source if self._auth else "none")
@@ -379,6 +383,7 @@ class GatewayConnection:
             challenge_timeout_s=opts.challenge_timeout_s,
             connect_timeout_s=opts.connect_timeout_s,
             default_timeout_s=opts.request_timeout_s,
+            max_inbound_bytes=opts.max_inbound_bytes,
         )
         self._core = core
         self._close_request = None
@@ -475,6 +480,14 @@ class GatewayConnection:
                 self._close_request = (event.code, event.reason)
                 if event.code == 4000:
                     log.warning("gateway silent for two tick intervals; reconnecting")
+            elif isinstance(event, LateResponse):
+                log.debug(
+                    "dropped late answer to %s %s (given up on; ok=%s%s)",
+                    event.method,
+                    event.request_id,
+                    event.ok,
+                    f", {event.error_code}" if event.error_code else "",
+                )
             elif isinstance(event, ProtocolViolation):
                 log.warning("dropped invalid frame from gateway (%s): %s", event.kind, event.detail)
 

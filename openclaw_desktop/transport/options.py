@@ -87,6 +87,14 @@ class ConnectionOptions:
     Explicit credentials (``shared_token``, ``password``, ``bootstrap_token``,
     ``tls_fingerprint``) come from the command line or settings; stored ones (device tokens,
     pins) come from ``credentials``.
+
+    Auth order: the stored device token for the role, then the shared token, then the
+    bootstrap token (the password is always sent). With ``shared_token_first`` (the user
+    typed the token for this connection, e.g. ``--token``) the shared token goes ahead of the
+    stored device token, as in the reference client; if the gateway refuses it with
+    ``AUTH_TOKEN_MISMATCH`` / ``canRetryWithDeviceToken`` and the endpoint is trusted
+    (``ws://`` to loopback/LAN, or ``wss://`` with a pin in force), one retry carries the
+    stored device token as well.
     """
 
     url: str
@@ -100,6 +108,8 @@ class ConnectionOptions:
     permissions: Mapping[str, bool] | None = None
     path_env: str | None = None
     shared_token: str | None = None
+    #: ``shared_token`` was given explicitly for this connection: send it first.
+    shared_token_first: bool = False
     password: str | None = None
     bootstrap_token: str | None = None
     tls_fingerprint: str | None = None

@@ -36,10 +36,13 @@ class ConnectionVault:
                 self.gateway, opts.signer.device_id, opts.role.value
             )
         shared, password = opts.shared_token, opts.password
+        explicit = bool(opts.shared_token_first and shared)
         if opts.credentials is not None:
             shared = shared or opts.credentials.shared_token(self.gateway)
             password = password or opts.credentials.password(self.gateway)
-        return Credentials(shared, password, opts.bootstrap_token, stored)
+        return Credentials(
+            shared, password, opts.bootstrap_token, stored, shared_token_first=explicit
+        )
 
     def pin(self) -> str | None:
         """The TLS pin in force: the explicit one, else the stored one."""

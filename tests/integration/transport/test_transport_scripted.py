@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import pytest
 
 from openclaw_desktop.errors import (
     AuthError,
+    ConnectionClosed,
     PayloadTooLarge,
     ReconnectPaused,
     RequestTimeout,
@@ -17,10 +19,11 @@ from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySec
 from openclaw_desktop.identity.credentials import StoredDeviceToken
 from openclaw_desktop.identity.gateway_id import gateway_key
 from openclaw_desktop.protocol import ClientId, ClientInfo, ClientMode, Role
-from openclaw_desktop.session import SequenceGap
+from openclaw_desktop.session import ErrorCategory, SequenceGap
 from openclaw_desktop.transport import (
     ConnectionOptions,
     ConnectionState,
+    ConnectionStatus,
     GatewayConnection,
     RetryPolicy,
 )
@@ -98,6 +101,39 @@ async def test_request_timeout_sends_cancel() -> None:
         with pytest.raises(RequestTimeout):
             await conn.request("slow.method", timeout_s=0.2)
         await asyncio.wait_for(cancel_seen.wait(), 5)
+
+
+async def test_late_answers_after_a_timeout_are_not_warned_about(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Like the real gateway: the cancel is answered with INVALID_REQUEST under the same id and
+    the original request is answered late. Both are dropped at debug level; the session goes
+    on."""
+    answered = asyncio.Event()
+
+    async def script(peer: ScriptedPeer) -> None:
+        await peer.accept()
+        slow = await peer.recv(timeout=10)
+        cancel = await peer.recv(timeout=10)
+        assert cancel == {"type": "cancel", "id": slow["id"]}
+        invalid = {"code": "INVALID_REQUEST", "message": "invalid request frame"}
+        await peer.send({"type": "res", "id": slow["id"], "ok": False, "error": invalid})
+        await peer.send({"type": "res", "id": slow["id"], "ok": True, "payload": {"late": 1}})
+        answered.set()
+        await peer.serve_requests()
+
+    gw = ScriptedGateway(script)
+    with caplog.at_level(logging.DEBUG, logger="openclaw.transport"):
+        async with gw.running(), GatewayConnection(options(gw.url)) as conn:
+            await conn.wait_ready(5)
+            with pytest.raises(RequestTimeout):
+                await conn.request("slow.method", timeout_s=0.2)
+            await asyncio.wait_for(answered.wait(), 5)
+            assert await conn.request("health") == {"echo": None}
+            assert conn.status.state is ConnectionState.CONNECTED
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    late = [r.getMessage() for r in caplog.records if "late answer" in r.getMessage()]
+    assert len(late) == 2 and all("slow.method" in m for m in late)
 
 
 async def test_tick_watchdog_closes_with_4000_and_reconnects() -> None:
@@ -255,23 +291,81 @@ async def test_unavailable_with_retry_after_backs_off_without_pausing() -> None:
         assert loop.time() - started >= 0.3
 
 
-async def test_server_restart_close_reconnects() -> None:
-    """A 1012 close after hello-ok is followed by an automatic reconnect."""
+def retries(statuses: list[ConnectionStatus]) -> list[ConnectionStatus]:
+    """The statuses announcing a scheduled retry."""
+    return [
+        s for s in statuses if s.state is ConnectionState.RECONNECTING and s.retry_in_s is not None
+    ]
+
+
+@pytest.mark.parametrize("code", [1012, 1013])
+async def test_server_restart_close_reconnects(code: int) -> None:
+    """A 1012/1013 close of a live session is a service restart: the reconnect waits at
+    least the 1 s floor (not the 20 ms first step of this policy), then resumes."""
 
     async def restart(peer: ScriptedPeer) -> None:
         await peer.accept()
         await asyncio.sleep(0.05)
-        await peer.ws.close(1012, "service restart")
+        await peer.ws.close(code, "service restart")
 
     async def accept(peer: ScriptedPeer) -> None:
         await peer.accept()
         await peer.serve_requests()
 
+    statuses: list[ConnectionStatus] = []
+    times: list[float] = []
     gw = ScriptedGateway(restart, accept)
-    async with gw.running(), GatewayConnection(options(gw.url)) as conn:
-        await gw.wait_for_peers(2)
-        await conn.wait_ready(5)
-        assert await conn.request("health") == {"echo": None}
+    async with gw.running():
+        loop = asyncio.get_running_loop()
+        conn = GatewayConnection(options(gw.url))
+        conn.on_status(lambda s: (statuses.append(s), times.append(loop.time())))
+        async with conn:
+            await gw.wait_for_peers(2)
+            await wait_state(conn, ConnectionState.CONNECTED)
+            assert await conn.request("health") == {"echo": None}
+    (retry,) = retries(statuses)
+    connected_at = [
+        t for s, t in zip(statuses, times, strict=True) if s.state is ConnectionState.CONNECTED
+    ]
+    assert len(connected_at) == 2
+    assert connected_at[1] - times[statuses.index(retry)] >= 0.9
+    assert retry.category is ErrorCategory.SERVER_RESTART
+    assert retry.retry_in_s is not None and retry.retry_in_s >= 1.0
+    assert isinstance(retry.error, ConnectionClosed) and retry.error.code == code
+
+
+async def test_backoff_grows_then_resets_after_hello_ok() -> None:
+    """Each failed attempt waits longer (base x factor^n); a successful hello-ok resets the
+    schedule, so the next failure waits the first step again."""
+
+    async def drop(peer: ScriptedPeer) -> None:
+        await peer.ws.close(1011, "internal error")
+
+    async def accept_then_drop(peer: ScriptedPeer) -> None:
+        await peer.accept()
+        await asyncio.sleep(0.05)
+        await peer.ws.close(1011, "internal error")
+
+    async def accept(peer: ScriptedPeer) -> None:
+        await peer.accept()
+        await peer.serve_requests()
+
+    policy = RetryPolicy(base_ms=40, factor=2.0, early_ceiling_ms=10_000)
+    statuses: list[ConnectionStatus] = []
+    gw = ScriptedGateway(drop, drop, drop, accept_then_drop, drop, accept)
+    async with gw.running():
+        conn = GatewayConnection(options(gw.url, retry=policy))
+        conn.on_status(statuses.append)
+        async with conn:
+            await gw.wait_for_peers(6)
+            await wait_state(conn, ConnectionState.CONNECTED)
+            assert await conn.request("health") == {"echo": None}
+    scheduled = retries(statuses)
+    assert [s.retry_in_s for s in scheduled] == pytest.approx([0.04, 0.08, 0.16, 0.04, 0.08])
+    assert [s.attempt for s in scheduled] == [1, 2, 3, 1, 2]
+    assert all(s.category is ErrorCategory.NETWORK for s in scheduled)
+    connected = [i for i, s in enumerate(statuses) if s.state is ConnectionState.CONNECTED]
+    assert len(connected) == 2
 
 
 async def test_dead_device_token_is_cleared_and_shared_token_used() -> None:
@@ -419,3 +513,101 @@ async def test_reconnect_re_sends_connect_with_the_new_options_at_once() -> None
     assert connects[1]["commands"] == ["device.info", "camera.snap"]
     assert connects[1]["caps"] == ["device", "camera"]
     assert closes[0] == 1000
+
+
+#: The real gateway's answer to a wrong shared token from a device (real-gateway-observed.md).
+TOKEN_MISMATCH = {
+    "code": "INVALID_REQUEST",
+    "message": "unauthorized: gateway token mismatch (use this gateway's gateway.auth.token or "
+    "pair the device)",
+    "details": {
+        "code": "AUTH_TOKEN_MISMATCH",
+        "authReason": "token_mismatch",
+        "canRetryWithDeviceToken": True,
+        "recommendedNextStep": "retry_with_device_token",
+    },
+}
+
+
+def with_stored_token(opts: ConnectionOptions, url: str) -> None:
+    """Store a device token (with its scopes) for ``opts``' identity at ``url``."""
+    assert opts.credentials is not None and opts.signer is not None
+    opts.credentials.save_device_token(
+        gateway_key(url),
+        opts.signer.device_id,
+        StoredDeviceToken("stored-device-token", "operator", ("operator.read",), 1),
+    )
+
+
+async def test_explicit_token_goes_first_then_one_retry_with_the_stored_device_token() -> None:
+    """An explicit --token is sent ahead of the stored device token; refused with
+    canRetryWithDeviceToken on a trusted (loopback) endpoint, it is retried once at once with
+    the stored device token alongside, and that connects."""
+    connects: list[dict[str, Any]] = []
+
+    async def reject(peer: ScriptedPeer) -> None:
+        connects.append(await peer.reject(TOKEN_MISMATCH))
+
+    async def accept(peer: ScriptedPeer) -> None:
+        connects.append(await peer.accept(scopes=["operator.read"]))
+        await peer.serve_requests()
+
+    gw = ScriptedGateway(reject, accept)
+    async with gw.running():
+        opts = options(gw.url, shared_token_first=True, scopes=("operator.admin",))
+        with_stored_token(opts, gw.url)
+        statuses: list[ConnectionStatus] = []
+        conn = GatewayConnection(opts)
+        conn.on_status(statuses.append)
+        async with conn:
+            await conn.wait_ready(5)
+    assert connects[0]["params"]["auth"] == {"token": "shared-1"}
+    assert connects[0]["params"]["scopes"] == ["operator.admin"]
+    assert connects[1]["params"]["auth"] == {
+        "token": "shared-1",
+        "deviceToken": "stored-device-token",
+    }
+    assert connects[1]["params"]["scopes"] == ["operator.read"]
+    assert all(connect_signature_valid(c) for c in connects)
+    assert ConnectionState.PAUSED not in {s.state for s in statuses}
+    assert not retries(statuses), "the device-token retry is immediate, not backed off"
+
+
+async def test_failed_device_token_retry_pauses_after_one_try() -> None:
+    """If the stored-device-token retry is refused too, reconnecting pauses: one retry only."""
+    connects: list[dict[str, Any]] = []
+
+    async def reject(peer: ScriptedPeer) -> None:
+        connects.append(await peer.reject(TOKEN_MISMATCH))
+
+    gw = ScriptedGateway(reject, reject, reject)
+    async with gw.running():
+        opts = options(gw.url, shared_token_first=True)
+        with_stored_token(opts, gw.url)
+        async with GatewayConnection(opts) as conn:
+            with pytest.raises(ReconnectPaused) as info:
+                await conn.wait_ready(5)
+            await asyncio.sleep(0.3)
+    assert isinstance(info.value.cause, AuthError)
+    assert [c["params"]["auth"].get("deviceToken") for c in connects] == [
+        None,
+        "stored-device-token",
+    ]
+
+
+async def test_default_order_sends_the_stored_device_token_first() -> None:
+    """Without an explicit token the documented order holds: the stored device token first
+    (the same shared token from settings or the store does not jump ahead)."""
+    connects: list[dict[str, Any]] = []
+
+    async def accept(peer: ScriptedPeer) -> None:
+        connects.append(await peer.accept(scopes=["operator.read"]))
+        await peer.serve_requests()
+
+    gw = ScriptedGateway(accept)
+    async with gw.running():
+        opts = options(gw.url)
+        with_stored_token(opts, gw.url)
+        async with GatewayConnection(opts) as conn:
+            await conn.wait_ready(5)
+    assert connects[0]["params"]["auth"] == {"deviceToken": "stored-device-token"}

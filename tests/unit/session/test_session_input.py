@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from openclaw_desktop.errors import ProtocolError
 from openclaw_desktop.session import (
     CloseRequested,
     EventReceived,
@@ -23,6 +24,8 @@ from openclaw_desktop.session.protocol import (
     AUTHENTICATING,
     AWAITING_CHALLENGE,
     CLOSING,
+    DEFAULT_MAX_INBOUND_BYTES,
+    MESSAGE_TOO_BIG_CLOSE_CODE,
     READY,
 )
 from tests.helpers.session_builders import (
@@ -135,6 +138,90 @@ def test_bad_input_still_counts_as_inbound_traffic() -> None:
     core.receive_data("garbage", 59.0)
     core.advance(60.0)
     assert not any(isinstance(e, CloseRequested) for e in core.events_received())
+
+
+# ---------------------------------------------------------------- oversized frames
+
+LIMIT = 100_000  # above the hello-ok the builders send
+
+
+def big_event(size: int) -> bytes:
+    """A valid event frame of exactly ``size`` bytes."""
+    frame = event_bytes("chat", {"text": ""})
+    padded = event_bytes("chat", {"text": "x" * (size - len(frame))})
+    assert len(padded) == size
+    return padded
+
+
+@pytest.mark.parametrize(
+    "data",
+    [big_event(LIMIT + 1), "x" * (LIMIT + 1), big_event(LIMIT + 1).decode()],
+    ids=["valid-event-bytes", "garbage-text", "valid-event-text"],
+)
+def test_oversized_frame_when_ready_closes_with_1009(data: str | bytes) -> None:
+    """A frame over the inbound limit, valid or not, is not parsed or delivered: one
+    violation, and the connection closes with 1009 (message too big)."""
+    core = ready_core(max_inbound_bytes=LIMIT)
+    rid = core.send_request("status")
+    sent_frames(core)
+    core.receive_data(data, 1.0)
+    violation, close = core.events_received()
+    assert isinstance(violation, ProtocolViolation)
+    assert violation.kind == "oversized-frame"
+    assert f"{LIMIT + 1} bytes" in violation.detail and str(LIMIT) in violation.detail
+    assert close == CloseRequested(MESSAGE_TOO_BIG_CLOSE_CODE, "frame too large")
+    assert core.state is CLOSING
+    # Nothing more is read; the pending request fails when the socket goes.
+    core.receive_data(event_bytes("tick"), 1.1)
+    assert core.events_received() == []
+    core.connection_lost(MESSAGE_TOO_BIG_CLOSE_CODE, "frame too large")
+    (failed,) = core.events_received()
+    assert failed.request_id == rid  # type: ignore[union-attr]
+
+
+def test_frame_at_the_limit_is_delivered() -> None:
+    """The limit is inclusive: a frame of exactly max_inbound_bytes is read normally."""
+    core = ready_core(max_inbound_bytes=LIMIT)
+    core.receive_data(big_event(LIMIT), 1.0)
+    (event,) = core.events_received()
+    assert isinstance(event, EventReceived)
+    assert core.state is READY
+
+
+def test_multibyte_text_is_measured_in_utf8_bytes() -> None:
+    """Text frames count UTF-8 bytes, not characters."""
+    core = ready_core(max_inbound_bytes=LIMIT)
+    text = event_bytes("chat", {"text": "é" * (LIMIT // 2)}).decode()
+    assert len(text) < LIMIT < len(text.encode())
+    core.receive_data(text, 1.0)
+    assert isinstance(core.events_received()[0], ProtocolViolation)
+    assert core.state is CLOSING
+
+
+@pytest.mark.parametrize("stage", ["challenge", "authenticating"])
+def test_oversized_frame_during_the_handshake_fails_it(stage: str) -> None:
+    """Before hello-ok an oversized frame fails the handshake and closes with 1009."""
+    core = make_core(max_inbound_bytes=LIMIT)
+    if stage == "authenticating":
+        core.receive_data(challenge_bytes(), 0.0)
+        sent_frames(core)
+    core.receive_data(big_event(LIMIT + 1), 0.1)
+    violation, failed, close = core.events_received()
+    assert isinstance(violation, ProtocolViolation)
+    assert isinstance(failed, HandshakeFailed)
+    assert isinstance(failed.error, ProtocolError)
+    assert isinstance(close, CloseRequested) and close.code == MESSAGE_TOO_BIG_CLOSE_CODE
+    assert core.state is CLOSING
+
+
+def test_default_inbound_limit_matches_the_connection_default() -> None:
+    """The core's default limit is the transport's (64 MiB)."""
+    from openclaw_desktop.transport import ConnectionOptions
+
+    assert make_core().max_inbound_bytes == DEFAULT_MAX_INBOUND_BYTES
+    assert ConnectionOptions.__dataclass_fields__["max_inbound_bytes"].default == (
+        DEFAULT_MAX_INBOUND_BYTES
+    )
 
 
 # ---------------------------------------------------------------- property tests

@@ -58,6 +58,32 @@ def test_stored_device_token_wins_over_shared_and_bootstrap() -> None:
     assert selection.auth.to_wire() == {"deviceToken": "stored-secret"}
 
 
+def test_explicit_shared_token_goes_ahead_of_the_stored_device_token() -> None:
+    """A shared token given for this connection (--token) is sent first, with the requested
+    scopes, as the reference client does; the password still goes along."""
+    creds = Credentials(
+        shared_token="typed",
+        password="pw",
+        stored_device_token=STORED,
+        shared_token_first=True,
+    )
+    selection = select_auth(creds, role=Role.OPERATOR, requested_scopes=REQUESTED)
+    assert selection.source == "shared-token"
+    assert selection.auth is not None
+    assert selection.auth.to_wire() == {"token": "typed", "password": "pw"}
+    assert selection.scopes == REQUESTED
+    retry = select_auth(
+        creds, role=Role.OPERATOR, requested_scopes=REQUESTED, device_token_retry=True
+    )
+    assert retry.source == "device-token-retry"
+
+
+def test_shared_token_first_without_a_shared_token_keeps_the_default_order() -> None:
+    """The flag alone changes nothing: the stored device token is used."""
+    creds = Credentials(stored_device_token=STORED, shared_token_first=True)
+    assert select_auth(creds, role=Role.OPERATOR, requested_scopes=()).source == "device-token"
+
+
 def test_shared_token_wins_over_bootstrap() -> None:
     """Without a stored token, the shared token is used and bootstrap is not sent."""
     creds = Credentials(shared_token="shared", bootstrap_token="boot")

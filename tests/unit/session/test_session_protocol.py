@@ -38,6 +38,7 @@ from openclaw_desktop.session import (
     EventReceived,
     HandshakeComplete,
     HandshakeFailed,
+    LateResponse,
     ProtocolViolation,
     RequestFailed,
     ResponseReceived,
@@ -47,6 +48,7 @@ from openclaw_desktop.session import (
 from openclaw_desktop.session.protocol import (
     AUTHENTICATING,
     AWAITING_CHALLENGE,
+    CANCELLED_IDS_KEPT,
     CLOSED,
     CLOSING,
     READY,
@@ -547,10 +549,49 @@ def test_request_timeout_sends_cancel_and_fails_the_request() -> None:
     assert sent_frames(core) == [{"type": "cancel", "id": rid}]
     assert core.pending_count == 0
     assert core.state is READY
-    core.receive_data(res_bytes(rid, payload={}), 15.5)
-    (late,) = core.events_received()
-    assert isinstance(late, ProtocolViolation)
-    assert late.kind == "unknown-response"
+
+
+#: What the real gateway 2026.9.6 answers a ``cancel`` frame with (it has no such type).
+REAL_CANCEL_ANSWER = {"code": "INVALID_REQUEST", "message": "invalid request frame"}
+
+
+def test_late_answers_to_a_timed_out_request_are_dropped_quietly() -> None:
+    """Both answers the real gateway sends after a timeout, the cancel's INVALID_REQUEST and
+    the original's late result, are LateResponse (debug), not protocol violations."""
+    core = ready_core(now=10.0)
+    rid = core.send_request("node.invoke", {"nodeId": "n"}, timeout_s=5.0)
+    sent_frames(core)
+    core.advance(15.0)
+    assert isinstance(core.events_received()[0], RequestFailed)
+    assert sent_frames(core) == [{"type": "cancel", "id": rid}]
+    core.receive_data(res_bytes(rid, ok=False, error=REAL_CANCEL_ANSWER), 15.1)
+    core.receive_data(res_bytes(rid, payload={"late": True}), 40.0)
+    assert core.events_received() == [
+        LateResponse(rid, "node.invoke", False, "INVALID_REQUEST"),
+        LateResponse(rid, "node.invoke", True, None),
+    ]
+    assert core.violations == {}
+    assert core.state is READY
+    # A response for an id we never sent is still a violation.
+    core.receive_data(res_bytes("never-sent", payload={}), 40.1)
+    (violation,) = core.events_received()
+    assert isinstance(violation, ProtocolViolation)
+    assert violation.kind == "unknown-response"
+
+
+def test_cancelled_ids_are_remembered_up_to_a_bound() -> None:
+    """Only the most recent CANCELLED_IDS_KEPT given-up ids are kept; older answers are
+    unknown again (the set cannot grow without bound on a long-lived session)."""
+    core = ready_core(now=0.0)
+    ids = [core.send_request("m", timeout_s=1.0) for _ in range(CANCELLED_IDS_KEPT + 1)]
+    core.advance(1.0)
+    core.events_received()
+    core.receive_data(res_bytes(ids[-1], payload=1), 1.1)
+    assert isinstance(core.events_received()[0], LateResponse)
+    core.receive_data(res_bytes(ids[0], payload=1), 1.2)
+    (violation,) = core.events_received()
+    assert isinstance(violation, ProtocolViolation)
+    assert violation.kind == "unknown-response"
 
 
 def test_default_request_timeout() -> None:
@@ -609,9 +650,13 @@ def test_abandon_request_sends_cancel() -> None:
     core.abandon_request(rid)
     assert sent_frames(core) == [{"type": "cancel", "id": rid}]
     assert core.pending_count == 0
+    core.receive_data(res_bytes(rid, ok=False, error=REAL_CANCEL_ANSWER), 1.0)
     core.receive_data(res_bytes(rid, payload={}), 1.0)
-    (violation,) = core.events_received()
-    assert isinstance(violation, ProtocolViolation)
+    assert core.events_received() == [
+        LateResponse(rid, "chat.send", False, "INVALID_REQUEST"),
+        LateResponse(rid, "chat.send", True, None),
+    ]
+    assert core.violations == {}
 
 
 def test_abandon_unknown_or_after_close_sends_nothing() -> None:
