@@ -8,7 +8,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from openclaw_desktop.errors import GatewayError, OpenClawError
+from openclaw_desktop.errors import GatewayError, OpenClawError, PayloadTooLarge
 from openclaw_desktop.node.dispatcher import InvokeDispatcher
 from openclaw_desktop.node.results import InvokeResult
 from openclaw_desktop.protocol import (
@@ -174,5 +174,16 @@ class NodeSession:
         params = result.to_wire(request.id, request.node_id)
         try:
             await self.connection.request(Method.NODE_INVOKE_RESULT, params, timeout_s=15)
+        except PayloadTooLarge as exc:
+            # The gateway would otherwise wait for an answer until its own timeout: tell it
+            # why there is none (Android answers oversized captures the same way).
+            log.warning("result of %s is too large to send: %s", request.command, exc)
+            if result.error_code != NodeErrorCode.PAYLOAD_TOO_LARGE:  # sent at most once
+                message = (
+                    f"result of {exc.size} bytes exceeds the gateway's frame limit of "
+                    f"{exc.limit} bytes (policy.maxPayload); ask for less"
+                )
+                too_large = InvokeResult.error(NodeErrorCode.PAYLOAD_TOO_LARGE, message)
+                await self._reply(request, too_large)
         except OpenClawError as exc:
             log.warning("could not deliver the result of %s: %s", request.command, exc)

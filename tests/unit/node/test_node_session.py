@@ -10,7 +10,12 @@ from typing import Any
 import orjson
 import pytest
 
-from openclaw_desktop.errors import ConnectionClosed, GatewayError, gateway_error_from_shape
+from openclaw_desktop.errors import (
+    ConnectionClosed,
+    GatewayError,
+    PayloadTooLarge,
+    gateway_error_from_shape,
+)
 from openclaw_desktop.node import (
     CommandRegistry,
     CommandSpec,
@@ -245,6 +250,43 @@ async def test_delivery_failure_is_logged_not_raised(caplog: pytest.LogCaptureFi
         await conn.next_reply()
         await session.aclose()
     assert any("could not deliver" in r.getMessage() for r in caplog.records)
+
+
+class _CappedConnection(FakeConnection):
+    """Refuses requests over ``limit`` bytes, as the session core does for maxPayload."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+        self.refused = 0
+
+    async def request(
+        self, method: str, params: Any = None, *, timeout_s: float | None = None
+    ) -> Any:
+        size = len(orjson.dumps({"type": "req", "id": "x", "method": method, "params": params}))
+        if size > self.limit:
+            self.refused += 1
+            raise PayloadTooLarge(size, self.limit)
+        return await super().request(method, params, timeout_s=timeout_s)
+
+
+async def test_oversized_result_is_answered_with_payload_too_large(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A result over maxPayload is not dropped: the gateway gets PAYLOAD_TOO_LARGE with the
+    limit, instead of waiting for an answer until its own timeout."""
+    conn = _CappedConnection(limit=4096)
+    session = make(conn)
+    with caplog.at_level(logging.WARNING, logger="openclaw.node"):
+        conn.emit("node.invoke.request", invoke("i9", "system.notify", {"blob": "x" * 10_000}))
+        reply = await conn.next_reply()
+        await session.aclose()
+    assert conn.refused == 1
+    assert reply["id"] == "i9" and reply["ok"] is False
+    assert reply["error"]["code"] == "PAYLOAD_TOO_LARGE"
+    assert "4096 bytes" in reply["error"]["message"]
+    assert len(conn.results()) == 1
+    assert any("too large to send" in r.getMessage() for r in caplog.records)
 
 
 # ---------------------------------------------------------------- command surface approval
