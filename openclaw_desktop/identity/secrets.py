@@ -107,10 +107,12 @@ class FileSecretStore:
 
     Args:
         path: The file, normally ``AppPaths.secrets_file``.
+        fallback_reason: Why the keyring is not used (named in :attr:`description`).
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, fallback_reason: str | None = None) -> None:
         self.path = path
+        self.fallback_reason = fallback_reason
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -118,8 +120,11 @@ class FileSecretStore:
 
     @property
     def description(self) -> str:
-        """Where the secrets go."""
-        return f"file {self.path} (mode 0600)"
+        """Where the secrets go, and why not to the keyring when that is known."""
+        where = f"file {self.path} (mode 0600)"
+        if self.fallback_reason is None:
+            return where
+        return f"no usable keyring backend: {self.fallback_reason}; secrets go to {where}"
 
     def get(self, key: str) -> str | None:
         """The value for ``key``, or None."""
@@ -194,6 +199,7 @@ def open_secret_store(secrets_file: Path, *, use_keyring: bool = True) -> Secret
         if available:
             return keyring_store.KeyringSecretStore()
         _warn_fallback_once(secrets_file, why)
+        return FileSecretStore(secrets_file, fallback_reason=why)
     return FileSecretStore(secrets_file)
 
 

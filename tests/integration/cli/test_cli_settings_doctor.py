@@ -66,3 +66,20 @@ def test_doctor_reports_every_command_with_three_answers(tmp_path: Path) -> None
     assert re.search(
         r"system\.notify .*enabled: no \(setting notifications is off\); advertised: no", out
     )
+
+
+def test_doctor_names_the_keyring_fallback_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a usable keyring backend the secret-store line says why and where secrets go
+    instead; the log says it once too (not once per secret-store opening)."""
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    result = run_desktop_cli(tmp_path, "doctor")
+    notice = "no usable keyring backend"
+    (line,) = [ln for ln in result.stdout.splitlines() if ln.startswith("secret store:")]
+    assert f"{notice}: keyring.backends.fail.Keyring" in line
+    assert str(tmp_path / "data" / "secrets.json") in line and "0600" in line
+    assert result.stdout.count(notice) == 1
+    assert result.stderr.count(notice) == 1
+    (logged,) = [ln for ln in result.stderr.splitlines() if notice in ln]
+    assert "WARNING" in logged and "keyring.backends.fail.Keyring" in logged
