@@ -30,14 +30,50 @@ __all__ = ["GatewayServerConnection", "admit"]
 
 log = logging.getLogger("gateway.connect")
 
-#: Operator scopes handed to a phone through a setup code (full access).
-BOOTSTRAP_OPERATOR_SCOPES = [
-    "operator.admin",
+#: Operator scopes a setup code may carry, as the real gateway's
+#: ``BOOTSTRAP_HANDOFF_OPERATOR_SCOPES`` (``src/shared/device-bootstrap-profile.ts``): the
+#: limited profile, and what a phone's hand-off operator token gets with limited access
+#: (observed in ``hello-ok.auth.deviceTokens`` of 2026.9.6; the docs omit operator.questions).
+#: Never operator.pairing.
+BOOTSTRAP_LIMITED_OPERATOR_SCOPES = (
     "operator.approvals",
+    "operator.questions",
     "operator.read",
     "operator.talk.secrets",
     "operator.write",
-]
+)
+#: Full access adds operator.admin (``MOBILE_FULL_ACCESS_OPERATOR_SCOPES``).
+BOOTSTRAP_FULL_OPERATOR_SCOPES = ("operator.admin", *BOOTSTRAP_LIMITED_OPERATOR_SCOPES)
+
+
+@dataclass(frozen=True)
+class _BootstrapProfile:
+    """The roles and operator scopes a setup code lets its device ask for."""
+
+    roles: tuple[str, ...]
+    scopes: tuple[str, ...]
+
+    def allows(self, role: str, scopes: Sequence[str]) -> bool:
+        """``bootstrapProfileAllowsRequest``: the role is in the profile and its scopes are
+        covered (with the operator implications: admin covers every operator scope)."""
+        return role in self.roles and _token_covers(role, scopes, self.scopes)
+
+
+def _bootstrap_profile(
+    core: GatewayCore, record: BootstrapRecord, local: bool
+) -> _BootstrapProfile:
+    """The profile of a setup code as presented on this connection.
+
+    ``node`` codes carry the node role only. Full access needs TLS or this machine: a full
+    code presented over plaintext from another host gets the limited profile, as the docs
+    say ("plaintext LAN ``ws://`` setup automatically uses the same limited profile"; the
+    real gateway already downgrades such a code when it mints it).
+    """
+    if record.access == "node":
+        return _BootstrapProfile(("node",), ())
+    full = record.access == "full" and (local or core.config.tls)
+    scopes = BOOTSTRAP_FULL_OPERATOR_SCOPES if full else BOOTSTRAP_LIMITED_OPERATOR_SCOPES
+    return _BootstrapProfile(("node", "operator"), scopes)
 
 
 @dataclass(frozen=True)
@@ -140,8 +176,15 @@ def _authenticate(
         limiter.reset(address)
         return _Auth(core.config.auth_mode)
     if auth is not None and auth.bootstrap_token:
+        # As the real gateway: a role or scopes outside the code's profile is refused like
+        # a bad code (AUTH_BOOTSTRAP_TOKEN_INVALID), before the code is bound to the device.
+        asked = list(params.scopes or [])
         record = core.state.bootstrap.redeem(
-            auth.bootstrap_token, device.device_id, device.public_key_b64url, now
+            auth.bootstrap_token,
+            device.device_id,
+            device.public_key_b64url,
+            now,
+            admit=lambda found: _bootstrap_profile(core, found, local).allows(role, asked),
         )
         if record is not None:
             limiter.reset(address)
@@ -333,11 +376,12 @@ def _pairing_gate(
     )
 
 
-def _token_scopes(core: GatewayCore, device_id: str, role: str, scopes: list[str]) -> list[str]:
-    """The scopes of the token to issue: the real gateway hands back the existing token when
-    it covers this connection's scopes (so a narrower connect never narrows the device's
-    token). Only token hashes are stored here, so the token is replaced, but with the
-    existing token's scopes (while they are still approved)."""
+def _legacy_token_scopes(
+    core: GatewayCore, device_id: str, role: str, scopes: list[str]
+) -> list[str]:
+    """Scopes for the token that replaces one whose plaintext is not stored (written before
+    schema 3): the old token's scopes while they are still approved and cover this
+    connection, so the one-time replacement does not narrow the device's token."""
     existing = core.state.tokens.get(device_id, role)
     record = core.state.devices.get(device_id)
     if existing is None or not existing.active or record is None:
@@ -349,6 +393,30 @@ def _token_scopes(core: GatewayCore, device_id: str, role: str, scopes: list[str
     return list(existing.scopes)
 
 
+def _ensure_token(
+    core: GatewayCore, device_id: str, role: str, scopes: list[str], now: int
+) -> tuple[str, list[str], int]:
+    """The real gateway's ``ensureDeviceToken``: the device's existing token for ``role`` when
+    it is still within the device's approved scopes and covers ``scopes`` (so a narrower
+    connect never narrows it), else a new token with ``scopes``.
+
+    Returns:
+        The token, its scopes and when it was issued (``issuedAtMs``).
+    """
+    current = core.state.tokens.reusable(device_id, role)
+    record = core.state.devices.get(device_id)
+    if current is not None and record is not None:
+        token, existing = current
+        if _token_covers(role, existing.scopes, record.scopes) and _token_covers(
+            role, scopes, existing.scopes
+        ):
+            return token, list(existing.scopes), existing.rotated_at_ms or existing.created_at_ms
+        wanted = scopes
+    else:
+        wanted = _legacy_token_scopes(core, device_id, role, scopes)
+    return core.state.tokens.issue(device_id, role, wanted, now), wanted, now
+
+
 def _issue_tokens(
     core: GatewayCore,
     device: hs.VerifiedDevice | None,
@@ -357,8 +425,9 @@ def _issue_tokens(
     authed: _Auth,
     local: bool,
 ) -> dict[str, Any]:
-    """``hello-ok.auth``: the device token (the presented one, or a new one) and, for a
-    setup-code connect, the bounded operator hand-off token."""
+    """``hello-ok.auth``: the device token (the presented one, the device's existing one, or
+    a new one) and, for a phone's setup-code node connect, the bounded hand-off tokens of
+    the code's other roles (``deviceTokens``)."""
     auth: dict[str, Any] = {"method": authed.method, "role": role, "scopes": scopes}
     if device is None:
         return auth
@@ -368,28 +437,37 @@ def _issue_tokens(
         if authed.presented_issued_at_ms is not None:
             auth["issuedAtMs"] = authed.presented_issued_at_ms
         return auth
-    auth["deviceToken"] = core.state.tokens.issue(
-        device.device_id, role, _token_scopes(core, device.device_id, role, scopes), now
+    auth["deviceToken"], _granted, auth["issuedAtMs"] = _ensure_token(
+        core, device.device_id, role, scopes, now
     )
-    auth["issuedAtMs"] = now
     bootstrap = authed.bootstrap
-    if authed.method == "bootstrap-token" and bootstrap is not None:
-        # Plaintext to anything but this machine only ever gets limited access.
-        limited = bootstrap.access == "limited" or (not local and not core.config.tls)
-        op_scopes = [
-            s for s in BOOTSTRAP_OPERATOR_SCOPES if not (limited and s == "operator.admin")
-        ]
-        core.state.devices.approve(
-            device.device_id,
-            device.public_key_b64url,
-            role="operator",
-            scopes=op_scopes,
-            approved_via="bootstrap",
-            now_ms=now,
-        )
-        op_token = core.state.tokens.issue(device.device_id, "operator", op_scopes, now)
-        auth["deviceTokens"] = [
-            {"deviceToken": op_token, "role": "operator", "scopes": op_scopes, "issuedAtMs": now}
-        ]
-        core.state.bootstrap.consume(bootstrap.setup_id, now)
+    if authed.method != "bootstrap-token" or bootstrap is None:
+        return auth
+    handoff: list[dict[str, Any]] = []
+    if role == "node":
+        # The hand-off is the mobile path (a node connect, scopes []): every other role of
+        # the profile, operator with the profile's scopes. An operator setup-code connect
+        # gets only its own token, bounded by the profile (checked in _authenticate).
+        profile = _bootstrap_profile(core, bootstrap, local)
+        for extra in profile.roles:
+            if extra == role:
+                continue
+            extra_scopes = list(profile.scopes) if extra == "operator" else []
+            core.state.devices.approve(
+                device.device_id,
+                device.public_key_b64url,
+                role=extra,
+                scopes=extra_scopes,
+                approved_via="bootstrap",
+                now_ms=now,
+            )
+            token, granted, issued_at = _ensure_token(
+                core, device.device_id, extra, extra_scopes, now
+            )
+            handoff.append(
+                {"deviceToken": token, "role": extra, "scopes": granted, "issuedAtMs": issued_at}
+            )
+    if handoff:
+        auth["deviceTokens"] = handoff
+    core.state.bootstrap.consume(bootstrap.setup_id, now)
     return auth

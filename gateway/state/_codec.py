@@ -108,7 +108,7 @@ def new_token() -> str:
 
 
 def hash_token(token: str) -> bytes:
-    """SHA-256 of the token's UTF-8 bytes: what the database stores instead of the token.
+    """SHA-256 of the token's UTF-8 bytes: what tokens are looked up and compared by.
 
     A plain hash (no salt, no stretching) is enough: the tokens are 256-bit random values,
     so there is nothing to brute-force, and a fast hash keeps verification cheap.

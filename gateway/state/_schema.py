@@ -187,7 +187,17 @@ _V2 = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2)
+_V3 = Migration(
+    version=3,
+    description="device tokens keep the token itself (handed back on reconnect)",
+    statements=(
+        # NULL for rows written before this version: they hold only the hash, still verify,
+        # and are replaced by a new token the next time the device authenticates otherwise.
+        "ALTER TABLE device_tokens ADD COLUMN token TEXT",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3)
 
 #: The version a fresh database ends at.
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hmac
 import sqlite3
 import uuid
+from collections.abc import Callable
 from typing import cast
 
 from gateway.state._codec import hash_token, new_token, require_text, wall_clock_ms
@@ -96,13 +97,26 @@ class BootstrapTokens:
         return token, record
 
     def redeem(
-        self, token: str, device_id: str, public_key: str, now_ms: int
+        self,
+        token: str,
+        device_id: str,
+        public_key: str,
+        now_ms: int,
+        *,
+        admit: Callable[[BootstrapRecord], bool] | None = None,
     ) -> BootstrapRecord | None:
         """Present a setup-code token for a device.
 
+        Args:
+            admit: Checked on a live token before it is bound: False refuses the
+                redemption and leaves the token as it was (the real gateway checks the
+                requested role and scopes against the token's profile first, so an
+                over-broad request does not burn the code for the device that sent it).
+
         Returns:
             The record (now bound to the device) if the token is known, unexpired, not
-            consumed, and either unbound or bound to this same device id and key; else None.
+            consumed, admitted, and either unbound or bound to this same device id and key;
+            else None.
         """
         device_id = require_text("device_id", device_id)
         public_key = require_text("public_key", public_key)
@@ -117,6 +131,8 @@ class BootstrapTokens:
                 return None
             record = self._record(row)
             if record.consumed or record.expired(now_ms):
+                return None
+            if admit is not None and not admit(record):
                 return None
             if record.device_id is None:
                 self._db.execute(

@@ -51,7 +51,7 @@ R = TypeVar("R", bound=_Pending)
 
 @dataclass(frozen=True, slots=True)
 class TokenRecord:
-    """Metadata of one device token (one per device and role); the token itself is not kept."""
+    """Metadata of one device token (one per device and role); never the token itself."""
 
     device_id: str
     role: str

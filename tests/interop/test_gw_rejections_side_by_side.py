@@ -23,6 +23,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from openclaw_desktop.discovery import decode_setup_code
 from openclaw_desktop.identity import DeviceIdentity
 from tests.helpers.bundled_gateway import BundledGateway
 from tests.helpers.handshake_cases import (
@@ -352,19 +353,118 @@ async def test_pairing_story_side_by_side(real: RealGateway, ours: BundledGatewa
         assert our_step == real_step, f"{name}\n  real: {real_step}\n  ours: {our_step}"
 
 
-@pytest.mark.xfail(
-    reason="known difference: our state keeps only token hashes, so a shared-token connect "
-    "replaces the device token where the real gateway hands the existing one back",
-    strict=True,
-)
 async def test_shared_token_connect_hands_back_the_same_device_token(
     ours: BundledGateway,
 ) -> None:
-    """The real gateway reuses a device token that still covers the connection's scopes."""
+    """As the real gateway: a device token that still covers the connection's scopes is
+    handed back (also to a narrower connect), and a rotated one replaces it."""
     identity = DeviceIdentity.generate()
     first = await _connect(ours.url, identity, ours.token)
     await asyncio.to_thread(ours.cli, "devices", "approve", first["error"]["details"]["requestId"])
     one = await _connect(ours.url, identity, ours.token)
     two = await _connect(ours.url, identity, ours.token)
+    narrower = await _connect(ours.url, identity, ours.token, scopes=[])
 
-    assert one["accepted"]["deviceToken"] == two["accepted"]["deviceToken"]
+    token = one["accepted"]["deviceToken"]
+    assert two["accepted"]["deviceToken"] == narrower["accepted"]["deviceToken"] == token
+    assert two["accepted"]["issuedAtMs"] == one["accepted"]["issuedAtMs"]
+    assert narrower["accepted"]["scopes"] == []
+    assert (await _connect(ours.url, identity, token))["accepted"]["deviceToken"] == token
+
+
+# ------------------------------------------------------------ setup-code profiles
+def _bootstrap(token: str, **kw: Any) -> dict[str, Any]:
+    """``_connect`` keywords for a setup-code connect (the code is the signed token)."""
+    extra = kw.pop("edit", None)
+
+    def edit(params: dict[str, Any]) -> None:
+        params["auth"] = {"bootstrapToken": token}
+        if extra is not None:
+            extra(params)
+
+    return {"token": token, "edit": edit, **kw}
+
+
+#: The Android app's node connect. Signed as v2 so that ``deviceFamily`` can be added after
+#: signing (v2 does not cover it); the real gateway hands off silently only to an official
+#: app whose platform and device family match.
+_PHONE_KW: dict[str, Any] = {
+    "role": "node",
+    "scopes": [],
+    "client_id": "openclaw-android",
+    "mode": "node",
+    "platform": "android",
+    "version": "v2",
+    "min_protocol": 3,
+    "edit": lambda p: p["client"].update(deviceFamily="Android"),
+}
+
+
+def _handoff_masked(outcome: dict[str, Any]) -> dict[str, Any]:
+    for grant in (outcome.get("accepted") or {}).get("deviceTokens") or []:
+        grant.update(deviceToken="<deviceToken>", issuedAtMs="<ms>")
+    return outcome
+
+
+async def _setup_code_story(
+    url: str, token: str, mint_params: dict[str, Any]
+) -> list[tuple[str, Any]]:
+    """A limited setup code: requests outside its profile, then a phone redeeming it."""
+    async with connect(url, open_timeout=15, max_size=None) as ws:
+        await asyncio.wait_for(ws.recv(), 15)  # the challenge; a loopback cli needs no device
+        hello = {
+            "minProtocol": 4,
+            "maxProtocol": 4,
+            "client": {"id": "cli", "version": "1.0", "platform": "linux", "mode": "cli"},
+            "role": "operator",
+            "scopes": ["operator.admin"],
+            "auth": {"token": token},
+        }
+        await ws.send(connect_frame(hello))
+        await ws.send(
+            json.dumps(
+                {
+                    "type": "req",
+                    "id": "mint",
+                    "method": "device.pair.setupCode",
+                    "params": mint_params,
+                }
+            )
+        )
+        while True:
+            frame = json.loads(await asyncio.wait_for(ws.recv(), 15))
+            if frame.get("type") == "res" and frame.get("id") == "mint":
+                break
+    assert frame["ok"] is True, frame
+    assert frame["payload"]["access"] == "limited"
+    code = decode_setup_code(frame["payload"]["setupCode"]).bootstrap_token
+    assert code is not None
+    greedy, phone = DeviceIdentity.generate(), DeviceIdentity.generate()
+    steps: list[tuple[str, Any]] = []
+
+    async def step(name: str, identity: DeviceIdentity, **kw: Any) -> None:
+        outcome = await _connect(url, identity, **_bootstrap(code, **kw))
+        steps.append((name, _handoff_masked(_normalized(outcome, identity))))
+
+    await step("operator asks admin+pairing", greedy, scopes=["operator.admin", "operator.pairing"])
+    await step("operator asks pairing", greedy, scopes=["operator.pairing"])
+    await step("operator asks admin", greedy, scopes=["operator.admin"])
+    await step("node asks operator.admin", greedy, **{**_PHONE_KW, "scopes": ["operator.admin"]})
+    await step("phone redeems it", phone, **_PHONE_KW)
+    await step("phone again (used up)", phone, **_PHONE_KW)
+    return steps
+
+
+async def test_limited_setup_code_side_by_side(real: RealGateway, ours: BundledGateway) -> None:
+    """A limited setup code refuses operator.admin/operator.pairing requests alike on both
+    gateways without being used up, and hands the phone the same limited operator scopes."""
+    theirs = await _setup_code_story(
+        real.url,
+        real.token,
+        {"bootstrapProfile": "limited", "includeQr": False, "publicUrl": real.url},
+    )
+    mine = await _setup_code_story(ours.url, ours.token, {"access": "limited"})
+
+    assert [name for name, _ in mine] == [name for name, _ in theirs]
+    for (name, real_step), (_, our_step) in zip(theirs, mine, strict=True):
+        assert our_step == real_step, f"{name}\n  real: {real_step}\n  ours: {our_step}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,13 +25,17 @@ from tests.helpers.bundled_gateway import (
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
+#: The full-access hand-off operator scopes (observed on the real gateway 2026.9.6).
 HANDOFF_SCOPES = [
     "operator.admin",
     "operator.approvals",
+    "operator.questions",
     "operator.read",
     "operator.talk.secrets",
     "operator.write",
 ]
+#: Limited access: the same without operator.admin.
+LIMITED_SCOPES = [scope for scope in HANDOFF_SCOPES if scope != "operator.admin"]
 
 
 async def _mint(url: str, **params: object) -> dict[str, object]:
@@ -220,3 +225,165 @@ async def test_our_client_redeems_a_setup_code_and_reuses_the_handoff_token(
                 assert [n["nodeId"] for n in nodes["nodes"]] == [ident.device_id]
         finally:
             await node.aclose()
+
+
+# ------------------------------------------------------------ the bootstrap profile
+#: What the real gateway (2026.9.6) answers a setup-code connect outside the code's profile.
+SETUP_CODE_REJECTED = (
+    "unauthorized: setup code invalid, expired, revoked, or already used "
+    "(create a new code; review `openclaw devices list`)"
+)
+SETUP_CODE_REJECTED_DETAILS = {
+    "code": "AUTH_BOOTSTRAP_TOKEN_INVALID",
+    "authReason": "bootstrap_token_invalid",
+    "canRetryWithDeviceToken": False,
+    "recommendedNextStep": "review_auth_configuration",
+}
+
+
+async def _limited_code(url: str) -> str:
+    client = await RawClient.open(url)
+    try:
+        assert (await client.connect(None, scopes=["operator.admin"]))["ok"]
+        minted = await client.ok("device.pair.setupCode", {"access": "limited"})
+        assert minted["access"] == "limited"
+        token = decode_setup_code(str(minted["setupCode"])).bootstrap_token
+        assert token is not None
+        return token
+    finally:
+        await client.close()
+
+
+async def _bootstrap_connect(
+    url: str, identity: DeviceIdentity, token: str, **kw: Any
+) -> tuple[dict[str, Any], tuple[int | None, str | None] | None]:
+    """One setup-code connect: the ``res`` and, for a refusal, the close."""
+    client = await RawClient.open(url)
+    try:
+        res = await client.connect(identity, auth={"bootstrapToken": token}, **kw)
+        closed = None if res["ok"] else await client.wait_closed()
+        return res, closed
+    finally:
+        await client.close()
+
+
+_PHONE: dict[str, Any] = {
+    "role": "node",
+    "scopes": [],
+    "client_id": "openclaw-android",
+    "client_mode": "node",
+    "platform": "android",
+    "device_family": "Android",
+    "min_protocol": 3,
+}
+
+
+async def test_limited_setup_code_never_grants_admin_or_pairing(tmp_path: Path) -> None:
+    """A limited code hands off an operator token without operator.admin/operator.pairing,
+    and that token cannot be used for them."""
+    async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
+        token = await _limited_code(gw.url)
+        phone = DeviceIdentity.generate()
+        res, _ = await _bootstrap_connect(gw.url, phone, token, **_PHONE)
+        assert res["ok"] is True, res
+        auth = res["payload"]["auth"]
+        assert (auth["role"], auth["scopes"]) == ("node", [])
+        [handoff] = auth["deviceTokens"]
+        assert handoff["role"] == "operator"
+        assert sorted(handoff["scopes"]) == LIMITED_SCOPES
+        record = gw.state.devices.get(phone.device_id)
+        assert record is not None
+        assert not {"operator.admin", "operator.pairing"} & set(record.scopes)
+        for wider in (
+            ["operator.admin"],
+            ["operator.pairing"],
+            ["operator.read", "operator.admin"],
+        ):
+            operator = await RawClient.open(gw.url)
+            res = await operator.connect(
+                phone,
+                auth={"deviceToken": handoff["deviceToken"]},
+                scopes=wider,
+                client_id="openclaw-android",
+                client_mode="ui",
+                platform="android",
+                device_family="Android",
+            )
+            await operator.close()
+            assert res["ok"] is False, (wider, res)
+            assert res["error"]["details"]["code"] == "AUTH_SCOPE_MISMATCH"
+
+
+async def test_setup_code_connect_outside_its_profile_is_refused(tmp_path: Path) -> None:
+    """Asking a limited code for operator.admin or operator.pairing (or a node for operator
+    scopes) gets the real gateway's AUTH_BOOTSTRAP_TOKEN_INVALID, and does not use the code
+    up: another device can still redeem it."""
+    async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
+        token = await _limited_code(gw.url)
+        greedy = DeviceIdentity.generate()
+        asks: list[dict[str, Any]] = [
+            {"scopes": ["operator.admin", "operator.pairing"]},
+            {"scopes": ["operator.pairing"]},
+            {"scopes": ["operator.admin"]},
+            {"scopes": ["operator.read", "operator.pairing"]},
+            {**_PHONE, "scopes": ["operator.admin"]},
+        ]
+        for ask in asks:
+            res, closed = await _bootstrap_connect(gw.url, greedy, token, **ask)
+            assert res["ok"] is False, (ask, res)
+            error = res["error"]
+            assert error["code"] == "INVALID_REQUEST"
+            assert error["message"] == SETUP_CODE_REJECTED
+            assert error["details"] == SETUP_CODE_REJECTED_DETAILS
+            assert closed == (1008, SETUP_CODE_REJECTED)
+        assert gw.state.devices.get(greedy.device_id) is None
+        phone = DeviceIdentity.generate()
+        res, _ = await _bootstrap_connect(gw.url, phone, token, **_PHONE)
+        assert res["ok"] is True, res
+        [handoff] = res["payload"]["auth"]["deviceTokens"]
+        assert sorted(handoff["scopes"]) == LIMITED_SCOPES
+
+
+async def test_setup_code_operator_connect_cannot_widen_scopes(tmp_path: Path) -> None:
+    """An operator setup-code connect within the profile gets exactly what it asked for, no
+    hand-off tokens, and its token never covers more; the code is then used up."""
+    async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
+        token = await _limited_code(gw.url)
+        operator = DeviceIdentity.generate()
+        asked = ["operator.read", "operator.write"]
+        res, _ = await _bootstrap_connect(gw.url, operator, token, scopes=asked)
+        assert res["ok"] is True, res
+        auth = res["payload"]["auth"]
+        assert (auth["method"], auth["role"], auth["scopes"]) == (
+            "bootstrap-token",
+            "operator",
+            asked,
+        )
+        assert "deviceTokens" not in auth
+        assert gw.state.tokens.scopes(operator.device_id, "operator") == tuple(asked)
+        client = await RawClient.open(gw.url)
+        res = await client.connect(
+            operator, auth={"token": auth["deviceToken"]}, scopes=[*asked, "operator.admin"]
+        )
+        await client.close()
+        assert res["ok"] is False
+        assert res["error"]["details"]["code"] == "AUTH_SCOPE_MISMATCH"
+        res, _ = await _bootstrap_connect(gw.url, operator, token, scopes=asked)
+        assert res["ok"] is False
+        assert res["error"]["details"] == SETUP_CODE_REJECTED_DETAILS
+
+
+async def test_node_setup_code_is_for_the_node_role_only(tmp_path: Path) -> None:
+    """A node-only code refuses an operator connect and hands a node no operator token."""
+    async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
+        token, _record = gw.state.bootstrap.mint(now_ms(), access="node")
+        device = DeviceIdentity.generate()
+        res, _ = await _bootstrap_connect(gw.url, device, token, scopes=["operator.read"])
+        assert res["ok"] is False
+        assert res["error"]["details"] == SETUP_CODE_REJECTED_DETAILS
+        res, _ = await _bootstrap_connect(
+            gw.url, device, token, role="node", scopes=[], client_id="node-host", client_mode="node"
+        )
+        assert res["ok"] is True, res
+        assert "deviceTokens" not in res["payload"]["auth"]
+        assert gw.state.tokens.get(device.device_id, "operator") is None

@@ -1,11 +1,14 @@
-"""DeviceTokens: issue, verify, rotate, revoke, list; only hashes are stored."""
+"""DeviceTokens: issue, verify, rotate, revoke, list, reusable; verification by SHA-256, the
+token itself kept to be handed back; rows from before schema 3 (hash only) keep working."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
 import re
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,9 @@ from gateway.state import (
     TokenRecord,
     UnknownDeviceError,
 )
+from gateway.state import _db as db_module
+from gateway.state._codec import hash_token
+from gateway.state._schema import MIGRATIONS
 
 pytestmark = pytest.mark.unit
 
@@ -215,3 +221,87 @@ def test_tokens_follow_the_device(state: GatewayState) -> None:
     state.devices.remove(DEV)
     assert state.tokens.verify(DEV, "operator", operator) is None
     assert state.tokens.list(DEV) == []
+
+
+def test_reusable_hands_back_the_active_token(state: GatewayState) -> None:
+    """The token issued last for a role comes back with its record; none for other roles."""
+    token = state.tokens.issue(DEV, "operator", ["operator.read"], 1_000)
+    current = state.tokens.reusable(DEV, "operator")
+    assert current is not None
+    assert current[0] == token
+    assert current[1] == TokenRecord(DEV, "operator", ("operator.read",), 1_000, None, None, None)
+    assert state.tokens.reusable(DEV, "node") is None
+    assert state.tokens.reusable("other", "operator") is None
+
+
+def test_rotation_changes_the_reusable_token(state: GatewayState) -> None:
+    """After rotate() the new token is handed back and the old one no longer verifies."""
+    old = state.tokens.issue(DEV, "operator", ["operator.read"], 1_000)
+    new = state.tokens.rotate(DEV, "operator", None, 2_000)
+    current = state.tokens.reusable(DEV, "operator")
+    assert current is not None
+    assert current[0] == new != old
+    assert state.tokens.verify(DEV, "operator", old) is None
+    assert state.tokens.verify(DEV, "operator", new) is not None
+
+
+def test_revoked_token_is_not_reusable_and_its_plaintext_is_dropped(
+    state: GatewayState,
+) -> None:
+    """revoke(): nothing to hand back, the stored token is cleared, verify fails."""
+    token = state.tokens.issue(DEV, "node", [], 1_000)
+    assert state.tokens.revoke(DEV, "node", 2_000)
+    assert state.tokens.reusable(DEV, "node") is None
+    assert state.tokens.verify(DEV, "node", token) is None
+    row = state._db.row("SELECT token FROM device_tokens WHERE device_id = ?", (DEV,))
+    assert row is not None
+    assert row[0] is None
+    revived = state.tokens.rotate(DEV, "node", None, 3_000)
+    current = state.tokens.reusable(DEV, "node")
+    assert current is not None
+    assert current[0] == revived
+
+
+def test_a_row_whose_token_does_not_match_its_hash_is_not_handed_out(
+    state: GatewayState,
+) -> None:
+    """A tampered token column is never handed back (the hash is what authenticates)."""
+    token = state.tokens.issue(DEV, "node", [], 1_000)
+    with state._db.transaction():
+        state._db.execute("UPDATE device_tokens SET token = ? WHERE device_id = ?", ("x", DEV))
+    assert state.tokens.reusable(DEV, "node") is None
+    assert state.tokens.verify(DEV, "node", token) is not None
+
+
+def test_a_schema_2_database_keeps_its_hash_only_tokens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a database from before schema 3 adds the token column: its hash-only tokens
+    still verify, are not reusable, and the next issue() replaces them with a reusable one."""
+    state_dir = tmp_path / "state"
+    monkeypatch.setattr(db_module, "MIGRATIONS", MIGRATIONS[:2])
+    monkeypatch.setattr(db_module, "SCHEMA_VERSION", 2)
+    legacy = "legacy-token-from-schema-2"
+    with GatewayState.in_state_dir(state_dir) as old:
+        assert old.schema_version == 2
+        old.devices.approve(
+            DEV, KEY, role="operator", scopes=OP_SCOPES, approved_via="owner", now_ms=1
+        )
+    with closing(sqlite3.connect(state_dir / DB_FILENAME, isolation_level=None)) as raw:
+        raw.execute(
+            "INSERT INTO device_tokens (device_id, role, token_sha256, scopes, created_at_ms) "
+            "VALUES (?, 'operator', ?, '[\"operator.read\"]', 500)",
+            (DEV, hash_token(legacy)),
+        )
+    monkeypatch.undo()
+    with GatewayState.in_state_dir(state_dir) as state:
+        assert state.schema_version == MIGRATIONS[-1].version >= 3
+        record = state.tokens.verify(DEV, "operator", legacy)
+        assert record is not None
+        assert record.scopes == ("operator.read",)
+        assert state.tokens.reusable(DEV, "operator") is None
+        fresh = state.tokens.issue(DEV, "operator", ["operator.read"], 2_000)
+        assert state.tokens.verify(DEV, "operator", legacy) is None
+        current = state.tokens.reusable(DEV, "operator")
+        assert current is not None
+        assert current[0] == fresh
