@@ -23,12 +23,43 @@ log = logging.getLogger("gateway.invoke")
 DEFAULT_TIMEOUT_MS = 30_000
 MAX_PENDING_PER_NODE = 1_000
 MAX_PENDING_TOTAL = 20_000
+#: Duplicate-``idempotencyKey`` dedupe: a completed result is kept this long, for at most
+#: this many keys, and at most this many accounted bytes in total (oldest results go first).
 IDEMPOTENCY_TTL_S = 300.0
 IDEMPOTENCY_ENTRIES = 2_000
+IDEMPOTENCY_MAX_BYTES = 32 * 1024 * 1024
+#: A result bigger than this is not kept once it completed: the callers already waiting on
+#: its key get it, a later duplicate dispatches again. (Caching it would let a few large
+#: invokes - a screenshot, a file fetch - pin most of the budget for five minutes, and a
+#: repeated large read is harmless to run twice.)
+IDEMPOTENCY_MAX_ENTRY_BYTES = 4 * 1024 * 1024
 
 
 class InvokeError(MethodError):
     """An invoke failed; ``shape`` is the ErrorShape for the operator."""
+
+
+@dataclass
+class _Cached:
+    """One idempotency key's dispatch: in flight, or completed with ``size`` bytes kept."""
+
+    expires: float
+    task: asyncio.Task[dict[str, Any]]
+    size: int = 0
+
+
+def _result_bytes(result: dict[str, Any]) -> int:
+    """The bytes a completed result accounts for: its JSON size, which counts a node's
+    ``payloadJSON`` string and the payload parsed from it both (the result keeps both).
+    Python objects take more memory than their JSON, so this is a proxy that grows with the
+    real cost; a result that cannot be encoded counts as too big to keep."""
+    payload_json = result.get("payloadJSON")
+    if isinstance(payload_json, str) and len(payload_json) > IDEMPOTENCY_MAX_ENTRY_BYTES:
+        return len(payload_json)  # too big to keep, whatever the rest weighs
+    try:
+        return len(orjson.dumps(result))
+    except (TypeError, orjson.JSONEncodeError):
+        return IDEMPOTENCY_MAX_ENTRY_BYTES + 1
 
 
 @dataclass
@@ -81,14 +112,24 @@ class InvokeRouter:
     def __init__(self) -> None:
         self._pending: dict[str, _Pending] = {}
         self._per_node: dict[str, int] = {}
-        self._idempotent: OrderedDict[
-            tuple[str, str], tuple[float, asyncio.Task[dict[str, Any]]]
-        ] = OrderedDict()
+        self._idempotent: OrderedDict[tuple[str, str], _Cached] = OrderedDict()
+        self._cached_bytes = 0
 
     @property
     def pending_count(self) -> int:
         """Invokes waiting for a node."""
         return len(self._pending)
+
+    @property
+    def cached_count(self) -> int:
+        """Idempotency keys remembered (in flight or completed)."""
+        return len(self._idempotent)
+
+    @property
+    def cached_bytes(self) -> int:
+        """Accounted bytes of the completed results kept for duplicate keys (at most
+        :data:`IDEMPOTENCY_MAX_BYTES`)."""
+        return self._cached_bytes
 
     async def invoke(
         self,
@@ -115,7 +156,7 @@ class InvokeRouter:
         self._expire_idempotent(now)
         cached = self._idempotent.get(key)
         if cached is not None:
-            task = cached[1]
+            task = cached.task
         else:
             # The dispatch is a task of its own: a caller that goes away (its connection
             # closed) must not cancel it for the other callers waiting on the same key.
@@ -124,9 +165,9 @@ class InvokeRouter:
                 name=f"invoke-{command}",
             )
             task.add_done_callback(_retrieve)
-            self._idempotent[key] = (now + IDEMPOTENCY_TTL_S, task)
+            self._idempotent[key] = _Cached(now + IDEMPOTENCY_TTL_S, task)
             while len(self._idempotent) > IDEMPOTENCY_ENTRIES:
-                self._idempotent.popitem(last=False)
+                self._drop(next(iter(self._idempotent)))
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -143,12 +184,37 @@ class InvokeRouter:
         timeout_ms: int | None,
     ) -> dict[str, Any]:
         try:
-            return await self._dispatch(peer, command, params, timeout_ms, key[1])
+            result = await self._dispatch(peer, command, params, timeout_ms, key[1])
         except BaseException:
             entry = self._idempotent.get(key)
-            if entry is not None and entry[1] is asyncio.current_task():
-                del self._idempotent[key]  # failures are not cached: a retry may succeed
+            if entry is not None and entry.task is asyncio.current_task():
+                self._drop(key)  # failures are not cached: a retry may succeed
             raise
+        self._account(key, result)
+        return result
+
+    def _account(self, key: tuple[str, str], result: dict[str, Any]) -> None:
+        """Charge a completed result to the byte budget, or forget it when it is too big;
+        then drop the oldest completed results until the total fits again."""
+        entry = self._idempotent.get(key)
+        if entry is None or entry.task is not asyncio.current_task():
+            return  # already evicted: the cache does not hold this result
+        size = _result_bytes(result)
+        if size > IDEMPOTENCY_MAX_ENTRY_BYTES:
+            self._drop(key)
+            return
+        entry.size = size
+        self._cached_bytes += size
+        if self._cached_bytes > IDEMPOTENCY_MAX_BYTES:
+            for old in [k for k, e in self._idempotent.items() if e.size]:
+                self._drop(old)
+                if self._cached_bytes <= IDEMPOTENCY_MAX_BYTES:
+                    break
+
+    def _drop(self, key: tuple[str, str]) -> None:
+        entry = self._idempotent.pop(key, None)
+        if entry is not None:
+            self._cached_bytes -= entry.size
 
     async def _dispatch(
         self, peer: Peer, command: str, params: Any, timeout_ms: int | None, key: str
@@ -268,7 +334,7 @@ class InvokeRouter:
 
     def _expire_idempotent(self, now: float) -> None:
         while self._idempotent:
-            _key, (expires, future) = next(iter(self._idempotent.items()))
-            if expires > now or not future.done():
+            key, entry = next(iter(self._idempotent.items()))
+            if entry.expires > now or not entry.task.done():
                 break
-            self._idempotent.popitem(last=False)
+            self._drop(key)

@@ -12,12 +12,14 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 import websockets
 from websockets.asyncio.client import ClientConnection, connect
 
 from gateway import peer as gateway_peer
+from gateway.nodes.invoke import IDEMPOTENCY_MAX_BYTES
 from gateway.server import MAX_INFLIGHT_PER_PEER, MAX_PREAUTH_PER_ADDRESS, GatewayServer
 from gateway.state import DB_FILENAME
 from openclaw_desktop.identity import DeviceIdentity
@@ -286,6 +288,57 @@ async def test_huge_params_are_relayed(tmp_path: Path) -> None:
             res = await asyncio.wait_for(pending, 20)
             assert res["ok"] is True
             assert len(res["payload"]["payload"]["blob"]) == len(blob)
+        assert await health_ok(gw.url, 5) < 2
+
+
+async def test_large_invoke_results_do_not_pile_up_for_dedupe(tmp_path: Path) -> None:
+    """40 node.invoke with distinct idempotency keys, each answered with 1 MiB: the results
+    the gateway keeps for duplicate keys stay within IDEMPOTENCY_MAX_BYTES (accounted bytes),
+    and the latest key is still answered from the cache without a second dispatch."""
+    async with (
+        gateway(tmp_path, nodes_allow=["probe.echo"]) as gw,
+        raw_operator(gw.url) as admin,
+    ):
+        ident = DeviceIdentity.generate()
+        async with raw_node(gw.url, ["probe.echo"], ident) as node:
+            event = await admin.wait_event("node.pair.requested")
+            await admin.ok("node.pair.approve", {"requestId": event["payload"]["requestId"]})
+            await node.wait_event("node.pair.resolved")
+            answer = json.dumps({"blob": "m" * (1024 * 1024)})
+            router = gw.core.router
+            peak = 0
+
+            async def invoke(key: str) -> dict[str, object]:
+                params = {"nodeId": ident.device_id, "command": "probe.echo", "idempotencyKey": key}
+                result: dict[str, object] = await admin.ok("node.invoke", params, timeout=20)
+                return result
+
+            for i in range(40):
+                key = f"big-{i}"
+                pending = asyncio.ensure_future(invoke(key))
+
+                def for_key(frame: dict[str, Any], key: str = key) -> bool:
+                    return bool(frame["payload"]["idempotencyKey"] == key)
+
+                request = await node.wait_event("node.invoke.request", for_key)
+                await node.ok(
+                    "node.invoke.result",
+                    {
+                        "id": request["payload"]["id"],
+                        "nodeId": ident.device_id,
+                        "ok": True,
+                        "payloadJSON": answer,
+                    },
+                    timeout=20,
+                )
+                assert (await asyncio.wait_for(pending, 20))["payloadJSON"] == answer
+                peak = max(peak, router.cached_bytes)
+                assert router.cached_bytes <= IDEMPOTENCY_MAX_BYTES
+            assert IDEMPOTENCY_MAX_BYTES // 2 < peak <= IDEMPOTENCY_MAX_BYTES
+            assert router.cached_count < 40
+            again = await invoke("big-39")
+            assert again["payloadJSON"] == answer
+            assert len(node.events_named("node.invoke.request")) == 40
         assert await health_ok(gw.url, 5) < 2
 
 
