@@ -5,7 +5,9 @@ Linux loops multicast sent with ``IP_MULTICAST_IF=127.0.0.1`` back to local memb
 though ``lo`` has no MULTICAST flag, so this normally needs no setup. :func:`loopback_multicast`
 checks with a raw UDP probe first; if the probe fails and we are root, it runs
 ``ip link set lo multicast on`` (undone afterwards) and probes again; otherwise it skips,
-saying what failed. Use it from a module-scoped fixture.
+saying what failed. Under CI (the ``CI`` environment variable set, as every CI service does)
+it fails instead of skipping: CI runs as root, so zeroconf must work there, and a skipped
+discovery test would let the requirement pass silently. Use it from a module-scoped fixture.
 """
 
 from __future__ import annotations
@@ -24,9 +26,14 @@ import pytest
 
 from openclaw_desktop.discovery import ChangeKind, GatewayEndpoint
 
-__all__ = ["LOOPBACK", "Recorder", "loopback_multicast"]
+__all__ = ["LOOPBACK", "Recorder", "loopback_multicast", "running_in_ci"]
 
 LOOPBACK = ["127.0.0.1"]
+
+
+def running_in_ci() -> bool:
+    """Whether ``CI`` is set (to anything but empty, ``0``, ``false`` or ``no``)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
 def _probe_loopback_multicast(timeout: float = 1.0) -> str | None:
@@ -85,7 +92,8 @@ def _lo_state() -> str:
 
 @contextlib.contextmanager
 def loopback_multicast() -> Iterator[None]:
-    """Make sure multicast works on loopback, or skip saying exactly what failed."""
+    """Make sure multicast works on loopback, or skip saying exactly what failed (fail
+    under CI: see :func:`running_in_ci`)."""
     problem = _probe_loopback_multicast()
     changed = False
     if problem is not None:
@@ -100,7 +108,10 @@ def loopback_multicast() -> Iterator[None]:
         state = _lo_state()
         if changed:
             _lo_multicast_flag(False)
-        pytest.skip(f"mDNS on loopback unavailable: {problem}; {attempt}; {state}")
+        message = f"mDNS on loopback unavailable: {problem}; {attempt}; {state}"
+        if running_in_ci():
+            pytest.fail(f"{message} (CI is set, so this fails rather than skips)")
+        pytest.skip(message)
     try:
         yield
     finally:

@@ -12,8 +12,15 @@ listens on every interface; the test connects over 127.0.0.1 only.
   no gives ``"declined"``; only a callback saying yes pins the probed fingerprint (the prompt
   shows the TXT value as its hint), and then the session runs over ``wss://``.
 
+Advertising follows ``bind`` unless ``--mdns`` says otherwise:
+
+* a plain ``--bind lan`` gateway (no ``--mdns``) is advertised, with the minimal TXT set, and a
+  browser sees the service removed once the process stops (SIGTERM: goodbye packets);
+* gateways bound to loopback only, or with ``mdns_mode: off``, are never advertised (checked
+  in-process next to an advertised control gateway, and by asking for their names directly).
+
 Loopback multicast is checked first, as in ``tests/integration/discovery``; without it the
-discovery test skips (saying why).
+discovery tests skip, saying why (and fail under CI, see :mod:`tests.helpers.mdns`).
 """
 
 from __future__ import annotations
@@ -24,11 +31,14 @@ import re
 import secrets
 import ssl
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 import websockets
 from websockets.asyncio.client import connect
+from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 
+from gateway.advertise import SERVICE_TYPE
 from gateway.tls import CERT_FILENAME
 from openclaw_desktop.config.client_profile import cli_client
 from openclaw_desktop.discovery import GatewayBrowser, GatewayEndpoint
@@ -43,12 +53,13 @@ from openclaw_desktop.protocol import Role
 from openclaw_desktop.transport import ConnectionOptions, GatewayConnection, RetryPolicy
 from openclaw_desktop.trust import TrustPrompt
 from tests.helpers import mdns
-from tests.helpers.bundled_gateway import BundledGateway
+from tests.helpers.bundled_gateway import BundledGateway, bundled_gateway
 from tests.helpers.mdns import LOOPBACK, Recorder
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
 FOUND_WITHIN = 20.0
+GONE_WITHIN = 10.0
 HOSTNAME = "pytest-tls-host"
 FAST = RetryPolicy(base_ms=100, early_ceiling_ms=1000)
 
@@ -216,3 +227,86 @@ async def test_the_lan_tls_port_speaks_tls_only(lan_tls_gateway: BundledGateway)
         assert hashlib.sha256(der).hexdigest() == certificate_fingerprint(gw)
         first = await asyncio.wait_for(ws.recv(), 5)
         assert '"connect.challenge"' in str(first)
+
+
+# ------------------------------------------------------------------ advertising follows bind
+@pytest.fixture
+def default_lan_gateway(display_name: str) -> Iterator[BundledGateway]:
+    """Our gateway with ``--bind lan`` and no ``--mdns`` (advertising on 127.0.0.1 only)."""
+    args = ["--bind", "lan", "--mdns-interfaces", "127.0.0.1", "--display-name", display_name]
+    with BundledGateway.start(args=args, env={"OPENCLAW_MDNS_HOSTNAME": HOSTNAME}) as gw:
+        yield gw
+
+
+async def test_a_lan_gateway_is_advertised_by_default_and_withdrawn_when_it_stops(
+    default_lan_gateway: BundledGateway, browser: Recorder, display_name: str
+) -> None:
+    """``--bind lan`` alone advertises (minimal TXT, plain ws); after SIGTERM the browser
+    sees the service removed (goodbye packets, not a TTL expiry)."""
+    gw = default_lan_gateway
+    name = f"{display_name} (OpenClaw)"
+    endpoint = await browser.wait_for("added", name, FOUND_WITHIN)
+    assert endpoint.url == f"ws://127.0.0.1:{gw.port}"
+    assert endpoint.tls is False
+    assert dict(endpoint.txt) == {
+        "role": "gateway",
+        "gatewayPort": str(gw.port),
+        "lanHost": f"{HOSTNAME}.local",
+        "displayName": display_name,
+        "transport": "gateway",
+    }
+    assert f"advertising {name!r} on mDNS" in gw.run_log()
+
+    code = await asyncio.to_thread(gw.stop)
+    assert code == 0, gw.log_tail()
+    removed = await browser.wait_for("removed", name, GONE_WITHIN)
+    assert removed.port == gw.port
+    assert "stopped advertising on mDNS" in gw.log()
+
+
+async def _answered(zc: AsyncZeroconf, instance: str, timeout_ms: int = 1500) -> bool:
+    """Whether anyone answers a direct query for ``instance`` of our service type."""
+    info = AsyncServiceInfo(SERVICE_TYPE, f"{instance}.{SERVICE_TYPE}")
+    return bool(await info.async_request(zc.zeroconf, timeout_ms))
+
+
+async def test_loopback_only_and_mdns_off_gateways_are_never_advertised(
+    browser: Recorder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In-process, next to an advertised control: a loopback gateway (mDNS left at its
+    default) and a ``bind: lan`` one with ``mdns_mode: off`` never show up, neither to the
+    browser nor to a direct query for their names."""
+    monkeypatch.setenv("OPENCLAW_MDNS_HOSTNAME", HOSTNAME)
+    tag = secrets.token_hex(4)
+    hidden, off, control = (f"pytest-{kind}-{tag}" for kind in ("loopback", "off", "lan"))
+    common = {"mdns_interfaces": LOOPBACK, "hosts": ["127.0.0.1"]}
+    async with (
+        bundled_gateway(
+            tmp_path / "lo", bind="loopback", mdns_mode=None, display_name=hidden, **common
+        ) as lo,
+        bundled_gateway(
+            tmp_path / "off", bind="lan", mdns_mode="off", display_name=off, **common
+        ) as quiet,
+        bundled_gateway(
+            tmp_path / "lan", bind="lan", mdns_mode=None, display_name=control, **common
+        ) as lan,
+    ):
+        assert lo.config.mdns_mode is None and lo.config.advertise is False
+        assert quiet.config.advertise is False
+        assert lan.config.mdns_mode is None and lan.config.advertise is True
+
+        # The control shows up, so the browser would have seen the others by now.
+        endpoint = await browser.wait_for("added", f"{control} (OpenClaw)", FOUND_WITHIN)
+        assert endpoint.port == lan.port
+        zc = AsyncZeroconf(interfaces=LOOPBACK)
+        try:
+            assert await _answered(zc, f"{control} (OpenClaw)")
+            assert not await _answered(zc, f"{hidden} (OpenClaw)")
+            assert not await _answered(zc, f"{off} (OpenClaw)")
+        finally:
+            await zc.async_close()
+        seen = {endpoint.name for _kind, endpoint in browser.events}
+        assert f"{hidden} (OpenClaw)" not in seen
+        assert f"{off} (OpenClaw)" not in seen
+        ports = {endpoint.port for _kind, endpoint in browser.events}
+        assert lo.port not in ports and quiet.port not in ports
