@@ -1,4 +1,4 @@
-"""`python -m gateway run` as a real process: SIGTERM shutdown with an invoke in flight,
+"""`python -m gateway run` as a real process: SIGTERM and SIGINT shutdown with an invoke in flight,
 restarts on the same state dir (pairing, tokens, node surfaces persist; our node reconnects by
 itself), and the generated shared token."""
 
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import stat
 import time
 from pathlib import Path
@@ -16,6 +17,7 @@ from gateway.state import SHARED_TOKEN_FILENAME
 from openclaw_desktop.identity import DeviceIdentity
 from openclaw_desktop.transport import ConnectionState
 from tests.helpers.bundled_gateway import (
+    GatewayProcess,
     RawClient,
     gateway_process,
     start_node,
@@ -38,9 +40,26 @@ async def _operator(url: str, token: str, identity: DeviceIdentity | None = None
     return client
 
 
-async def test_sigterm_stops_within_2s_and_fails_the_inflight_invoke(tmp_path: Path) -> None:
-    """SIGTERM: shutdown event, the pending node.invoke fails with an error (no hang), and the
-    process exits 0 within 2 s even with a client that stopped reading."""
+def _stop_with(proc: GatewayProcess, sig: signal.Signals) -> tuple[int, float]:
+    """Send ``sig`` (SIGTERM through :meth:`GatewayProcess.terminate`); returns ``(exit code,
+    seconds until the process exited)``. A process still running after 10 s is killed by
+    :func:`gateway_process` on the way out."""
+    if sig is signal.SIGTERM:
+        return proc.terminate()
+    assert proc.proc is not None
+    started = time.monotonic()
+    proc.proc.send_signal(sig)
+    code = proc.proc.wait(10)
+    return code, time.monotonic() - started
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+async def test_signal_stops_within_2s_and_fails_the_inflight_invoke(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """SIGTERM or SIGINT (Ctrl+C): shutdown event, the pending node.invoke fails with an error
+    (no hang), and the process exits 0 within 2 s even with a client that stopped reading,
+    without a traceback."""
     with gateway_process(tmp_path, "--allow", "probe.slow") as proc:
         token = proc.token()
         operator = await _operator(proc.url, token)
@@ -73,7 +92,7 @@ async def test_sigterm_stops_within_2s_and_fails_the_inflight_invoke(tmp_path: P
                 },
             )
             await node.wait_event("node.invoke.request")
-            code, elapsed = await asyncio.to_thread(proc.terminate)
+            code, elapsed = await asyncio.to_thread(_stop_with, proc, sig)
             assert code == 0, "".join(proc.stderr)
             assert elapsed < 2.0
             res = await asyncio.wait_for(pending, 2)
@@ -86,6 +105,9 @@ async def test_sigterm_stops_within_2s_and_fails_the_inflight_invoke(tmp_path: P
             await operator.wait_closed(5)
             stuck.ws.transport.abort()
             await stuck.close()
+            proc.kill()  # reaps it and joins the stderr reader
+            log = "".join(proc.stderr)
+            assert "Traceback" not in log and "KeyboardInterrupt" not in log, log
         finally:
             await operator.close()
             await node.close()
@@ -142,13 +164,14 @@ async def test_restart_keeps_pairing_tokens_and_surfaces(tmp_path: Path) -> None
             for kill in (False, True):
                 before = node.connection.hello
                 await asyncio.to_thread(proc.restart, kill=kill)
-                await wait_for(
-                    lambda b=before: (
+
+                def reconnected(before: object = before) -> bool:
+                    return (
                         node.connection.status.state is ConnectionState.CONNECTED
-                        and node.connection.hello is not b
-                    ),
-                    20,
-                )
+                        and node.connection.hello is not before
+                    )
+
+                await wait_for(reconnected, 20)
                 admin = await _operator(proc.url, token)
                 started = time.monotonic()
                 result = await admin.ok(
