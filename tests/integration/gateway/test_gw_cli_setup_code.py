@@ -37,6 +37,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 FULL_SCOPES = [
     "operator.admin",
     "operator.approvals",
+    "operator.questions",
     "operator.read",
     "operator.talk.secrets",
     "operator.write",
