@@ -7,11 +7,13 @@ that looks like one in a message's arguments.
 
 from __future__ import annotations
 
+import datetime
+import json
 import logging
 import re
 import sys
 
-__all__ = ["LOGGER_NAMES", "RedactingFilter", "configure_logging"]
+__all__ = ["LOGGER_NAMES", "JsonLinesFormatter", "RedactingFilter", "configure_logging"]
 
 LOGGER_NAMES = (
     "openclaw.transport",
@@ -46,11 +48,35 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-def configure_logging(verbosity: int = 0) -> None:
-    """Log to stderr: warnings by default, info with ``-v``, debug with ``-vv``."""
+class JsonLinesFormatter(logging.Formatter):
+    """One JSON object per line, for log collectors (journald, Loki, ``jq``): ``ts`` (UTC,
+    ISO 8601 with milliseconds), ``level``, ``logger``, ``msg``, and ``exc`` with the
+    traceback when there is one. The message is formatted (and redacted) first."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, object] = {
+            "ts": datetime.datetime.fromtimestamp(record.created, datetime.UTC).isoformat(
+                timespec="milliseconds"
+            ),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False)
+
+
+def configure_logging(verbosity: int = 0, *, json_lines: bool = False) -> None:
+    """Log to stderr: warnings by default, info with ``-v``, debug with ``-vv``; as text, or
+    as JSON lines (:class:`JsonLinesFormatter`) with ``json_lines``."""
     level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity == 1 else logging.DEBUG
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
+    handler.setFormatter(
+        JsonLinesFormatter()
+        if json_lines
+        else logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s")
+    )
     handler.addFilter(RedactingFilter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
