@@ -15,6 +15,7 @@ from gateway.config import GatewayConfig
 from gateway.hub import now_ms
 from gateway.setup_code import build_setup_payload, encode_setup_code, render_qr_terminal
 from gateway.state import GatewayState, read_or_create_shared_token
+from openclaw_desktop.log import JsonLinesFormatter, configure_logging
 
 __all__ = ["main", "serve"]
 
@@ -69,6 +70,12 @@ def _parser() -> argparse.ArgumentParser:
         "--version", action="version", version=f"openclaw-desktop gateway {__version__}"
     )
     parser.add_argument("-v", "--verbose", action="count", default=0)
+    parser.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        default="text",
+        help="log lines on stderr as text (default) or one JSON object each",
+    )
     parser.add_argument("--state-dir", help="state folder (database, token, TLS key)")
     sub = parser.add_subparsers(dest="command")
     _add_run_args(sub.add_parser("run", help="serve (the default)"))
@@ -129,9 +136,9 @@ async def serve(config: GatewayConfig, *, ready: asyncio.Event | None = None) ->
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    print(f"gateway ready on {server.url}", file=sys.stderr, flush=True)
+    _announce(f"gateway ready on {server.url}")
     if server.tls_fingerprint:
-        print(f"TLS fingerprint (SHA-256): {server.tls_fingerprint}", file=sys.stderr, flush=True)
+        _announce(f"TLS fingerprint (SHA-256): {server.tls_fingerprint}")
     if ready is not None:
         ready.set()
     try:
@@ -170,17 +177,24 @@ def _setup_code(args: argparse.Namespace, config: GatewayConfig) -> int:
     return 0
 
 
+def _announce(text: str) -> None:
+    """A line for whoever started the gateway, on stderr at every verbosity; a log record
+    when the log is JSON lines, so the stream stays one object per line."""
+    root = logging.getLogger()
+    if any(isinstance(h.formatter, JsonLinesFormatter) for h in root.handlers):
+        record = logging.LogRecord("gateway", logging.INFO, __file__, 0, text, None, None)
+        for handler in root.handlers:
+            handler.handle(record)
+    else:
+        print(text, file=sys.stderr, flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m gateway``."""
     args = _parser().parse_args(argv)
-    level = (
-        logging.WARNING
-        if args.verbose == 0
-        else logging.INFO
-        if args.verbose == 1
-        else logging.DEBUG
-    )
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)-7s %(name)s: %(message)s")
+    # Text or JSON lines on stderr, redacted; the websockets library's frame dumps stay off
+    # even at -vv (a connect frame's tail is a piece of its token).
+    configure_logging(args.verbose, json_lines=args.log_format == "json")
     config = GatewayConfig()
     if args.state_dir:
         config.state_dir = args.state_dir

@@ -75,7 +75,7 @@ def print_admin_result(args: argparse.Namespace, result: Any) -> None:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
     if args.action in ("approve", "reject"):
-        print(f"{args.action}d {args.request_id}")
+        print(f"{args.action.removesuffix('e')}ed {args.request_id}")  # approved, rejected
         return
     if args.command == "devices":
         _print_rows(

@@ -163,11 +163,6 @@ async def test_reject_of_an_unknown_request_fails(gw: BundledGateway, what: str)
     assert "unknown requestId" in result.stderr + result.stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="openclaw_desktop/cli_admin.py print_admin_result prints f'{action}d', "
-    "so reject says 'rejectd <id>'",
-)
 async def test_reject_says_rejected(gw: BundledGateway) -> None:
     request_id = await ask_to_pair(gw, DeviceIdentity.generate(), scopes=["operator.read"])
     out = await cli(gw, "devices", "reject", request_id)

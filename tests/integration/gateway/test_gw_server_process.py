@@ -5,9 +5,12 @@ itself), and the generated shared token."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -19,10 +22,13 @@ from openclaw_desktop.transport import ConnectionState
 from tests.helpers.bundled_gateway import (
     GatewayProcess,
     RawClient,
+    clean_env,
     gateway_process,
     start_node,
     wait_for,
 )
+from tests.helpers.ports import free_port
+from tests.helpers.processes import stop_group, wait_for_log
 
 pytestmark = [
     pytest.mark.integration,
@@ -196,3 +202,31 @@ async def test_restart_keeps_pairing_tokens_and_surfaces(tmp_path: Path) -> None
                 assert res["ok"] is True, res
         finally:
             await node.aclose()
+
+
+def _spawn_json_logging_gateway(state: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+    argv = [sys.executable, "-m", "gateway", "-v", "--log-format", "json"]
+    argv += ["--state-dir", str(state), "run", "--port", str(port), "--mdns", "off"]
+    with log.open("wb") as sink:
+        return subprocess.Popen(
+            argv, stdout=sink, stderr=subprocess.STDOUT, env=clean_env(), start_new_session=True
+        )
+
+
+async def test_json_log_format_is_one_object_per_line(tmp_path: Path) -> None:
+    """``--log-format json``: every stderr line is a JSON record, the ready line included."""
+    log = tmp_path / "gateway.log"
+    port = free_port()
+    proc = _spawn_json_logging_gateway(tmp_path / "state", port, log)
+    try:
+        await asyncio.to_thread(wait_for_log, log, "gateway ready on", proc, 20.0)
+        client = await RawClient.open(f"ws://127.0.0.1:{port}")
+        res = await client.connect(None, scopes=["operator.read"], auth={"token": "wrong"})
+        assert res["ok"] is False
+        await client.close()
+    finally:
+        stop_group(proc)
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert {"ts", "level", "logger", "msg"} <= set(records[0])
+    assert any(r["msg"].startswith("gateway ready on ws://127.0.0.1:") for r in records)
+    assert any(r["level"] == "info" and r["logger"].startswith("gateway") for r in records)
