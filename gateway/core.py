@@ -26,7 +26,8 @@ from gateway.peer import Peer
 from gateway.ratelimit import AuthRateLimiter
 from gateway.scopes import authorize
 from gateway.setup_code import build_setup_payload, encode_setup_code, qr_png_data_url
-from gateway.state import ApprovalKind, GatewayState, SetupAccess
+from gateway.state import ApprovalKind, GatewayState
+from gateway.state.bootstrap import SetupProfile
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
 if TYPE_CHECKING:
@@ -98,8 +99,21 @@ class GatewayCore:
         self._background: set[asyncio.Task[None]] = set()
         #: Chat runs and sessions; set by the server once it starts.
         self.chat: ChatService | None = None
-        #: Talk sessions, mode and speech; set by the server once it starts.
+        #: Talk sessions, mode and speech; started by :meth:`talk_service` on first use.
         self.talk: TalkService | None = None
+        self._talk_lock = asyncio.Lock()
+
+    async def talk_service(self) -> TalkService:
+        """The talk service, started on first use: reading ``talk.json`` and the speech
+        providers (and loading their code) is left out of the gateway's start, which serves
+        handshakes first."""
+        if self.talk is None:
+            async with self._talk_lock:
+                if self.talk is None:
+                    from gateway.talk.setup import start_talk
+
+                    self.talk = await start_talk(self)
+        return self.talk
 
     def health_snapshot(self) -> dict[str, Any]:
         """What ``health`` events carry (and ``hello-ok.snapshot.health``)."""
@@ -473,28 +487,73 @@ class GatewayCore:
             task.cancel()
 
     # ------------------------------------------------------------------ setup codes
-    def mint_setup_code(self, *, access: SetupAccess = "full") -> dict[str, Any]:
-        """A single-use setup code for a phone (bootstrap token, 10 minutes)."""
-        token, record = self.state.bootstrap.mint(now_ms(), access=access)
-        urls = self.public_urls or [
-            f"{'wss' if self.config.tls else 'ws'}://127.0.0.1:{self.config.port}"
-        ]
-        # As the real gateway: the expiry always, the TLS pin for a wss:// URL.
-        pin = self.tls_fingerprint if urls[0].startswith("wss://") else None
+    def mint_setup_code(
+        self,
+        *,
+        access: SetupProfile = "full",
+        public_url: str | None = None,
+        include_qr: bool = True,
+    ) -> dict[str, Any]:
+        """A single-use setup code for a phone (bootstrap token, 10 minutes): the
+        ``device.pair.setupCode`` result, shaped as the real gateway's.
+
+        Args:
+            access: The code's profile: ``full``, ``limited``, ``node`` or ``voice-node``.
+            public_url: A URL the caller already normalized and checked (the request's
+                ``publicUrl``); else this gateway's LAN URLs, or loopback.
+            include_qr: Add ``qrDataUrl`` (a PNG data URL of the code).
+
+        As the real gateway, full access through a plaintext URL that is not loopback is
+        minted as limited (``accessDowngraded``), and a voice-node code reports ``access``
+        ``limited``.
+        """
+        from urllib.parse import urlsplit
+
+        def full_access_url(url: str) -> bool:
+            parts = urlsplit(url)
+            host = (parts.hostname or "").lower()
+            if parts.scheme == "wss":
+                return True
+            try:
+                loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+            except ValueError:
+                loopback = False
+            return parts.scheme == "ws" and loopback
+
+        if public_url is not None:
+            urls, source = [public_url], "request.publicUrl"
+        elif self.public_urls:
+            urls, source = list(self.public_urls), "gateway.bind=lan"
+        else:
+            scheme = "wss" if self.config.tls else "ws"
+            urls, source = [f"{scheme}://127.0.0.1:{self.config.port}"], "loopback"
+        downgraded = access == "full" and not all(full_access_url(u) for u in urls)
+        issued: SetupProfile = "limited" if downgraded else access
+        token, record = self.state.bootstrap.mint(now_ms(), access=issued)
+        # As the real gateway: the expiry always, the TLS pin for this gateway's own wss://
+        # URL (not for a publicUrl, which may be a proxy with another certificate).
+        own_tls = public_url is None and urls[0].startswith("wss://")
+        pin = self.tls_fingerprint if own_tls else None
         payload = build_setup_payload(
             urls[0], urls, token, expires_at_ms=record.expires_at_ms, tls_fingerprint=pin
         )
         code = encode_setup_code(payload)
-        return {
+        result: dict[str, Any] = {
             "setupId": record.setup_id,
             "expiresAtMs": record.expires_at_ms,
             "setupCode": code,
-            "qrDataUrl": qr_png_data_url(code),
-            "gatewayUrl": urls[0],
-            "auth": "bootstrap-token",
-            "urlSource": "bind" if self.public_urls else "loopback",
-            "access": access,
         }
+        if include_qr:
+            result["qrDataUrl"] = qr_png_data_url(code)
+        result["gatewayUrl"] = urls[0]
+        if len(urls) > 1:
+            result["gatewayUrls"] = urls
+        result["auth"] = self.config.auth_mode
+        result["urlSource"] = source
+        result["access"] = "limited" if issued == "voice-node" else issued
+        if downgraded:
+            result["accessDowngraded"] = True
+        return result
 
     # ------------------------------------------------------------------ hello
     def hello_payload(self, peer: Peer, auth: dict[str, Any]) -> dict[str, Any]:

@@ -101,9 +101,6 @@ class GatewayServer:
         from gateway.chat_host import start_chat
 
         self.core.chat = await start_chat(self.core)
-        from gateway.talk.setup import start_talk
-
-        self.core.talk = await start_talk(self.core)
         self._tick = asyncio.create_task(self._tick_loop(), name="gateway-tick")
         log.info("gateway listening on %s (%s)", self.url, ", ".join(self.config.listen_hosts))
         if self.config.advertise:

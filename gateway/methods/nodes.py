@@ -186,8 +186,8 @@ async def node_event(core: GatewayCore, peer: Peer, params: Any) -> Any:
         if peer.device_id:
             core.state.devices.touch(peer.device_id, now_ms(), peer.remote_ip)
         return {"ok": True, "event": event, "handled": True, "reason": "persisted"}
-    if event == "voice.transcript" and core.talk is not None:
-        return core.talk.voice_transcripts.handle(core, peer, p)
+    if event == "voice.transcript":
+        return (await core.talk_service()).voice_transcripts.handle(core, peer, p)
     return {"ok": True, "event": event, "handled": False, "reason": "unsupported_event"}
 
 

@@ -22,7 +22,7 @@ from gateway.peer import Peer
 from gateway.scopes import missing_scope_error, scope_satisfied
 from gateway.talk import params as schema
 from gateway.talk.errors import audio_limit, talk_issue, talk_unconfigured
-from gateway.talk.service import MAX_SESSIONS_PER_CONNECTION
+from gateway.talk.params import MAX_SESSIONS_PER_CONNECTION
 from gateway.talk.session import SessionSpec
 from gateway.talk.stt.base import TranscriptionError
 from gateway.talk.tts.base import SpeakRequest, parse_output_format
@@ -41,16 +41,14 @@ MAX_SPEAK_CHARS = 4096
 _PCM16_RATES = frozenset({8000, 16000, 24000, 48000})
 
 
-def _service(core: GatewayCore) -> TalkService:
-    if core.talk is None:
-        raise MethodError(error_shape(ErrorCode.UNAVAILABLE, "talk is starting", retryable=True))
-    return core.talk
+async def _service(core: GatewayCore) -> TalkService:
+    return await core.talk_service()
 
 
 async def talk_catalog(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``talk.catalog {}``."""
     check("talk.catalog", params, {})
-    return _service(core).catalog()
+    return (await _service(core)).catalog()
 
 
 async def talk_config(core: GatewayCore, peer: Peer, params: Any) -> Any:
@@ -60,7 +58,7 @@ async def talk_config(core: GatewayCore, peer: Peer, params: Any) -> Any:
     if secrets and not scope_satisfied("operator.talk.secrets", peer.scopes):
         needed = ["operator.read", "operator.talk.secrets"]  # as the reference lists them
         raise MethodError(missing_scope_error("operator.talk.secrets", needed))
-    service = _service(core)
+    service = await _service(core)
     speech = service.speech
     if speech is None:
         return {"config": {}}
@@ -89,13 +87,13 @@ async def talk_config(core: GatewayCore, peer: Peer, params: Any) -> Any:
 async def talk_mode(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``talk.mode {enabled, phase?}``: stored and broadcast as the ``talk.mode`` event."""
     p = check("talk.mode", params, schema.MODE)
-    return _service(core).set_mode(p["enabled"], p.get("phase"))
+    return (await _service(core)).set_mode(p["enabled"], p.get("phase"))
 
 
 async def talk_speak(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``talk.speak {text, ...}``: ``{audioBase64, provider, outputFormat, ...}``."""
     p = check("talk.speak", params, schema.SPEAK, ignored=schema.SPEAK_IGNORED)
-    service = _service(core)
+    service = await _service(core)
     if service.speech is None:
         raise talk_unconfigured("talk.speak")
     if not p["text"].strip():
@@ -147,7 +145,7 @@ def _input_format(raw: Any) -> AudioFormat:
 async def talk_session_create(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``talk.session.create``: transcription sessions over the gateway relay."""
     p = check("talk.session.create", params, schema.CREATE, ignored=schema.CREATE_IGNORED)
-    service = _service(core)
+    service = await _service(core)
     mode = p.get("mode", "realtime")
     if mode == "stt-tts":
         if p.get("transport") != "managed-room":
@@ -204,7 +202,7 @@ async def talk_session_append_audio(core: GatewayCore, peer: Peer, params: Any) 
     frames arrived, so pipelined appends (a client keeps several in flight) stay in order.
     """
     p = check("talk.session.appendAudio", params, schema.APPEND_AUDIO)
-    session = _service(core).owned(peer.conn_id, p["sessionId"])
+    session = (await _service(core)).owned(peer.conn_id, p["sessionId"])
     try:
         audio = base64.b64decode(p["audioBase64"], validate=True)
     except (binascii.Error, ValueError):
@@ -223,7 +221,7 @@ async def talk_session_append_audio(core: GatewayCore, peer: Peer, params: Any) 
 async def talk_session_cancel_output(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``talk.session.cancelOutput``: transcription sessions speak nothing: ``idle``."""
     p = check("talk.session.cancelOutput", params, schema.CANCEL_OUTPUT)
-    _service(core).owned(peer.conn_id, p["sessionId"])
+    (await _service(core)).owned(peer.conn_id, p["sessionId"])
     result: dict[str, Any] = {"ok": True, "status": "idle"}
     if p.get("turnId"):
         result["turnId"] = p["turnId"]
@@ -233,7 +231,7 @@ async def talk_session_cancel_output(core: GatewayCore, peer: Peer, params: Any)
 async def talk_session_close(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``talk.session.close {sessionId}``: the last transcript, then ``session.closed``."""
     p = check("talk.session.close", params, schema.CLOSE)
-    service = _service(core)
+    service = await _service(core)
     service.owned(peer.conn_id, p["sessionId"])
     await service.close(p["sessionId"], "client")
     return {"ok": True}

@@ -16,6 +16,7 @@ __all__ = [
     "CONFIG",
     "CREATE",
     "CREATE_IGNORED",
+    "MAX_SESSIONS_PER_CONNECTION",
     "MODE",
     "MODES",
     "SPEAK",
@@ -23,6 +24,8 @@ __all__ = [
     "TRANSPORTS",
 ]
 
+#: Open talk sessions one connection may hold.
+MAX_SESSIONS_PER_CONNECTION = 4
 MODES = ("realtime", "stt-tts", "transcription")
 TRANSPORTS = ("webrtc", "provider-websocket", "gateway-relay", "managed-room")
 BRAINS = ("agent-consult", "direct-tools", "none")

@@ -24,14 +24,13 @@ from gateway.talk.stt.base import SpeechRecognizer
 from gateway.talk.tts.base import SpeakRequest, SpeechError, SpeechProvider
 from gateway.talk.voice_transcript import VoiceTranscripts
 
-__all__ = ["DEFAULT_TTL_MS", "MAX_SESSIONS_PER_CONNECTION", "TalkService"]
+__all__ = ["DEFAULT_TTL_MS", "TalkService"]
 
 log = logging.getLogger("gateway.talk")
 
 #: A session lives this long unless ``ttlMs`` says otherwise.
 DEFAULT_TTL_MS = 10 * 60 * 1000
 #: Open sessions one connection may hold (each holds a recognizer).
-MAX_SESSIONS_PER_CONNECTION = 4
 
 SendTo = Callable[[str, str, dict[str, Any]], None]
 Broadcast = Callable[[str, dict[str, Any]], None]
