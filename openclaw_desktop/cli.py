@@ -237,14 +237,28 @@ def _options(args: argparse.Namespace, role: Role, paths: AppPaths) -> Connectio
         signer=identity,
         credentials=credentials,
         shared_token=_bundled_token(args, paths),
+        # A token typed for this run (--token or OPENCLAW_GATEWAY_TOKEN) goes ahead of the
+        # stored device token; refused on a trusted endpoint, one retry adds the stored one.
+        shared_token_first=bool(args.token),
         password=args.password,
         tls_fingerprint=pin,
         trust_callback=_cli_trust_callback(),
         user_agent=user_agent(),
     )
-    if pin is not None and args.url.startswith("wss://"):
-        credentials.save_tls_pin(gateway_key(args.url), pin)
     return options
+
+
+def _remember_pin(options: ConnectionOptions) -> None:
+    """Store the ``--tls-fingerprint`` pin, once a connection with it succeeded.
+
+    Never before: a mistyped pin must not persist and break later runs without the flag.
+    """
+    pin, store = options.tls_fingerprint, options.credentials
+    if pin is None or store is None or not Endpoint.parse(options.url).tls:
+        return
+    key = gateway_key(options.url)
+    if store.tls_pin(key) != pin:
+        store.save_tls_pin(key, pin)
 
 
 def _local_shared_secret(options: ConnectionOptions) -> bool:
@@ -276,6 +290,7 @@ async def _operator_rpc(
         options.signer = None
     async with GatewayConnection(options) as conn:
         await conn.wait_ready(timeout=timeout)
+        _remember_pin(options)
         return await conn.request(method, params, timeout_s=timeout)
 
 
@@ -326,6 +341,7 @@ async def _node(args: argparse.Namespace, paths: AppPaths) -> int:
     options = _options(args, Role.NODE, paths)
     options.min_protocol = MIN_NODE_PROTOCOL_VERSION
     options.wait_for_pairing = True
+    options.announce_pairing = False  # on_status below prints the banner, once per request
     host = NodeHost(options, SettingsStore(paths.settings_file))
     conn, node = host.connection, host.session
     stop = asyncio.Event()
@@ -338,6 +354,7 @@ async def _node(args: argparse.Namespace, paths: AppPaths) -> int:
 
     def on_status(status: Any) -> None:
         if status.state is ConnectionState.CONNECTED and status.hello is not None:
+            _remember_pin(options)
             device = options.signer.device_id if options.signer else "?"
             commands = ", ".join(options.commands or ())
             print(
@@ -395,8 +412,10 @@ async def _embedded(args: argparse.Namespace, paths: AppPaths) -> int:
             "`openclaw-desktop gateway setup-code`. Ctrl+C stops.",
             file=sys.stderr,
         )
+        # token=None: the node reads the bundled gateway's token file itself, as a default
+        # rather than a token typed for this run (so its stored device token goes first).
         node_args = argparse.Namespace(
-            url=url, token=token, password=None, tls_fingerprint=None, display_name=None
+            url=url, token=None, password=None, tls_fingerprint=None, display_name=None
         )
         approver = asyncio.create_task(approve_own_surface(paths, url, token), name="own-surface")
         try:

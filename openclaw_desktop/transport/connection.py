@@ -305,6 +305,14 @@ class GatewayConnection:
                     error,
                     delay_s,
                 )
+            else:
+                # Quiet by default: the request was announced once (the WARNING above, or
+                # the caller's own banner); -v shows each check.
+                log.info(
+                    "pairing request %s still waits for approval; checking again in %.1fs",
+                    error.request_id if isinstance(error, PairingRequired) else "?",
+                    delay_s,
+                )
             self._set_status(
                 ConnectionStatus(state, attempt + 1, delay_s, decision.category, error)
             )
@@ -496,7 +504,8 @@ class GatewayConnection:
             rid = error.request_id
             if rid != self._announced_pairing:
                 self._announced_pairing = rid
-                log.warning(
+                log.log(
+                    logging.WARNING if self.options.announce_pairing else logging.INFO,
                     "pairing required (requestId %s): approve on the gateway with `%s`",
                     rid,
                     error.approve_command,

@@ -122,6 +122,9 @@ class ConnectionOptions:
     reconnect: bool = True
     #: Keep retrying every few seconds while a pairing request waits (instead of pausing).
     wait_for_pairing: bool = False
+    #: Log a new pairing request (with the approve command) as a WARNING; callers that show
+    #: it themselves (the CLI node's banner) turn this off and it is logged at INFO.
+    announce_pairing: bool = True
     request_timeout_s: float = 30.0
     challenge_timeout_s: float = 15.0
     connect_timeout_s: float = 15.0

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import re
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -20,6 +23,7 @@ from openclaw_desktop.errors import (
     GatewayError,
     PairingRequired,
     ReconnectPaused,
+    RequestTimeout,
     TrustError,
 )
 from openclaw_desktop.identity import (
@@ -36,8 +40,14 @@ from openclaw_desktop.transport import (
     GatewayConnection,
     RetryPolicy,
 )
-from openclaw_desktop.trust import TrustPrompt
-from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall, RealGateway
+from openclaw_desktop.trust import TrustPrompt, format_fingerprint
+from tests.helpers.processes import stop_group, wait_for_log
+from tests.helpers.real_openclaw import (
+    GatewayFactory,
+    OpenClawInstall,
+    RealGateway,
+    parse_json_output,
+)
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -90,14 +100,33 @@ async def node_options(
     )
 
 
+def module_gateway(install: OpenClawInstall, **kwargs: Any) -> Iterator[RealGateway]:
+    """One real gateway for the whole module (each start costs about 15 s)."""
+    factory = GatewayFactory(install)
+    try:
+        yield factory(**kwargs)
+    finally:
+        factory.close()
+
+
 @pytest.fixture(scope="module")
 def plain_gateway(openclaw_install: OpenClawInstall) -> Iterator[RealGateway]:
     """One real gateway with token auth and the default (auto-approve loopback) pairing."""
-    factory = GatewayFactory(openclaw_install)
-    try:
-        yield factory()
-    finally:
-        factory.close()
+    yield from module_gateway(openclaw_install)
+
+
+@pytest.fixture(scope="module")
+def pairing_gateway(openclaw_install: OpenClawInstall) -> Iterator[RealGateway]:
+    """A manual-pairing gateway (loopback not auto-approved) allowing device.* commands."""
+    yield from module_gateway(
+        openclaw_install, manual_pairing=True, allow=["device.info", "device.status"]
+    )
+
+
+@pytest.fixture(scope="module")
+def tls_gateway(openclaw_install: OpenClawInstall) -> Iterator[RealGateway]:
+    """A wss:// gateway with its self-signed certificate."""
+    yield from module_gateway(openclaw_install, tls=True)
 
 
 async def wait_for(predicate: Any, timeout: float = 30.0) -> None:
@@ -191,10 +220,10 @@ async def test_gateway_restart_reconnects_and_resumes(real_gateway: GatewayFacto
 
 @pytest.fixture
 async def approving_operator(
-    real_gateway: GatewayFactory,
+    pairing_gateway: RealGateway,
 ) -> AsyncIterator[tuple[RealGateway, GatewayConnection]]:
     """A manual-pairing gateway allowing device.* commands, and our operator approved on it."""
-    gw = real_gateway(manual_pairing=True, allow=["device.info", "device.status"])
+    gw = pairing_gateway
     creds, ident = CredentialStore(MemorySecretStore()), DeviceIdentity.generate()
     conn = GatewayConnection(
         operator_options(gw, creds, ident, reconnect=True, wait_for_pairing=True)
@@ -289,9 +318,9 @@ async def test_node_pairing_and_invoke(
         await node_conn.aclose()
 
 
-async def test_tls_trust_and_pinning(real_gateway: GatewayFactory) -> None:
+async def test_tls_trust_and_pinning(tls_gateway: RealGateway) -> None:
     """No pin fails closed unless trusted; the right pin connects; a wrong pin is refused."""
-    gw = real_gateway(tls=True)
+    gw = tls_gateway
     assert gw.url.startswith("wss://") and gw.tls_sha256
     ident = DeviceIdentity.generate()
 
@@ -342,3 +371,233 @@ async def test_tls_trust_and_pinning(real_gateway: GatewayFactory) -> None:
         err = info.value.cause
         assert isinstance(err, TrustError) and err.kind == "mismatch"
         assert wrong in str(err) and gw.tls_sha256 in str(err)
+
+
+# ------------------------------------------------------------ timeouts and late answers
+
+
+def late_answers(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The transport's debug lines for dropped answers to given-up requests."""
+    return [r.getMessage() for r in caplog.records if "late answer" in r.getMessage()]
+
+
+async def test_timed_out_request_is_typed_and_late_answers_are_dropped_quietly(
+    plain_gateway: RealGateway, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A node.invoke to a node that never answers times out on our side (RequestTimeout) and
+    a cancel goes out. The real gateway has no cancel frame: it answers it at once with
+    INVALID_REQUEST under the same id, and answers the invoke itself when its own timeoutMs
+    ends. Both are dropped at debug level (no warning), and the session stays usable."""
+    gw = plain_gateway
+    node_creds, node_ident = CredentialStore(MemorySecretStore()), DeviceIdentity.generate()
+    node_opts = await node_options(gw, node_creds, node_ident)
+    # system.notify is on the real gateway's default allowlist for linux; no NodeSession is
+    # attached, so nobody answers the invoke.
+    node_opts.commands, node_opts.caps = ("system.notify",), ("system",)
+    creds, ident = CredentialStore(MemorySecretStore()), DeviceIdentity.generate()
+    with caplog.at_level(logging.DEBUG, logger="openclaw"):
+        async with (
+            GatewayConnection(node_opts) as node,
+            GatewayConnection(operator_options(gw, creds, ident)) as operator,
+        ):
+            await node.wait_ready(30)
+            await operator.wait_ready(30)
+            pairs = await operator.request("node.pair.list", {})
+            (mine,) = [p for p in pairs["pending"] if p["nodeId"] == node_ident.device_id]
+            await operator.request("node.pair.approve", {"requestId": mine["requestId"]})
+            started = time.monotonic()
+            with pytest.raises(RequestTimeout) as info:
+                await operator.request(
+                    "node.invoke",
+                    {
+                        "nodeId": node_ident.device_id,
+                        "command": "system.notify",
+                        "params": {"title": "t", "body": "b"},
+                        "timeoutMs": 2000,
+                        "idempotencyKey": uuid.uuid4().hex,
+                    },
+                    timeout_s=0.5,
+                )
+            assert info.value.method == "node.invoke"
+            assert time.monotonic() - started < 1.5
+            await wait_for(lambda: len(late_answers(caplog)) >= 2, 15)
+            assert operator.status.state is ConnectionState.CONNECTED
+            assert (await operator.request("health"))["ok"] is True
+    warnings = [
+        f"{r.name}: {r.getMessage()}"
+        for r in caplog.records
+        if r.levelno >= logging.WARNING and r.name.startswith("openclaw")
+    ]
+    assert warnings == []
+    cancel_answer, invoke_answer = late_answers(caplog)
+    assert "node.invoke" in cancel_answer and "ok=False, INVALID_REQUEST" in cancel_answer
+    assert "node.invoke" in invoke_answer and "ok=False, UNAVAILABLE" in invoke_answer
+
+
+# ------------------------------------------------------------ explicit token, device retry
+
+
+async def test_wrong_explicit_token_is_retried_once_with_the_stored_device_token(
+    plain_gateway: RealGateway, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An explicit (typed) token goes first; when the real gateway refuses it with
+    canRetryWithDeviceToken on this trusted loopback endpoint, one retry with the stored
+    device token alongside (auth.token wrong + auth.deviceToken) is accepted by the real
+    gateway, and the session works."""
+    creds, ident = CredentialStore(MemorySecretStore()), DeviceIdentity.generate()
+    async with GatewayConnection(operator_options(plain_gateway, creds, ident)) as conn:
+        await conn.wait_ready(30)
+    key = gateway_key(plain_gateway.url)
+    stored = creds.device_token(key, ident.device_id, "operator")
+    assert stored is not None
+    opts = operator_options(
+        plain_gateway, creds, ident, shared_token="typed-but-wrong", shared_token_first=True
+    )
+    statuses: list[ConnectionState] = []
+    conn = GatewayConnection(opts)
+    conn.on_status(lambda s: statuses.append(s.state))
+    with caplog.at_level(logging.INFO, logger="openclaw.transport"):
+        async with conn:
+            hello = await conn.wait_ready(30)
+            assert hello.auth.role == "operator"
+            assert set(stored.scopes) <= set(hello.auth.scopes)
+            assert (await conn.request("health"))["ok"] is True
+    refused = [r.getMessage() for r in caplog.records if "handshake failed" in r.getMessage()]
+    assert len(refused) == 1 and "AUTH_TOKEN_MISMATCH" in refused[0]
+    # Two attempts, the second at once (no backoff, no pause), then connected.
+    first_connected = statuses.index(ConnectionState.CONNECTED)
+    assert statuses[:first_connected] == [ConnectionState.CONNECTING] * 2
+    assert creds.device_token(key, ident.device_id, "operator") is not None
+
+
+# ------------------------------------------------------------ the CLI against the real gateway
+
+
+def test_cli_wrong_tls_pin_exits_4_and_is_not_stored(
+    tls_gateway: RealGateway, tmp_path: Path
+) -> None:
+    """`call` with a wrong --tls-fingerprint exits 4 naming both fingerprints, and the wrong
+    pin is not kept; the right pin (any accepted spelling) connects and is kept only then."""
+    gw = tls_gateway
+    assert gw.tls_sha256
+    base = ("call", "health", "--url", gw.url, "--token", gw.token)
+    wrong = "ab" * 32
+    bad = run_cli(tmp_path, *base, "--tls-fingerprint", wrong)
+    assert bad.returncode == 4, bad.stderr
+    assert wrong in bad.stderr and gw.tls_sha256 in bad.stderr
+    assert "mismatch" in bad.stderr
+    # Not stored: without the flag the gateway is untrusted (no pin), not a mismatch.
+    unpinned = run_cli(tmp_path, *base)
+    assert unpinned.returncode == 4, unpinned.stderr
+    assert "no pin is stored" in unpinned.stderr and wrong not in unpinned.stderr
+    # The right pin, colon-separated and upper case with a sha256: prefix: connects...
+    typed = "sha256:" + format_fingerprint(gw.tls_sha256).upper()
+    good = run_cli(tmp_path, *base, "--tls-fingerprint", typed)
+    assert good.returncode == 0, good.stderr
+    assert '"ok": true' in good.stdout
+    # ...and is kept once it worked.
+    pinned = run_cli(tmp_path, *base)
+    assert pinned.returncode == 0, pinned.stderr
+
+
+def test_cli_node_with_a_wrong_token_exits_3(plain_gateway: RealGateway, tmp_path: Path) -> None:
+    """The headless node stops with exit 3 on AUTH_TOKEN_MISMATCH (reconnects pause)."""
+    bad = run_cli(tmp_path, "node", "--url", plain_gateway.url, "--token", "wrong-node-token")
+    assert bad.returncode == 3, bad.stderr
+    assert "AUTH_TOKEN_MISMATCH" in bad.stderr
+    assert "wrong-node-token" not in bad.stderr
+
+
+def test_cli_broken_identity_exits_3_with_the_reset_hint(
+    plain_gateway: RealGateway, tmp_path: Path
+) -> None:
+    """A device.json that cannot be parsed fails closed (exit 3) for `call` and `node`,
+    naming `identity reset`; the file is left as it is."""
+    path = tmp_path / "data" / "identity" / "device.json"
+    path.parent.mkdir(parents=True)
+    path.write_text("{not an identity", encoding="utf-8")
+    path.chmod(0o600)
+    for args in (("call", "health"), ("node",)):
+        result = run_cli(
+            tmp_path, *args, "--url", plain_gateway.url, "--token", plain_gateway.token
+        )
+        assert result.returncode == 3, result.stderr
+        assert "openclaw-desktop identity reset" in result.stderr
+        assert str(path) in result.stderr
+    assert path.read_text(encoding="utf-8") == "{not an identity"
+
+
+def count_in(log: Path, text: str) -> int:
+    """How often ``text`` occurs in ``log``."""
+    return log.read_text(errors="replace").count(text)
+
+
+def test_cli_node_waits_for_pairing_then_carries_on(
+    pairing_gateway: RealGateway, tmp_path: Path
+) -> None:
+    """`openclaw-desktop node` on a manual-pairing gateway prints the requestId and approve
+    command once, keeps retrying quietly with the same requestId, connects by itself once
+    approved (no restart), and a node error comes back through the real `nodes invoke`."""
+    gw = pairing_gateway
+    log = tmp_path / "node.log"
+    env = {**os.environ, "OPENCLAW_DESKTOP_HOME": str(tmp_path / "home")}
+    env.pop("OPENCLAW_GATEWAY_TOKEN", None)
+    argv = [sys.executable, "-m", "openclaw_desktop.cli", "-v", "node"]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*argv, "--url", gw.url, "--token", gw.token],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    try:
+        wait_for_log(log, "Waiting; this node continues by itself once approved.", proc, 30)
+        banner = re.search(
+            r"pairing required: this device waits for approval \(requestId (\S+)\)\.",
+            log.read_text(),
+        )
+        assert banner, log.read_text()
+        rid = banner.group(1)
+        deadline = time.monotonic() + 30
+        while count_in(log, f"pairing request {rid} still waits for approval") < 3:
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        gw.cli("devices", "approve", rid)
+        wait_for_log(log, "waiting for invokes", proc, 30)
+        connected = re.search(r"as node (\w+) \(", log.read_text())
+        assert connected, log.read_text()
+        device_id = connected.group(1)
+        wait_for_log(log, "commands wait for operator approval", proc, 30)
+        pending = gw.cli_json("nodes", "pending")
+        (mine,) = [p for p in pending if p["nodeId"] == device_id]
+        gw.cli_json("nodes", "approve", mine["requestId"])
+        wait_for_log(log, "node commands approved and active", proc, 30)
+        # A node error through the real CLI: the code leads the message, once.
+        result = gw.cli(
+            "nodes",
+            "invoke",
+            "--node",
+            device_id,
+            "--command",
+            "device.status",
+            "--params",
+            '{"sections":["bogus"]}',
+            "--json",
+            check=False,
+        )
+        assert result.returncode == 1, result.stdout
+        message = parse_json_output(result.stdout)["error"]["message"]
+        assert message.startswith("INVALID_REQUEST: unknown sections bogus")
+        assert "INVALID_REQUEST: INVALID_REQUEST" not in message
+        assert proc.poll() is None, "the node carries on without a restart"
+    finally:
+        stop_group(proc)
+    text = log.read_text()
+    assert proc.returncode == 0, text
+    assert text.count("pairing required: this device waits for approval") == 1
+    assert text.count("Approve it on the gateway host with:") == 1
+    assert text.count("pairing required (requestId") == 1  # the transport's line, at INFO
+    assert set(re.findall(r"requestId ([\w.:-]+)\b", text)) == {rid}
+    assert "WARNING openclaw.transport" not in text
