@@ -3,8 +3,9 @@ Anthropic Messages, an account pool with failover, and where providers come from
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from openclaw_desktop.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from gateway.chat.providers.anthropic import AnthropicProvider
@@ -64,13 +65,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

@@ -14,8 +14,9 @@ runs the fake model without importing it twice.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from openclaw_desktop.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from openclaw_desktop.sdk.testing.fake_model import FakeLLM, RecordedRequest
@@ -32,8 +33,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_getattr(__name__, _HOMES)
