@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import ipaddress
 import logging
 import ssl
@@ -32,6 +33,8 @@ from openclaw_desktop.protocol import (
 
 __all__ = ["GatewayServer"]
 
+#: bind() errors meaning this host has no IPv6 (or no ::1).
+_NO_IPV6 = frozenset({errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT})
 log = logging.getLogger("gateway.server")
 
 MAX_PREAUTH_PER_ADDRESS = 32
@@ -81,19 +84,17 @@ class GatewayServer:
 
     async def start(self) -> None:
         """Bind and start serving (and advertising, when configured)."""
-        self._server = await serve(
-            self._handle,
-            self.config.listen_hosts,  # type: ignore[arg-type]  # create_server takes a list
-            self.config.port,
-            ssl=self._ssl,
-            max_size=MAX_PREAUTH_PAYLOAD_BYTES,
-            compression=None,
-            create_connection=GatewayServerConnection,
-            ping_interval=None,
-            open_timeout=10,
-            close_timeout=2,
-            server_header=None,
-        )
+        hosts = self.config.listen_hosts
+        try:
+            self._server = await self._serve(hosts)
+        except OSError as exc:
+            # A host without IPv6 (disabled in the kernel, or no ::1) still serves IPv4.
+            ipv4 = [h for h in hosts if ":" not in h]
+            if exc.errno not in _NO_IPV6 or not ipv4 or ipv4 == hosts:
+                raise
+            log.warning("IPv6 is unavailable here (%s): serving on %s only", exc, ", ".join(ipv4))
+            hosts = ipv4
+            self._server = await self._serve(hosts)
         sockets = list(self._server.sockets)
         if sockets:
             self.port = sockets[0].getsockname()[1]
@@ -102,7 +103,7 @@ class GatewayServer:
 
         self.core.chat = await start_chat(self.core)
         self._tick = asyncio.create_task(self._tick_loop(), name="gateway-tick")
-        log.info("gateway listening on %s (%s)", self.url, ", ".join(self.config.listen_hosts))
+        log.info("gateway listening on %s (%s)", self.url, ", ".join(hosts))
         if self.config.advertise:
             from gateway.advertise import GatewayAdvertiser
 
@@ -118,6 +119,21 @@ class GatewayServer:
             except Exception as exc:  # advertising is best effort; serving is not
                 log.warning("mDNS advertising unavailable: %s", exc)
                 self._advertiser = None
+
+    async def _serve(self, hosts: list[str]) -> Server:
+        return await serve(
+            self._handle,
+            hosts,  # type: ignore[arg-type]  # create_server takes a list
+            self.config.port,
+            ssl=self._ssl,
+            max_size=MAX_PREAUTH_PAYLOAD_BYTES,
+            compression=None,
+            create_connection=GatewayServerConnection,
+            ping_interval=None,
+            open_timeout=10,
+            close_timeout=2,
+            server_header=None,
+        )
 
     async def close(self, reason: str = "gateway stopping") -> None:
         """Stop within two seconds (:data:`CLOSE_BUDGET_S`): tell peers, fail invokes, close
