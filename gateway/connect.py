@@ -9,8 +9,9 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import logging
+import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +45,13 @@ BOOTSTRAP_LIMITED_OPERATOR_SCOPES = (
 )
 #: Full access adds operator.admin (``MOBILE_FULL_ACCESS_OPERATOR_SCOPES``).
 BOOTSTRAP_FULL_OPERATOR_SCOPES = ("operator.admin", *BOOTSTRAP_LIMITED_OPERATOR_SCOPES)
+#: A voice-node code's operator scopes (``VOICE_NODE_PAIRING_SETUP_BOOTSTRAP_PROFILE``).
+BOOTSTRAP_VOICE_NODE_OPERATOR_SCOPES = ("operator.read", "operator.talk")
+
+_ANDROID_PLATFORM = re.compile(r"android(?:\s|$)")
+_IOS_PLATFORM = re.compile(r"(?:ios|ipados)(?:\s|$)")
+_IOS_FAMILY = re.compile(r"(?:iphone|ipad|ios)")
+_ESP32_PLATFORM = re.compile(r"esp32(?:\s|$)")
 
 
 @dataclass(frozen=True)
@@ -52,28 +60,87 @@ class _BootstrapProfile:
 
     roles: tuple[str, ...]
     scopes: tuple[str, ...]
+    #: ``full``, ``limited``, ``node`` or ``voice-node`` (full downgraded is ``limited``).
+    name: str = "limited"
 
     def allows(self, role: str, scopes: Sequence[str]) -> bool:
         """``bootstrapProfileAllowsRequest``: the role is in the profile and its scopes are
         covered (with the operator implications: admin covers every operator scope)."""
         return role in self.roles and _token_covers(role, scopes, self.scopes)
 
+    def bounded(self, role: str, scopes: Sequence[str]) -> list[str]:
+        """``resolveBootstrapProfileScopesForRole``: the requested operator scopes that are
+        in the profile's list (none for other roles), sorted."""
+        if role != "operator":
+            return []
+        return sorted({s.strip() for s in scopes} & set(self.scopes))
+
+    def covered_by(self, roles: Iterable[str], scopes: Sequence[str]) -> bool:
+        """``bootstrapProfileSatisfiesProfile``: redeemed ``roles`` and ``scopes`` cover
+        every role of the profile, and its operator scopes (with the implications)."""
+        redeemed = set(roles)
+        for role in self.roles:
+            if role not in redeemed:
+                return False
+            if role == "operator" and not _token_covers(role, self.scopes, scopes):
+                return False
+        return True
+
+    def hands_off_to(self, params: ConnectParams, role: str) -> bool:
+        """``isSetupCodeHandoffBootstrapClient`` for a node connect with no scopes in node
+        mode: a full or limited code only to the official Android/iOS app (id, platform and
+        device family must agree), a node code only to ``node-host``, a voice-node code
+        only to ``node-host`` on an ESP32. Everyone else goes through normal pairing."""
+        client = params.client
+        if role != "node" or params.scopes or client.mode.value != "node":
+            return False
+        platform = _metadata(client.platform)
+        family = _metadata(client.device_family)
+        client_id = client.id.value
+        if self.name in ("full", "limited"):
+            if client_id == "openclaw-android":
+                return bool(_ANDROID_PLATFORM.match(platform)) and family == "android"
+            if client_id == "openclaw-ios":
+                return bool(_IOS_PLATFORM.match(platform) and _IOS_FAMILY.fullmatch(family))
+            return False
+        if self.name == "node":
+            return client_id == "node-host"
+        if self.name == "voice-node":
+            esp32 = bool(_ESP32_PLATFORM.match(platform)) and family == "esp32"
+            return client_id == "node-host" and esp32
+        return False
+
+
+def _metadata(value: str | None) -> str:
+    """``normalizeDeviceMetadataForAuth``: trimmed, ASCII letters lowercased."""
+    text = (value or "").strip()
+    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in text)
+
 
 def _bootstrap_profile(
-    core: GatewayCore, record: BootstrapRecord, local: bool
+    core: GatewayCore, record: BootstrapRecord, local: bool, *, profile: str | None = None
 ) -> _BootstrapProfile:
     """The profile of a setup code as presented on this connection.
 
-    ``node`` codes carry the node role only. Full access needs TLS or this machine: a full
-    code presented over plaintext from another host gets the limited profile, as the docs
-    say ("plaintext LAN ``ws://`` setup automatically uses the same limited profile"; the
-    real gateway already downgrades such a code when it mints it).
+    ``profile`` is the code's profile name (``core.state.bootstrap.profile_of(record)``;
+    ``record.access`` when omitted). ``node`` codes carry the node role only, ``voice-node``
+    codes node plus operator.read/operator.talk. Full access needs TLS or this machine: a
+    full code presented over plaintext from another host gets the limited profile, as the
+    docs say ("plaintext LAN ``ws://`` setup automatically uses the same limited profile";
+    the real gateway already downgrades such a code when it mints it).
     """
-    if record.access == "node":
-        return _BootstrapProfile(("node",), ())
-    full = record.access == "full" and (local or core.config.tls)
-    scopes = BOOTSTRAP_FULL_OPERATOR_SCOPES if full else BOOTSTRAP_LIMITED_OPERATOR_SCOPES
-    return _BootstrapProfile(("node", "operator"), scopes)
+    name = record.access if profile is None else profile
+    if name == "node":
+        return _BootstrapProfile(("node",), (), "node")
+    if name == "voice-node":
+        return _BootstrapProfile(("node", "operator"), BOOTSTRAP_VOICE_NODE_OPERATOR_SCOPES, name)
+    if name == "full" and (local or core.config.tls):
+        return _BootstrapProfile(("node", "operator"), BOOTSTRAP_FULL_OPERATOR_SCOPES, "full")
+    return _BootstrapProfile(("node", "operator"), BOOTSTRAP_LIMITED_OPERATOR_SCOPES, "limited")
+
+
+def _code_profile(core: GatewayCore, record: BootstrapRecord, local: bool) -> _BootstrapProfile:
+    return _bootstrap_profile(core, record, local, profile=core.state.bootstrap.profile_of(record))
 
 
 @dataclass(frozen=True)
@@ -178,13 +245,15 @@ def _authenticate(
     if auth is not None and auth.bootstrap_token:
         # As the real gateway: a role or scopes outside the code's profile is refused like
         # a bad code (AUTH_BOOTSTRAP_TOKEN_INVALID), before the code is bound to the device.
+        # While the bound device awaits approval it must ask for the same thing again.
         asked = list(params.scopes or [])
         record = core.state.bootstrap.redeem(
             auth.bootstrap_token,
             device.device_id,
             device.public_key_b64url,
             now,
-            admit=lambda found: _bootstrap_profile(core, found, local).allows(role, asked),
+            admit=lambda found: _code_profile(core, found, local).allows(role, asked),
+            request=lambda found: (role, _code_profile(core, found, local).bounded(role, asked)),
         )
         if record is not None:
             limiter.reset(address)
@@ -243,6 +312,7 @@ async def admit(
     role = str(admission.role)
     requested = list(params.scopes or []) if role == "operator" else []
     device: hs.VerifiedDevice | None = None
+    handoff = False
     if params.device is None:
         if admission.is_control_ui:
             raise hs.ConnectRejection.control_ui_device_identity_required()
@@ -265,7 +335,9 @@ async def admit(
     else:
         device = hs.verify_device_proof(params, nonce=nonce, now_ms=now_ms())
         authed = _authenticate(core, params, device, role, address, local)
-        scopes = _pairing_gate(core, params, device, role, requested, authed, address, local)
+        scopes, handoff = _pairing_gate(
+            core, params, device, role, requested, authed, address, local
+        )
     peer = Peer(
         ws=ws,
         conn_id=str(uuid.uuid4()),
@@ -279,7 +351,7 @@ async def admit(
         connected_at_ms=now_ms(),
         auth_method=authed.method,
     )
-    hello_auth = _issue_tokens(core, device, role, scopes, authed, local)
+    hello_auth = _issue_tokens(core, device, role, scopes, authed, local, handoff=handoff)
     peer.start()
     peer.respond(request_id, True, core.hello_payload(peer, hello_auth))
     if authed.bootstrap is not None:
@@ -310,17 +382,35 @@ def _pairing_gate(
     authed: _Auth,
     address: str,
     local: bool,
-) -> list[str]:
-    """The scopes this device gets, approving it when allowed or raising NOT_PAIRED."""
+) -> tuple[list[str], bool]:
+    """The scopes this device gets, approving it when allowed or raising NOT_PAIRED.
+
+    A setup code approves its device silently only for the phone hand-off
+    (:meth:`_BootstrapProfile.hands_off_to`: the official app or node-host the code's
+    profile is meant for, connecting as a node); any other client redeeming a code goes
+    through normal pairing, as on the real gateway.
+
+    Returns:
+        The scopes, and whether this connect is the setup-code hand-off (the device then
+        gets the code's other roles, see :func:`_issue_tokens`).
+    """
     now = now_ms()
     record = core.state.devices.get(device.device_id)
     if authed.method == "device-token":
-        return requested  # _authenticate checked that the token covers them
+        return requested, False  # _authenticate checked that the token covers them
+    bootstrap = authed.bootstrap
+    # Not for a role upgrade of a paired device (the real gateway asks for approval then).
+    handoff = (
+        authed.method == "bootstrap-token"
+        and bootstrap is not None
+        and (record is None or role in record.roles)
+        and _code_profile(core, bootstrap, local).hands_off_to(params, role)
+    )
     if record is not None and role in record.roles and set(requested) <= set(record.scopes):
-        return requested
+        return requested, handoff
     client = params.client
     via: ApprovalKind | None = None
-    if authed.method == "bootstrap-token":
+    if handoff:
         via = "bootstrap"
     elif local and core.config.auto_approve_local:
         via = "silent"
@@ -339,7 +429,7 @@ def _pairing_gate(
             approved_via=via,
             now_ms=now,
         )
-        return requested
+        return requested, handoff
     outcome = core.state.pairing.request(
         device.device_id,
         device.public_key_b64url,
@@ -373,6 +463,12 @@ def _pairing_gate(
         reason=reason,
         approved_roles=list(record.roles) if record else [],
         approved_scopes=list(record.scopes) if record else [],
+        # As the real gateway: a new device's setup-code node connect is told to wait and
+        # retry while its approval is pending.
+        wait_then_retry=authed.method == "bootstrap-token"
+        and reason == "not-paired"
+        and role == "node"
+        and not params.scopes,
     )
 
 
@@ -424,10 +520,17 @@ def _issue_tokens(
     scopes: list[str],
     authed: _Auth,
     local: bool,
+    *,
+    handoff: bool = False,
 ) -> dict[str, Any]:
     """``hello-ok.auth``: the device token (the presented one, the device's existing one, or
-    a new one) and, for a phone's setup-code node connect, the bounded hand-off tokens of
-    the code's other roles (``deviceTokens``)."""
+    a new one) and, for the setup-code hand-off, the bounded tokens of the code's other
+    roles (``deviceTokens``).
+
+    A setup code is used up by the hand-off, or once the connects that redeemed it cover
+    every role of its profile (the real gateway's ``redeemDeviceBootstrapTokenProfile``):
+    an operator-only connect leaves a node + operator code redeemable by its device.
+    """
     auth: dict[str, Any] = {"method": authed.method, "role": role, "scopes": scopes}
     if device is None:
         return auth
@@ -443,31 +546,32 @@ def _issue_tokens(
     bootstrap = authed.bootstrap
     if authed.method != "bootstrap-token" or bootstrap is None:
         return auth
-    handoff: list[dict[str, Any]] = []
-    if role == "node":
-        # The hand-off is the mobile path (a node connect, scopes []): every other role of
-        # the profile, operator with the profile's scopes. An operator setup-code connect
-        # gets only its own token, bounded by the profile (checked in _authenticate).
-        profile = _bootstrap_profile(core, bootstrap, local)
-        for extra in profile.roles:
-            if extra == role:
-                continue
-            extra_scopes = list(profile.scopes) if extra == "operator" else []
-            core.state.devices.approve(
-                device.device_id,
-                device.public_key_b64url,
-                role=extra,
-                scopes=extra_scopes,
-                approved_via="bootstrap",
-                now_ms=now,
-            )
-            token, granted, issued_at = _ensure_token(
-                core, device.device_id, extra, extra_scopes, now
-            )
-            handoff.append(
-                {"deviceToken": token, "role": extra, "scopes": granted, "issuedAtMs": issued_at}
-            )
-    if handoff:
-        auth["deviceTokens"] = handoff
+    profile = _code_profile(core, bootstrap, local)
+    if not handoff:
+        roles, redeemed = core.state.bootstrap.redeem_leg(
+            bootstrap, role, profile.bounded(role, scopes)
+        )
+        if profile.covered_by(roles, sorted(redeemed)):
+            core.state.bootstrap.consume(bootstrap.setup_id, now)
+        return auth
+    handoff_tokens: list[dict[str, Any]] = []
+    for extra in profile.roles:
+        if extra == role:
+            continue
+        extra_scopes = list(profile.scopes) if extra == "operator" else []
+        core.state.devices.approve(
+            device.device_id,
+            device.public_key_b64url,
+            role=extra,
+            scopes=extra_scopes,
+            approved_via="bootstrap",
+            now_ms=now,
+        )
+        token, granted, issued_at = _ensure_token(core, device.device_id, extra, extra_scopes, now)
+        handoff_tokens.append(
+            {"deviceToken": token, "role": extra, "scopes": granted, "issuedAtMs": issued_at}
+        )
+    if handoff_tokens:
+        auth["deviceTokens"] = handoff_tokens
     core.state.bootstrap.consume(bootstrap.setup_id, now)
     return auth

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import ipaddress
 import logging
+import re
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
-from gateway.errors import invalid_params, invalid_request
+from gateway.errors import MethodError, invalid_params, invalid_request
+from gateway.handshake.jsonschema_errors import collect_errors, format_errors
 from gateway.hub import now_ms
 from gateway.peer import Peer
 from gateway.state import NodePairRequest, ScopeNotApprovedError, UnknownDeviceError
+from gateway.state.bootstrap import SetupProfile
+from openclaw_desktop.protocol import ErrorCode, error_shape
 
 if TYPE_CHECKING:
     from gateway.core import GatewayCore
@@ -199,15 +205,172 @@ async def token_revoke(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return {"deviceId": device_id, "role": role, "revokedAtMs": now_ms()}
 
 
-async def setup_code(core: GatewayCore, peer: Peer, params: Any) -> Any:
-    """``device.pair.setupCode``: mint a single-use bootstrap token (10 minutes)."""
-    p = _obj("device.pair.setupCode", params)
-    access = p.get("access", "full")
-    if access not in ("full", "limited"):
-        raise invalid_params(
-            "device.pair.setupCode", "at /access: must be equal to one of the allowed values"
+#: ``device.pair.setupCode`` params, as the real gateway's closed schema
+#: (``DevicePairSetupCodeParamsSchema``); properties in its order, which is the error order.
+SETUP_CODE_PARAMS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "publicUrl": {"type": "string", "minLength": 1},
+        "preferRemoteUrl": {"type": "boolean"},
+        "includeQr": {"type": "boolean"},
+        "bootstrapProfile": {"type": "string", "enum": ["limited", "node", "voice-node"]},
+        "joinUrl": {"type": "boolean", "const": True},
+    },
+}
+_PUBLIC_URL_SOURCE = "plugins.entries.device-pair.config.publicUrl"
+_SECURE_URL_REQUIRED = (
+    "Tailscale and public mobile pairing require a secure gateway URL (wss://) or Tailscale "
+    f"Serve/Funnel. Resolved source: {_PUBLIC_URL_SOURCE}. Fix: use a private LAN address, "
+    "prefer gateway.tailscale.mode=serve, or set gateway.remote.url / "
+    f"{_PUBLIC_URL_SOURCE} to a wss:// URL. ws:// is only valid for localhost, private LAN "
+    "addresses, .local hosts, or the Android emulator."
+)
+_SCHEME_WITHOUT_AUTHORITY = re.compile(r"^(?:https?|wss?):(?!//)", re.IGNORECASE)
+_SCHEME_LIKE_PATH = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/")
+_WS_SCHEMES = {"ws": "ws", "wss": "wss", "http": "ws", "https": "wss"}
+_DEFAULT_PORTS = {"ws": 80, "wss": 443, "http": 80, "https": 443}
+#: Characters a URL host may not contain (WHATWG's forbidden domain code points).
+_FORBIDDEN_HOST = re.compile(r"[\x00-\x20#%/:<>?@\[\\\]^|\x7f]")
+
+
+def _gateway_url(raw: str) -> str | None:
+    """``scheme://host[:port][/path]`` of a ws/wss (or http/https, mapped) URL, the way the
+    real gateway's ``parseNormalizedGatewayUrl`` prints it (default port, query, fragment
+    and a bare ``/`` dropped; no user info)."""
+    try:
+        parts = urlsplit(raw)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = _WS_SCHEMES.get(parts.scheme.lower())
+    host = parts.hostname
+    if scheme is None or not parts.netloc or not host or parts.username or parts.password:
+        return None
+    if ":" in host:
+        try:
+            host = f"[{ipaddress.IPv6Address(host).compressed}]"
+        except ValueError:
+            return None
+    elif _FORBIDDEN_HOST.search(host):
+        return None
+    elif not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            return None
+    if port == _DEFAULT_PORTS[parts.scheme.lower()]:
+        port = None
+    path = "" if parts.path in ("", "/") else parts.path
+    return f"{scheme}://{host}{'' if port is None else f':{port}'}{path}"
+
+
+def normalize_public_url(raw: str, tls: bool) -> str | None:
+    """``publicUrl`` as the real gateway's ``normalizeUrl``: a ws/wss URL, or a bare
+    ``host[:port]`` (anything after the first ``/`` dropped) with this gateway's scheme."""
+    text = raw.strip()
+    if not text or _SCHEME_WITHOUT_AUTHORITY.match(text):
+        return None
+    url = _gateway_url(text)
+    if url is not None:
+        return url
+    if "://" in text or _SCHEME_LIKE_PATH.match(text):
+        return None
+    host = text.split("/", 1)[0].strip()
+    return _gateway_url(f"{'wss' if tls else 'ws'}://{host}") if host else None
+
+
+def _pairing_host(url: str) -> str:
+    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    return host.split("%", 1)[0]
+
+
+def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+def _is_loopback_host(host: str) -> bool:
+    ip = _ip(host)
+    return host == "localhost" or (ip is not None and ip.is_loopback)
+
+
+def _unavailable(message: str) -> MethodError:
+    return MethodError(error_shape(ErrorCode.UNAVAILABLE, message))
+
+
+def _cleartext_allowed(host: str) -> bool:
+    """``ws://`` is fine for this machine, the Android emulator and private LAN hosts
+    (``.local``, RFC 1918, link-local, IPv6 unique-local/link-local)."""
+    if _is_loopback_host(host) or host == "10.0.2.2" or host.endswith(".local"):
+        return True
+    ip = _ip(host)
+    if ip is None:
+        return False
+    if isinstance(ip, ipaddress.IPv4Address):
+        return any(
+            ip in ipaddress.ip_network(net)
+            for net in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16")
         )
-    return core.mint_setup_code(access="limited" if access == "limited" else "full")
+    return ip.compressed.startswith(("fe80:", "fc", "fd"))
+
+
+def _check_mobile_url(url: str) -> None:
+    """The real gateway's ``validateMobilePairingUrl``: ``wss://``, or ``ws://`` to a host a
+    phone can reach in clear text."""
+    scheme = urlsplit(url).scheme
+    if scheme == "wss" or (scheme == "ws" and _cleartext_allowed(_pairing_host(url))):
+        return
+    raise invalid_request(_SECURE_URL_REQUIRED)
+
+
+async def setup_code(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``device.pair.setupCode``: mint a single-use bootstrap token (10 minutes).
+
+    As the real gateway: the closed params schema and its error texts; ``bootstrapProfile``
+    ``limited`` (no operator.admin), ``node`` (node role only) or ``voice-node`` (node plus
+    operator.read/operator.talk), full access without it; ``publicUrl`` normalized and
+    checked like the real one; ``includeQr: false`` leaves out ``qrDataUrl``. Deliberate
+    differences: without ``publicUrl`` a gateway bound to loopback still mints a code for
+    ``127.0.0.1`` (the real one refuses; the desktop app shows such codes), and
+    ``joinUrl`` links are not offered (no HTTP join endpoint here).
+    """
+    p: Any = {} if params is None else params
+    errors = collect_errors(SETUP_CODE_PARAMS_SCHEMA, p)
+    if errors:
+        raise invalid_params("device.pair.setupCode", format_errors(errors))
+    profile = p.get("bootstrapProfile")
+    join = p.get("joinUrl") is True
+    if join and profile not in (None, "node"):
+        raise invalid_request("Join URLs require bootstrapProfile=node.")
+    if core.config.auth_mode not in ("token", "password"):
+        raise invalid_request(
+            'Pairing setup requires gateway.auth.mode "token" or "password"; '
+            f'current mode is "{core.config.auth_mode}".'
+        )
+    public_url: str | None = None
+    raw_url = p.get("publicUrl")
+    if isinstance(raw_url, str) and raw_url.strip():
+        public_url = normalize_public_url(raw_url, core.config.tls)
+        if public_url is None:
+            raise invalid_request("Configured publicUrl is invalid.")
+        _check_mobile_url(public_url)
+    if join:
+        target = public_url or (core.public_urls or ["ws://127.0.0.1"])[0]
+        if urlsplit(target).scheme != "wss" and not _is_loopback_host(_pairing_host(target)):
+            raise _unavailable(
+                "Error: Join URLs require a TLS gateway endpoint, except for loopback. "
+                "Use the setup code directly for plaintext LAN pairing."
+            )
+        raise _unavailable(
+            "Error: Join URLs are not supported by this gateway. Use the setup code."
+        )
+    access: SetupProfile = "full" if profile is None else profile
+    return core.mint_setup_code(
+        access=access, public_url=public_url, include_qr=p.get("includeQr") is not False
+    )
 
 
 async def setup_status(core: GatewayCore, peer: Peer, params: Any) -> Any:
@@ -215,7 +378,15 @@ async def setup_status(core: GatewayCore, peer: Peer, params: Any) -> Any:
     setup_id = _str("device.pair.setupStatus", params, "setupId")
     status = core.state.bootstrap.status(setup_id, now_ms())
     # As the real gateway: ``{}`` for a setup that has not completed (or is unknown).
-    return {} if status is None else status.to_wire()
+    if status is None:
+        return {}
+    wire = status.to_wire()
+    if core.state.bootstrap.profile_of(status) == "voice-node":
+        # The real gateway reports a voice-node setup as limited access.
+        for completion in wire.values():
+            if isinstance(completion, dict):
+                completion["access"] = "limited"
+    return wire
 
 
 HANDLERS = {

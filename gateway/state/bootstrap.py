@@ -6,6 +6,19 @@ id and key; the same device may present it again while its pairing is pending, a
 device is refused. Once the server has issued that device its hand-off tokens it calls
 :meth:`~BootstrapTokens.consume`; the token can never be redeemed again and the completion
 stays visible to ``setupStatus`` for twenty minutes. Only the token's SHA-256 is stored.
+
+What a redemption uses up follows the real gateway (``redeemDeviceBootstrapTokenProfile``):
+a connect that is not the phone hand-off redeems one *leg* (its role and scopes,
+:meth:`~BootstrapTokens.redeem_leg`); the server consumes the code once the legs cover every
+role of its profile, so an operator-only connect does not use up a node + operator code.
+While a redemption is pending (the device awaits approval) the bound device must ask for
+the same role and scopes again (the real gateway's ``pendingProfile``).
+
+Kept in memory only, because the ``bootstrap_tokens`` table has no column for them (a schema
+change): the redeemed legs, the pending request, and the ``voice-node`` profile. A
+``voice-node`` code is stored as ``node``, so after a restart it still works, narrowed to the
+node role (never wider); lost legs or a lost pending request only let the one device the code
+is bound to redeem it again until it expires.
 """
 
 from __future__ import annotations
@@ -13,19 +26,45 @@ from __future__ import annotations
 import hmac
 import sqlite3
 import uuid
-from collections.abc import Callable
-from typing import cast
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, cast
 
 from gateway.state._codec import hash_token, new_token, require_text, wall_clock_ms
 from gateway.state._db import Database
 from gateway.state.records import BootstrapRecord, SetupAccess
 
-__all__ = ["BOOTSTRAP_TOKEN_TTL_MS", "SETUP_COMPLETION_RETENTION_MS", "BootstrapTokens"]
+__all__ = [
+    "BOOTSTRAP_TOKEN_TTL_MS",
+    "SETUP_COMPLETION_RETENTION_MS",
+    "BootstrapTokens",
+    "SetupProfile",
+]
 
 #: A setup code can be redeemed for ten minutes after it was minted.
 BOOTSTRAP_TOKEN_TTL_MS = 600_000
 #: A completed setup stays visible to ``device.pair.setupStatus`` this long (twice the TTL).
 SETUP_COMPLETION_RETENTION_MS = 2 * BOOTSTRAP_TOKEN_TTL_MS
+
+#: The profile a setup code was minted with: the stored access levels, and ``voice-node``
+#: (node + operator.read/operator.talk for embedded voice nodes), which is stored as ``node``.
+SetupProfile = Literal["full", "limited", "node", "voice-node"]
+
+#: One role and its (profile-bounded, sorted) scopes, as a connect asks for them.
+_Leg = tuple[str, tuple[str, ...]]
+
+
+@dataclass
+class _Volatile:
+    """Per-setup state without a column (see the module docstring)."""
+
+    #: Forget the entry after this (the latest a completion can still be reported).
+    keep_until_ms: int
+    voice_node: bool = False
+    pending: _Leg | None = None
+    redeemed_roles: set[str] = field(default_factory=set)
+    redeemed_scopes: set[str] = field(default_factory=set)
+
 
 _COLUMNS = (
     "setup_id, access, issued_at_ms, expires_at_ms, device_id, public_key, bound_at_ms, "
@@ -38,6 +77,21 @@ class BootstrapTokens:
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._volatile: dict[str, _Volatile] = {}
+
+    def _entry(self, record: BootstrapRecord) -> _Volatile:
+        entry = self._volatile.get(record.setup_id)
+        if entry is None:
+            keep = record.expires_at_ms + SETUP_COMPLETION_RETENTION_MS
+            entry = self._volatile[record.setup_id] = _Volatile(keep_until_ms=keep)
+        return entry
+
+    def profile_of(self, record: BootstrapRecord) -> SetupProfile:
+        """The profile the code was minted with (``voice-node`` is stored as ``node``)."""
+        entry = self._volatile.get(record.setup_id)
+        if record.access == "node" and entry is not None and entry.voice_node:
+            return "voice-node"
+        return record.access
 
     @staticmethod
     def _record(row: sqlite3.Row) -> BootstrapRecord:
@@ -57,6 +111,8 @@ class BootstrapTokens:
 
     def _prune(self, now_ms: int) -> None:
         """Drop unconsumed tokens past their expiry and completions past their retention."""
+        for setup_id in [k for k, v in self._volatile.items() if v.keep_until_ms < now_ms]:
+            del self._volatile[setup_id]
         self._db.execute(
             "DELETE FROM bootstrap_tokens WHERE (consumed_at_ms IS NULL AND expires_at_ms < ?) "
             "OR (consumed_at_ms IS NOT NULL AND consumed_at_ms + ? < ?)",
@@ -70,9 +126,13 @@ class BootstrapTokens:
         return None if row is None else self._record(row)
 
     def mint(
-        self, now_ms: int, *, ttl_ms: int = BOOTSTRAP_TOKEN_TTL_MS, access: SetupAccess = "full"
+        self, now_ms: int, *, ttl_ms: int = BOOTSTRAP_TOKEN_TTL_MS, access: SetupProfile = "full"
     ) -> tuple[str, BootstrapRecord]:
         """Create a setup-code token.
+
+        Args:
+            access: Its profile; ``voice-node`` is stored as ``node`` and remembered by this
+                object only (:meth:`profile_of`).
 
         Returns:
             The token (goes into the setup code as ``bootstrapToken``; it is not stored) and
@@ -85,15 +145,18 @@ class BootstrapTokens:
             raise ValueError("ttl_ms must be positive")
         token = new_token()
         setup_id = str(uuid.uuid4())
+        stored: SetupAccess = "node" if access == "voice-node" else access
         with self._db.transaction(durable=True):
             self._prune(now_ms)
             self._db.execute(
                 "INSERT INTO bootstrap_tokens (setup_id, token_sha256, access, issued_at_ms, "
                 "expires_at_ms) VALUES (?, ?, ?, ?, ?)",
-                (setup_id, hash_token(token), access, now_ms, now_ms + ttl_ms),
+                (setup_id, hash_token(token), stored, now_ms, now_ms + ttl_ms),
             )
             record = self._by_setup_id(setup_id)
         assert record is not None  # inserted in the transaction above
+        if access == "voice-node":
+            self._entry(record).voice_node = True
         return token, record
 
     def redeem(
@@ -104,6 +167,7 @@ class BootstrapTokens:
         now_ms: int,
         *,
         admit: Callable[[BootstrapRecord], bool] | None = None,
+        request: Callable[[BootstrapRecord], tuple[str, Sequence[str]]] | None = None,
     ) -> BootstrapRecord | None:
         """Present a setup-code token for a device.
 
@@ -112,6 +176,10 @@ class BootstrapTokens:
                 redemption and leaves the token as it was (the real gateway checks the
                 requested role and scopes against the token's profile first, so an
                 over-broad request does not burn the code for the device that sent it).
+            request: Gives the role and profile-bounded scopes asked for, for the live token.
+                Staged as the pending request until :meth:`redeem_leg`; while one is
+                pending, a different request from the bound device is refused (the real
+                gateway's ``pendingProfile``).
 
         Returns:
             The record (now bound to the device) if the token is known, unexpired, not
@@ -134,13 +202,21 @@ class BootstrapTokens:
                 return None
             if admit is not None and not admit(record):
                 return None
+            leg = None if request is None else _leg(*request(record))
             if record.device_id is None:
                 self._db.execute(
                     "UPDATE bootstrap_tokens SET device_id = ?, public_key = ?, bound_at_ms = ?, "
                     "last_used_at_ms = ? WHERE setup_id = ? AND device_id IS NULL",
                     (device_id, public_key, now_ms, now_ms, record.setup_id),
                 )
+                if leg is not None:
+                    self._entry(record).pending = leg
             elif record.device_id == device_id and record.public_key == public_key:
+                if leg is not None:
+                    entry = self._entry(record)
+                    if entry.pending is not None and entry.pending != leg:
+                        return None
+                    entry.pending = leg
                 self._db.execute(
                     "UPDATE bootstrap_tokens SET last_used_at_ms = ? WHERE setup_id = ?",
                     (now_ms, record.setup_id),
@@ -148,6 +224,22 @@ class BootstrapTokens:
             else:
                 return None
             return self._by_setup_id(record.setup_id)
+
+    def redeem_leg(
+        self, record: BootstrapRecord, role: str, scopes: Sequence[str]
+    ) -> tuple[frozenset[str], frozenset[str]]:
+        """Record that the bound device connected with ``role`` and ``scopes`` (bounded by
+        the code's profile) and clear the pending request.
+
+        Returns:
+            Every role and every scope redeemed with this code so far; the caller consumes
+            the code once they cover its profile.
+        """
+        entry = self._entry(record)
+        entry.pending = None
+        entry.redeemed_roles.add(role)
+        entry.redeemed_scopes.update(scopes)
+        return frozenset(entry.redeemed_roles), frozenset(entry.redeemed_scopes)
 
     def consume(
         self, setup_id: str, now_ms: int | None = None, *, device_name: str | None = None
@@ -178,7 +270,12 @@ class BootstrapTokens:
                 "device_name = ?, delivery = 'uncertain' WHERE setup_id = ?",
                 (now_ms, now_ms, device_name, setup_id),
             )
-            return self._by_setup_id(setup_id)
+        entry = self._volatile.get(setup_id)
+        if entry is not None:  # keep only what setupStatus needs (the profile)
+            entry.pending = None
+            entry.redeemed_roles.clear()
+            entry.redeemed_scopes.clear()
+        return self._by_setup_id(setup_id)
 
     def confirm_delivery(self, setup_id: str) -> bool:
         """Record that the hand-off response reached the device (``setupStatus`` then reports
@@ -220,3 +317,7 @@ class BootstrapTokens:
                 (device_id, public_key),
             )
         return cursor.rowcount
+
+
+def _leg(role: str, scopes: Sequence[str]) -> _Leg:
+    return role, tuple(sorted({s.strip() for s in scopes if s.strip()}))

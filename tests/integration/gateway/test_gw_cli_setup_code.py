@@ -80,7 +80,9 @@ def expected_urls(port: int, tls: bool) -> list[str]:
 
 
 async def redeem(url: str, bootstrap_token: str) -> dict[str, Any]:
-    """Connect as a phone node with only the bootstrap token; returns ``hello-ok.auth``."""
+    """Connect as the Android app's node with only the bootstrap token; returns
+    ``hello-ok.auth``. (Platform and device family as the app sends them: the real gateway
+    hands a code's operator token only to the official app whose metadata agree.)"""
     node = await RawClient.open(url)
     try:
         res = await node.connect(
@@ -90,7 +92,7 @@ async def redeem(url: str, bootstrap_token: str) -> dict[str, Any]:
             client_id="openclaw-android",
             client_mode="node",
             platform="android",
-            device_family=None,
+            device_family="Android",
             min_protocol=3,
             auth={"bootstrapToken": bootstrap_token},
             commands=["device.info"],

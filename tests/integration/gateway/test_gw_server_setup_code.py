@@ -1,5 +1,13 @@
 """Setup codes end to end: minted by device.pair.setupCode, decoded by our discovery code,
-redeemed once by a node with auth.bootstrapToken, refused for a second device or when expired."""
+redeemed with auth.bootstrapToken, refused for a second device or when expired.
+
+As on the real gateway 2026.9.6 (checked side by side in
+``tests/interop/test_gw_rejections_side_by_side.py``): only the client a code's profile is
+meant for is approved silently and handed the code's other roles (the official Android/iOS
+app for full/limited codes, ``node-host`` for node codes, ``node-host`` on an ESP32 for
+voice-node codes); any other client redeeming a code goes through normal pairing. A code is
+used up by that hand-off, or once its connects covered every role of its profile.
+"""
 
 from __future__ import annotations
 
@@ -13,11 +21,9 @@ from gateway.hub import now_ms
 from openclaw_desktop.discovery import decode_setup_code
 from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
 from openclaw_desktop.identity.gateway_id import gateway_key
-from openclaw_desktop.transport import GatewayConnection
 from tests.helpers.bundled_gateway import (
     RawClient,
     bundled_gateway,
-    operator_options,
     raw_operator,
     start_node,
     wait_for,
@@ -76,8 +82,10 @@ async def test_setup_code_shape_and_decoding(tmp_path: Path) -> None:
 
 
 async def test_bootstrap_node_gets_node_and_operator_tokens(tmp_path: Path) -> None:
-    """With manual pairing, a node presenting the bootstrap token is approved, gets a node
-    deviceToken and one operator hand-off token with the full scope list; that works."""
+    """With manual pairing, the Android app's node presenting the bootstrap token is approved,
+    gets a node deviceToken and one operator hand-off token with the full scope list; that
+    works. (The phone sends ``deviceFamily: Android``: the real gateway hands off silently
+    only when the app's platform and device family agree.)"""
     async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
         minted = await _mint_with_manual_pairing(gw.url)
         code = decode_setup_code(str(minted["setupCode"]))
@@ -90,7 +98,7 @@ async def test_bootstrap_node_gets_node_and_operator_tokens(tmp_path: Path) -> N
             client_id="openclaw-android",
             client_mode="node",
             platform="android",
-            device_family=None,
+            device_family="Android",
             min_protocol=3,
             auth={"bootstrapToken": code.bootstrap_token},
             commands=["device.info"],
@@ -113,7 +121,7 @@ async def test_bootstrap_node_gets_node_and_operator_tokens(tmp_path: Path) -> N
             client_id="openclaw-android",
             client_mode="ui",
             platform="android",
-            device_family=None,
+            device_family="Android",
         )
         assert res["ok"] is True, res
         assert sorted(res["payload"]["auth"]["scopes"]) == HANDOFF_SCOPES
@@ -143,33 +151,20 @@ async def _mint_with_manual_pairing(url: str) -> dict[str, object]:
 
 
 async def test_bootstrap_token_is_single_use(tmp_path: Path) -> None:
-    """A second device presenting the same bootstrap token gets AUTH_BOOTSTRAP_TOKEN_INVALID."""
+    """After the phone hand-off, the code is used up: the same phone and a second device
+    presenting it get AUTH_BOOTSTRAP_TOKEN_INVALID (close 1008). (A node-host redeeming a
+    full code is no hand-off since the real gateway's rules: see the pairing tests below.)"""
     async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
         code = decode_setup_code(str((await _mint_with_manual_pairing(gw.url))["setupCode"]))
-        first = await RawClient.open(gw.url)
-        res = await first.connect(
-            DeviceIdentity.generate(),
-            role="node",
-            scopes=[],
-            client_id="node-host",
-            client_mode="node",
-            auth={"bootstrapToken": code.bootstrap_token},
-        )
-        await first.close()
+        assert code.bootstrap_token is not None
+        phone = DeviceIdentity.generate()
+        res, _ = await _bootstrap_connect(gw.url, phone, code.bootstrap_token, **_PHONE)
         assert res["ok"] is True, res
-        second = await RawClient.open(gw.url)
-        res = await second.connect(
-            DeviceIdentity.generate(),
-            role="node",
-            scopes=[],
-            client_id="node-host",
-            client_mode="node",
-            auth={"bootstrapToken": code.bootstrap_token},
-        )
-        assert res["ok"] is False
-        assert res["error"]["details"]["code"] == "AUTH_BOOTSTRAP_TOKEN_INVALID"
-        code_, _ = await second.wait_closed()
-        assert code_ == 1008
+        for device in (phone, DeviceIdentity.generate()):
+            res, closed = await _bootstrap_connect(gw.url, device, code.bootstrap_token, **_PHONE)
+            assert res["ok"] is False
+            assert res["error"]["details"]["code"] == "AUTH_BOOTSTRAP_TOKEN_INVALID"
+            assert closed is not None and closed[0] == 1008
 
 
 async def test_expired_bootstrap_token_is_refused(tmp_path: Path) -> None:
@@ -190,13 +185,14 @@ async def test_expired_bootstrap_token_is_refused(tmp_path: Path) -> None:
         assert res["error"]["details"]["code"] == "AUTH_BOOTSTRAP_TOKEN_INVALID"
 
 
-async def test_our_client_redeems_a_setup_code_and_reuses_the_handoff_token(
-    tmp_path: Path,
-) -> None:
-    """Our node connects with only the bootstrap token, stores both tokens, and our operator
-    then connects with only the stored operator token."""
+async def test_our_client_redeems_a_setup_code_through_pairing(tmp_path: Path) -> None:
+    """Our node (client ``openclaw-linux``) connects with only the bootstrap token: as on the
+    real gateway it is no hand-off client, so it waits for approval (NOT_PAIRED, wait and
+    retry), then connects with the code, stores its node token and gets no operator token.
+    A node connect alone does not use up a node + operator code."""
     async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
-        code = decode_setup_code(str((await _mint_with_manual_pairing(gw.url))["setupCode"]))
+        minted = await _mint_with_manual_pairing(gw.url)
+        code = decode_setup_code(str(minted["setupCode"]))
         creds, ident = CredentialStore(MemorySecretStore()), DeviceIdentity.generate()
         node = start_node(
             gw.url,
@@ -206,25 +202,25 @@ async def test_our_client_redeems_a_setup_code_and_reuses_the_handoff_token(
             bootstrap_token=code.bootstrap_token,
         )
         try:
-            hello = await node.connection.wait_ready(10)
+            await wait_for(lambda: gw.state.pairing.list_pending(now_ms()), 10)
+            [request] = gw.state.pairing.list_pending(now_ms())
+            assert (request.device_id, request.role) == (ident.device_id, "node")
+            gw.core.approve_device_request(request.request_id, approved_via="owner")
+            hello = await node.connection.wait_ready(15)
             assert hello.auth.method == "bootstrap-token"
             key = gateway_key(gw.url)
-            await wait_for(lambda: creds.device_token(key, ident.device_id, "operator"), 5)
-            assert creds.device_token(key, ident.device_id, "node") is not None
-            opts = operator_options(
-                gw.url,
-                identity=ident,
-                credentials=creds,
-                shared_token=None,
-                scopes=HANDOFF_SCOPES,
-            )
-            async with GatewayConnection(opts) as operator:
-                op_hello = await operator.wait_ready(10)
-                assert op_hello.auth.method == "device-token"
-                nodes = await operator.request("node.list")
-                assert [n["nodeId"] for n in nodes["nodes"]] == [ident.device_id]
+            await wait_for(lambda: creds.device_token(key, ident.device_id, "node"), 5)
+            assert creds.device_token(key, ident.device_id, "operator") is None
+            assert gw.state.tokens.get(ident.device_id, "operator") is None
         finally:
             await node.aclose()
+        admin = await RawClient.open(gw.url)
+        try:
+            assert (await admin.connect(None, scopes=["operator.admin"]))["ok"]
+            status = await admin.ok("device.pair.setupStatus", {"setupId": minted["setupId"]})
+        finally:
+            await admin.close()
+        assert status == {}
 
 
 # ------------------------------------------------------------ the bootstrap profile
@@ -245,7 +241,7 @@ async def _limited_code(url: str) -> str:
     client = await RawClient.open(url)
     try:
         assert (await client.connect(None, scopes=["operator.admin"]))["ok"]
-        minted = await client.ok("device.pair.setupCode", {"access": "limited"})
+        minted = await client.ok("device.pair.setupCode", {"bootstrapProfile": "limited"})
         assert minted["access"] == "limited"
         token = decode_setup_code(str(minted["setupCode"])).bootstrap_token
         assert token is not None
@@ -345,12 +341,19 @@ async def test_setup_code_connect_outside_its_profile_is_refused(tmp_path: Path)
 
 
 async def test_setup_code_operator_connect_cannot_widen_scopes(tmp_path: Path) -> None:
-    """An operator setup-code connect within the profile gets exactly what it asked for, no
-    hand-off tokens, and its token never covers more; the code is then used up."""
+    """An operator redeeming a code goes through pairing; once approved, its setup-code
+    connect gets exactly what it asked for, no hand-off tokens, and its token never covers
+    more. The operator-only connects do not use the code up (as the real gateway): the
+    device can present it again."""
     async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
         token = await _limited_code(gw.url)
         operator = DeviceIdentity.generate()
         asked = ["operator.read", "operator.write"]
+        res, _ = await _bootstrap_connect(gw.url, operator, token, scopes=asked)
+        assert res["ok"] is False
+        assert res["error"]["details"]["code"] == "PAIRING_REQUIRED"
+        assert "recommendedNextStep" not in res["error"]["details"]
+        gw.core.approve_device_request(res["error"]["details"]["requestId"], approved_via="owner")
         res, _ = await _bootstrap_connect(gw.url, operator, token, scopes=asked)
         assert res["ok"] is True, res
         auth = res["payload"]["auth"]
@@ -369,8 +372,8 @@ async def test_setup_code_operator_connect_cannot_widen_scopes(tmp_path: Path) -
         assert res["ok"] is False
         assert res["error"]["details"]["code"] == "AUTH_SCOPE_MISMATCH"
         res, _ = await _bootstrap_connect(gw.url, operator, token, scopes=asked)
-        assert res["ok"] is False
-        assert res["error"]["details"] == SETUP_CODE_REJECTED_DETAILS
+        assert res["ok"] is True, res
+        assert res["payload"]["auth"]["method"] == "bootstrap-token"
 
 
 async def test_node_setup_code_is_for_the_node_role_only(tmp_path: Path) -> None:
@@ -387,3 +390,265 @@ async def test_node_setup_code_is_for_the_node_role_only(tmp_path: Path) -> None
         assert res["ok"] is True, res
         assert "deviceTokens" not in res["payload"]["auth"]
         assert gw.state.tokens.get(device.device_id, "operator") is None
+
+
+# ------------------------------------------------------------ profiles, approval, use-up
+async def _mint_profile(url: str, **params: Any) -> tuple[str, dict[str, Any]]:
+    """Mint over a deviceless loopback admin connection: the bootstrap token and result."""
+    client = await RawClient.open(url)
+    try:
+        assert (await client.connect(None, scopes=["operator.admin"]))["ok"]
+        minted: dict[str, Any] = await client.ok("device.pair.setupCode", params)
+    finally:
+        await client.close()
+    token = decode_setup_code(str(minted["setupCode"])).bootstrap_token
+    assert token is not None
+    return token, minted
+
+
+async def _setup_status(url: str, setup_id: str) -> dict[str, Any]:
+    client = await RawClient.open(url)
+    try:
+        assert (await client.connect(None, scopes=["operator.admin"]))["ok"]
+        status: dict[str, Any] = await client.ok("device.pair.setupStatus", {"setupId": setup_id})
+        return status
+    finally:
+        await client.close()
+
+
+_NODE_HOST: dict[str, Any] = {
+    "role": "node",
+    "scopes": [],
+    "client_id": "node-host",
+    "client_mode": "node",
+}
+_ESP32: dict[str, Any] = {**_NODE_HOST, "platform": "esp32", "device_family": "esp32"}
+_IPHONE: dict[str, Any] = {
+    **_PHONE,
+    "client_id": "openclaw-ios",
+    "platform": "iOS 18.1",
+    "device_family": "iPhone",
+}
+
+
+async def test_setup_code_params_are_the_real_gateways(tmp_path: Path) -> None:
+    """``bootstrapProfile`` limited/node/voice-node (access limited/node/limited), none for
+    full access (what the desktop app sends: ``{}``); ``includeQr: false``; a closed schema:
+    the old ``access`` param and unknown profiles are refused with the real texts."""
+    async with bundled_gateway(tmp_path) as gw, raw_operator(gw.url) as op:
+        for params, access in (
+            ({}, "full"),
+            (None, "full"),
+            ({"bootstrapProfile": "limited"}, "limited"),
+            ({"bootstrapProfile": "node"}, "node"),
+            ({"bootstrapProfile": "voice-node"}, "limited"),
+        ):
+            minted = await op.ok("device.pair.setupCode", params)
+            assert (minted["access"], minted["auth"]) == (access, "token"), params
+            assert minted["urlSource"] == "loopback"
+            assert "accessDowngraded" not in minted
+            assert minted["qrDataUrl"].startswith("data:image/png;base64,")
+        minted = await op.ok("device.pair.setupCode", {"includeQr": False})
+        assert "qrDataUrl" not in minted
+        minted = await op.ok(
+            "device.pair.setupCode", {"publicUrl": "http://192.168.1.5:18789", "includeQr": False}
+        )
+        assert (minted["gatewayUrl"], minted["urlSource"]) == (
+            "ws://192.168.1.5:18789",
+            "request.publicUrl",
+        )
+        assert (minted["access"], minted["accessDowngraded"]) == ("limited", True)
+        assert decode_setup_code(minted["setupCode"]).url == "ws://192.168.1.5:18789"
+        prefix = "invalid device.pair.setupCode params: "
+        for params, message in (
+            ({"access": "limited"}, prefix + "at root: unexpected property 'access'"),
+            (
+                {"bootstrapProfile": "full"},
+                prefix + "at /bootstrapProfile: must be equal to one of the allowed values",
+            ),
+            (
+                {"bootstrapProfile": 5},
+                prefix + "at /bootstrapProfile: must be string; "
+                "at /bootstrapProfile: must be equal to one of the allowed values",
+            ),
+            ([], prefix + "must be object"),
+            (
+                {"joinUrl": True, "bootstrapProfile": "limited"},
+                "Join URLs require bootstrapProfile=node.",
+            ),
+            ({"publicUrl": "ws://user:pw@gw.example"}, "Configured publicUrl is invalid."),
+        ):
+            error = await op.error("device.pair.setupCode", params)
+            assert (error["code"], error["message"]) == ("INVALID_REQUEST", message), params
+
+
+@pytest.mark.parametrize(
+    ("profile", "client", "handoff_scopes"),
+    [
+        (None, _PHONE, HANDOFF_SCOPES),
+        (None, _IPHONE, HANDOFF_SCOPES),
+        ("limited", _IPHONE, LIMITED_SCOPES),
+        ("node", _NODE_HOST, None),
+        ("voice-node", _ESP32, ["operator.read", "operator.talk"]),
+    ],
+    ids=["full-android", "full-ios", "limited-ios", "node-node-host", "voice-node-esp32"],
+)
+async def test_each_profile_hands_off_silently_to_its_client(
+    tmp_path: Path, profile: str | None, client: dict[str, Any], handoff_scopes: list[str] | None
+) -> None:
+    """Under manual pairing, the client a profile is meant for is approved at once and
+    handed the code's other roles; the code is then used up (setupStatus: completion)."""
+    async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
+        params = {} if profile is None else {"bootstrapProfile": profile}
+        token, minted = await _mint_profile(gw.url, **params)
+        device = DeviceIdentity.generate()
+        res, _ = await _bootstrap_connect(gw.url, device, token, **client)
+        assert res["ok"] is True, res
+        auth = res["payload"]["auth"]
+        assert (auth["method"], auth["role"], auth["scopes"]) == ("bootstrap-token", "node", [])
+        if handoff_scopes is None:
+            assert "deviceTokens" not in auth
+        else:
+            [handoff] = auth["deviceTokens"]
+            assert (handoff["role"], sorted(handoff["scopes"])) == ("operator", handoff_scopes)
+        record = gw.state.devices.get(device.device_id)
+        assert record is not None and "node" in record.roles
+        status = await _setup_status(gw.url, str(minted["setupId"]))
+        completion = status.get("completion") or status["deliveryUncertain"]
+        assert completion["deviceId"] == device.device_id
+        assert completion["access"] == minted["access"]
+        res, _ = await _bootstrap_connect(gw.url, device, token, **client)
+        assert res["error"]["details"] == SETUP_CODE_REJECTED_DETAILS
+
+
+@pytest.mark.parametrize(
+    ("profile", "client"),
+    [
+        (None, {**_PHONE, "device_family": None}),
+        (None, {**_PHONE, "platform": "ios"}),
+        (None, _NODE_HOST),
+        (None, {**_PHONE, "client_id": "openclaw-linux", "platform": "linux"}),
+        ("node", _PHONE),
+        ("voice-node", _NODE_HOST),
+        ("voice-node", _PHONE),
+    ],
+    ids=[
+        "android-without-family",
+        "android-claiming-ios",
+        "node-host-full",
+        "desktop-node-full",
+        "phone-node-code",
+        "node-host-voice-code",
+        "phone-voice-code",
+    ],
+)
+async def test_other_clients_go_through_pairing(
+    tmp_path: Path, profile: str | None, client: dict[str, Any]
+) -> None:
+    """Any other client redeeming a code is not approved silently: NOT_PAIRED /
+    PAIRING_REQUIRED, told to wait and retry (a new device's node connect); after approval
+    it connects with the code and gets no hand-off tokens."""
+    async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
+        params = {} if profile is None else {"bootstrapProfile": profile}
+        token, _minted = await _mint_profile(gw.url, **params)
+        device = DeviceIdentity.generate()
+        res, closed = await _bootstrap_connect(gw.url, device, token, **client)
+        assert res["ok"] is False, res
+        assert res["error"]["code"] == "NOT_PAIRED"
+        details = res["error"]["details"]
+        assert (details["code"], details["reason"]) == ("PAIRING_REQUIRED", "not-paired")
+        assert (details["recommendedNextStep"], details["retryable"]) == ("wait_then_retry", True)
+        assert details["pauseReconnect"] is False
+        assert closed is not None and closed[0] == 1008
+        assert gw.state.devices.get(device.device_id) is None
+        gw.core.approve_device_request(details["requestId"], approved_via="owner")
+        res, _ = await _bootstrap_connect(gw.url, device, token, **client)
+        assert res["ok"] is True, res
+        assert res["payload"]["auth"]["method"] == "bootstrap-token"
+        assert "deviceTokens" not in res["payload"]["auth"]
+        assert gw.state.tokens.get(device.device_id, "operator") is None
+
+
+async def test_loopback_auto_approval_still_applies_to_other_clients(tmp_path: Path) -> None:
+    """With loopback auto-approval (the default), a non-hand-off client redeeming a code on
+    this machine is approved like any local device (the real gateway does the same), but
+    gets no hand-off tokens."""
+    async with bundled_gateway(tmp_path) as gw:
+        token, _minted = await _mint_profile(gw.url)
+        device = DeviceIdentity.generate()
+        res, _ = await _bootstrap_connect(gw.url, device, token, **_NODE_HOST)
+        assert res["ok"] is True, res
+        assert "deviceTokens" not in res["payload"]["auth"]
+        record = gw.state.devices.get(device.device_id)
+        assert record is not None and record.roles == ("node",)
+
+
+async def test_operator_only_connects_do_not_use_up_a_code(tmp_path: Path) -> None:
+    """As the real gateway: a node + operator code stays redeemable (by the device it is
+    bound to) after operator connects; once the device also connected as a node and its
+    operator connects covered the profile's scopes, it is used up."""
+    async with bundled_gateway(tmp_path) as gw:
+        token, minted = await _mint_profile(gw.url)
+        setup_id = str(minted["setupId"])
+        device = DeviceIdentity.generate()
+        for scopes in (["operator.read"], ["operator.read"], ["operator.admin"]):
+            res, _ = await _bootstrap_connect(gw.url, device, token, scopes=scopes)
+            assert res["ok"] is True, (scopes, res)
+            assert res["payload"]["auth"]["method"] == "bootstrap-token"
+            assert await _setup_status(gw.url, setup_id) == {}
+        other, _ = await _bootstrap_connect(gw.url, DeviceIdentity.generate(), token)
+        assert other["error"]["details"] == SETUP_CODE_REJECTED_DETAILS  # bound to the first
+        res, _ = await _bootstrap_connect(gw.url, device, token, **_NODE_HOST)
+        assert res["ok"] is True, res
+        assert "deviceTokens" not in res["payload"]["auth"]
+        status = await _setup_status(gw.url, setup_id)
+        assert (status.get("completion") or status["deliveryUncertain"])["access"] == "full"
+        res, _ = await _bootstrap_connect(gw.url, device, token, scopes=["operator.read"])
+        assert res["error"]["details"] == SETUP_CODE_REJECTED_DETAILS
+
+
+async def test_operator_leg_below_the_profile_leaves_the_code_usable(tmp_path: Path) -> None:
+    """Operator connects that asked for less than the profile's operator scopes plus a node
+    connect do not cover the profile: the code is not used up."""
+    async with bundled_gateway(tmp_path) as gw:
+        token, minted = await _mint_profile(gw.url, bootstrapProfile="limited")
+        device = DeviceIdentity.generate()
+        for kw in ({"scopes": ["operator.read"]}, _NODE_HOST, {"scopes": ["operator.read"]}):
+            res, _ = await _bootstrap_connect(gw.url, device, token, **kw)
+            assert res["ok"] is True, (kw, res)
+        assert await _setup_status(gw.url, str(minted["setupId"])) == {}
+
+
+async def test_a_pending_redemption_must_ask_for_the_same_again(tmp_path: Path) -> None:
+    """While the bound device awaits approval, a setup-code connect asking for another role
+    or other scopes is refused like a bad code (the real gateway's pending profile); asking
+    for the same again is not. After the approved connect it may ask for something else."""
+    async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
+        token, _minted = await _mint_profile(gw.url)
+        device = DeviceIdentity.generate()
+        first, _ = await _bootstrap_connect(gw.url, device, token, scopes=["operator.read"])
+        assert first["error"]["details"]["code"] == "PAIRING_REQUIRED"
+        for kw in (_NODE_HOST, {"scopes": ["operator.write"]}, {"scopes": []}):
+            res, _ = await _bootstrap_connect(gw.url, device, token, **kw)
+            assert res["error"]["details"] == SETUP_CODE_REJECTED_DETAILS, kw
+        again, _ = await _bootstrap_connect(gw.url, device, token, scopes=["operator.read"])
+        assert again["error"]["details"]["requestId"] == first["error"]["details"]["requestId"]
+        gw.core.approve_device_request(first["error"]["details"]["requestId"], approved_via="owner")
+        res, _ = await _bootstrap_connect(gw.url, device, token, scopes=["operator.read"])
+        assert res["ok"] is True, res
+        res, _ = await _bootstrap_connect(gw.url, device, token, **_NODE_HOST)
+        assert res["error"]["details"]["reason"] == "role-upgrade"  # now a pairing question
+
+
+async def test_voice_node_code_allows_only_read_and_talk(tmp_path: Path) -> None:
+    """A voice-node code refuses operator scopes beyond read and talk like a bad code."""
+    async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
+        token, _minted = await _mint_profile(gw.url, bootstrapProfile="voice-node")
+        device = DeviceIdentity.generate()
+        for scopes in (["operator.write"], ["operator.talk.secrets"], ["operator.admin"]):
+            res, _ = await _bootstrap_connect(gw.url, device, token, scopes=scopes)
+            assert res["error"]["details"] == SETUP_CODE_REJECTED_DETAILS, scopes
+        res, _ = await _bootstrap_connect(
+            gw.url, device, token, scopes=["operator.read", "operator.talk"]
+        )
+        assert res["error"]["details"]["code"] == "PAIRING_REQUIRED"
