@@ -161,7 +161,7 @@ async def redeem(url: str, bootstrap_token: str) -> tuple[DeviceIdentity, dict[s
         client_id="openclaw-android",
         client_mode="node",
         platform="android",
-        device_family=None,
+        device_family="Android",
         min_protocol=3,
         auth={"bootstrapToken": bootstrap_token},
         commands=["device.info"],
@@ -246,7 +246,7 @@ async def test_debug_logs_carry_no_secrets(
             client_id="openclaw-android",
             client_mode="node",
             platform="android",
-            device_family=None,
+            device_family="Android",
             min_protocol=3,
             auth={"deviceToken": node_token},
             commands=["device.info"],
@@ -259,7 +259,7 @@ async def test_debug_logs_carry_no_secrets(
             client_id="openclaw-android",
             client_mode="ui",
             platform="android",
-            device_family=None,
+            device_family="Android",
             auth={"deviceToken": handoff["deviceToken"]},
         )
         assert res["ok"] is True, res
