@@ -11,6 +11,7 @@ from gateway.state.bootstrap import (
     BOOTSTRAP_TOKEN_TTL_MS,
     SETUP_COMPLETION_RETENTION_MS,
     BootstrapTokens,
+    SetupProfile,
 )
 from gateway.state.devices import DeviceRegistry, role_owns_scope
 from gateway.state.errors import (
@@ -69,6 +70,7 @@ __all__ = [
     "RoleRemoval",
     "ScopeNotApprovedError",
     "SetupAccess",
+    "SetupProfile",
     "StateBusyError",
     "StateCorruptError",
     "StateError",
