@@ -358,9 +358,10 @@ async def admit(
         # setupStatus reports a completion (not deliveryUncertain) once hello-ok went out.
         setup_id = authed.bootstrap.setup_id
         peer.after_sent(lambda: core.state.bootstrap.confirm_delivery(setup_id))
+    if device is not None:  # last seen: a database write, after hello-ok went out
+        seen_from = None if local else address
+        peer.after_sent(lambda: core.state.devices.touch(device.device_id, now_ms(), seen_from))
     core.hub.add(peer)
-    if device is not None:
-        core.state.devices.touch(device.device_id, now_ms(), None if local else address)
     if role == "node":
         core.node_connected(peer, list(params.commands or []), list(params.caps or []))
     log.info(
