@@ -11,7 +11,7 @@ import ipaddress
 import logging
 import re
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -263,7 +263,8 @@ def _authenticate(
         raise hs.bootstrap_token_invalid(params)
     candidate = (auth.device_token or auth.token) if auth else None
     if candidate:
-        token = core.state.tokens.verify(device.device_id, role, candidate, now_ms=now)
+        # last_used_at_ms is written after hello-ok went out (see admit)
+        token = core.state.tokens.verify(device.device_id, role, candidate)
         if token is not None and not _token_covers(role, params.scopes or [], token.scopes):
             # As the real gateway: a device token never widens itself (AUTH_SCOPE_MISMATCH,
             # whether it came in auth.token or auth.deviceToken).
@@ -285,6 +286,18 @@ def _authenticate(
     if limited:
         limiter.record_failure(address, now)
     raise _credential_failure(core, params, local)
+
+
+def _record_use(
+    core: GatewayCore, device_id: str, role: str, authed: _Auth, local: bool, address: str
+) -> Callable[[], None]:
+    def record() -> None:
+        now = now_ms()
+        core.state.devices.touch(device_id, now, None if local else address)
+        if authed.method == "device-token":
+            core.state.tokens.mark_used(device_id, role, now)
+
+    return record
 
 
 async def admit(
@@ -358,9 +371,8 @@ async def admit(
         # setupStatus reports a completion (not deliveryUncertain) once hello-ok went out.
         setup_id = authed.bootstrap.setup_id
         peer.after_sent(lambda: core.state.bootstrap.confirm_delivery(setup_id))
-    if device is not None:  # last seen: a database write, after hello-ok went out
-        seen_from = None if local else address
-        peer.after_sent(lambda: core.state.devices.touch(device.device_id, now_ms(), seen_from))
+    if device is not None:  # last seen and token use: database writes, after hello-ok
+        peer.after_sent(_record_use(core, device.device_id, role, authed, local, address))
     core.hub.add(peer)
     if role == "node":
         core.node_connected(peer, list(params.commands or []), list(params.caps or []))

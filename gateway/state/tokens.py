@@ -17,6 +17,7 @@ import builtins
 import hmac
 import sqlite3
 from collections.abc import Iterable
+from dataclasses import replace
 
 from gateway.state._codec import (
     decode_list,
@@ -187,13 +188,17 @@ class DeviceTokens:
         if not matches or row["revoked_at_ms"] is not None:
             return None
         if now_ms is not None:
-            with self._db.transaction():
-                self._db.execute(
-                    "UPDATE device_tokens SET last_used_at_ms = ? WHERE device_id = ? AND role = ?",
-                    (now_ms, device_id, role),
-                )
-            return self._get(device_id, role)
+            self.mark_used(device_id, role, now_ms)
+            return replace(self._record(row), last_used_at_ms=now_ms)
         return self._record(row)
+
+    def mark_used(self, device_id: str, role: str, now_ms: int) -> None:
+        """Record ``last_used_at_ms`` of a token that was just accepted."""
+        with self._db.transaction():
+            self._db.execute(
+                "UPDATE device_tokens SET last_used_at_ms = ? WHERE device_id = ? AND role = ?",
+                (now_ms, device_id, role),
+            )
 
     def revoke(self, device_id: str, role: str, now_ms: int | None = None) -> bool:
         """Revoke a role's token (``device.token.revoke``); the record stays, marked revoked.
