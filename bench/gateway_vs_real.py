@@ -204,7 +204,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 def main() -> None:
     """Entry point."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--handshakes", type=int, default=50)
+    parser.add_argument("--handshakes", type=int, default=200)
     parser.add_argument("--invokes", type=int, default=300)
     parser.add_argument("--throughput", type=int, default=2000)
     args = parser.parse_args()
