@@ -197,7 +197,27 @@ _V3 = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3)
+_V4 = Migration(
+    version=4,
+    description="setup codes keep their voice-node profile, redeemed legs and pending request",
+    statements=(
+        # A voice-node code is stored with access 'node' (the access CHECK of version 1
+        # allows no other value) and this marker. Rows written before this version have none
+        # of it: such a code stays a node code, and its legs start empty.
+        "ALTER TABLE bootstrap_tokens ADD COLUMN voice_node INTEGER NOT NULL DEFAULT 0 "
+        "CHECK (voice_node IN (0, 1))",
+        # The role and (profile-bounded, sorted) scopes the bound device asked for while its
+        # approval is pending; both NULL when nothing is pending.
+        "ALTER TABLE bootstrap_tokens ADD COLUMN pending_role TEXT",
+        "ALTER TABLE bootstrap_tokens ADD COLUMN pending_scopes TEXT "
+        "CHECK ((pending_role IS NULL) = (pending_scopes IS NULL))",
+        # Every role and scope the bound device redeemed so far (JSON arrays).
+        "ALTER TABLE bootstrap_tokens ADD COLUMN redeemed_roles TEXT NOT NULL DEFAULT '[]'",
+        "ALTER TABLE bootstrap_tokens ADD COLUMN redeemed_scopes TEXT NOT NULL DEFAULT '[]'",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4)
 
 #: The version a fresh database ends at.
 SCHEMA_VERSION = MIGRATIONS[-1].version

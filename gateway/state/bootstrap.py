@@ -14,11 +14,10 @@ role of its profile, so an operator-only connect does not use up a node + operat
 While a redemption is pending (the device awaits approval) the bound device must ask for
 the same role and scopes again (the real gateway's ``pendingProfile``).
 
-Kept in memory only, because the ``bootstrap_tokens`` table has no column for them (a schema
-change): the redeemed legs, the pending request, and the ``voice-node`` profile. A
-``voice-node`` code is stored as ``node``, so after a restart it still works, narrowed to the
-node role (never wider); lost legs or a lost pending request only let the one device the code
-is bound to redeem it again until it expires.
+All of it is in the ``bootstrap_tokens`` row (schema 4): the ``voice-node`` profile (stored as
+access ``node`` plus a marker), the redeemed legs and the pending request, so a gateway
+restarted mid-setup answers the device exactly as before the restart. A ``voice-node`` code
+minted before schema 4 has no marker and stays a ``node`` code (narrower, never wider).
 """
 
 from __future__ import annotations
@@ -27,11 +26,18 @@ import hmac
 import sqlite3
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Literal, cast
 
-from gateway.state._codec import hash_token, new_token, require_text, wall_clock_ms
+from gateway.state._codec import (
+    decode_list,
+    encode_list,
+    hash_token,
+    new_token,
+    require_text,
+    wall_clock_ms,
+)
 from gateway.state._db import Database
+from gateway.state.errors import StateCorruptError
 from gateway.state.records import BootstrapRecord, SetupAccess
 
 __all__ = [
@@ -54,18 +60,6 @@ SetupProfile = Literal["full", "limited", "node", "voice-node"]
 _Leg = tuple[str, tuple[str, ...]]
 
 
-@dataclass
-class _Volatile:
-    """Per-setup state without a column (see the module docstring)."""
-
-    #: Forget the entry after this (the latest a completion can still be reported).
-    keep_until_ms: int
-    voice_node: bool = False
-    pending: _Leg | None = None
-    redeemed_roles: set[str] = field(default_factory=set)
-    redeemed_scopes: set[str] = field(default_factory=set)
-
-
 _COLUMNS = (
     "setup_id, access, issued_at_ms, expires_at_ms, device_id, public_key, bound_at_ms, "
     "last_used_at_ms, consumed_at_ms, device_name, delivery"
@@ -77,21 +71,38 @@ class BootstrapTokens:
 
     def __init__(self, db: Database) -> None:
         self._db = db
-        self._volatile: dict[str, _Volatile] = {}
-
-    def _entry(self, record: BootstrapRecord) -> _Volatile:
-        entry = self._volatile.get(record.setup_id)
-        if entry is None:
-            keep = record.expires_at_ms + SETUP_COMPLETION_RETENTION_MS
-            entry = self._volatile[record.setup_id] = _Volatile(keep_until_ms=keep)
-        return entry
 
     def profile_of(self, record: BootstrapRecord) -> SetupProfile:
         """The profile the code was minted with (``voice-node`` is stored as ``node``)."""
-        entry = self._volatile.get(record.setup_id)
-        if record.access == "node" and entry is not None and entry.voice_node:
-            return "voice-node"
-        return record.access
+        if record.access != "node":
+            return record.access
+        row = self._db.row(
+            "SELECT voice_node FROM bootstrap_tokens WHERE setup_id = ?", (record.setup_id,)
+        )
+        return "voice-node" if row is not None and row["voice_node"] else "node"
+
+    def _lists(self, setup_id: str, row: sqlite3.Row, *names: str) -> list[tuple[str, ...]]:
+        try:
+            return [decode_list(row[name]) for name in names]
+        except ValueError as exc:
+            raise StateCorruptError(self._db.path, f"setup {setup_id}: {exc}") from exc
+
+    def _pending(self, setup_id: str) -> _Leg | None:
+        row = self._db.row(
+            "SELECT pending_role, pending_scopes FROM bootstrap_tokens WHERE setup_id = ?",
+            (setup_id,),
+        )
+        if row is None or row["pending_role"] is None:
+            return None
+        (scopes,) = self._lists(setup_id, row, "pending_scopes")
+        return row["pending_role"], scopes
+
+    def _set_pending(self, setup_id: str, leg: _Leg | None) -> None:
+        role, scopes = (None, None) if leg is None else (leg[0], encode_list(leg[1]))
+        self._db.execute(
+            "UPDATE bootstrap_tokens SET pending_role = ?, pending_scopes = ? WHERE setup_id = ?",
+            (role, scopes, setup_id),
+        )
 
     @staticmethod
     def _record(row: sqlite3.Row) -> BootstrapRecord:
@@ -111,8 +122,6 @@ class BootstrapTokens:
 
     def _prune(self, now_ms: int) -> None:
         """Drop unconsumed tokens past their expiry and completions past their retention."""
-        for setup_id in [k for k, v in self._volatile.items() if v.keep_until_ms < now_ms]:
-            del self._volatile[setup_id]
         self._db.execute(
             "DELETE FROM bootstrap_tokens WHERE (consumed_at_ms IS NULL AND expires_at_ms < ?) "
             "OR (consumed_at_ms IS NOT NULL AND consumed_at_ms + ? < ?)",
@@ -131,8 +140,8 @@ class BootstrapTokens:
         """Create a setup-code token.
 
         Args:
-            access: Its profile; ``voice-node`` is stored as ``node`` and remembered by this
-                object only (:meth:`profile_of`).
+            access: Its profile; ``voice-node`` is stored as ``node`` with a marker
+                (:meth:`profile_of`).
 
         Returns:
             The token (goes into the setup code as ``bootstrapToken``; it is not stored) and
@@ -150,13 +159,18 @@ class BootstrapTokens:
             self._prune(now_ms)
             self._db.execute(
                 "INSERT INTO bootstrap_tokens (setup_id, token_sha256, access, issued_at_ms, "
-                "expires_at_ms) VALUES (?, ?, ?, ?, ?)",
-                (setup_id, hash_token(token), stored, now_ms, now_ms + ttl_ms),
+                "expires_at_ms, voice_node) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    setup_id,
+                    hash_token(token),
+                    stored,
+                    now_ms,
+                    now_ms + ttl_ms,
+                    int(access == "voice-node"),
+                ),
             )
             record = self._by_setup_id(setup_id)
         assert record is not None  # inserted in the transaction above
-        if access == "voice-node":
-            self._entry(record).voice_node = True
         return token, record
 
     def redeem(
@@ -210,13 +224,13 @@ class BootstrapTokens:
                     (device_id, public_key, now_ms, now_ms, record.setup_id),
                 )
                 if leg is not None:
-                    self._entry(record).pending = leg
+                    self._set_pending(record.setup_id, leg)
             elif record.device_id == device_id and record.public_key == public_key:
                 if leg is not None:
-                    entry = self._entry(record)
-                    if entry.pending is not None and entry.pending != leg:
+                    pending = self._pending(record.setup_id)
+                    if pending is not None and pending != leg:
                         return None
-                    entry.pending = leg
+                    self._set_pending(record.setup_id, leg)
                 self._db.execute(
                     "UPDATE bootstrap_tokens SET last_used_at_ms = ? WHERE setup_id = ?",
                     (now_ms, record.setup_id),
@@ -233,13 +247,25 @@ class BootstrapTokens:
 
         Returns:
             Every role and every scope redeemed with this code so far; the caller consumes
-            the code once they cover its profile.
+            the code once they cover its profile. Empty sets if the code is gone.
         """
-        entry = self._entry(record)
-        entry.pending = None
-        entry.redeemed_roles.add(role)
-        entry.redeemed_scopes.update(scopes)
-        return frozenset(entry.redeemed_roles), frozenset(entry.redeemed_scopes)
+        leg_role, leg_scopes = _leg(role, scopes)
+        with self._db.transaction(durable=True):
+            row = self._db.row(
+                "SELECT redeemed_roles, redeemed_scopes FROM bootstrap_tokens WHERE setup_id = ?",
+                (record.setup_id,),
+            )
+            if row is None:
+                return frozenset(), frozenset()
+            roles, redeemed = self._lists(record.setup_id, row, "redeemed_roles", "redeemed_scopes")
+            roles = tuple(sorted({*roles, leg_role}))
+            redeemed = tuple(sorted({*redeemed, *leg_scopes}))
+            self._db.execute(
+                "UPDATE bootstrap_tokens SET pending_role = NULL, pending_scopes = NULL, "
+                "redeemed_roles = ?, redeemed_scopes = ? WHERE setup_id = ?",
+                (encode_list(roles), encode_list(redeemed), record.setup_id),
+            )
+        return frozenset(roles), frozenset(redeemed)
 
     def consume(
         self, setup_id: str, now_ms: int | None = None, *, device_name: str | None = None
@@ -265,16 +291,15 @@ class BootstrapTokens:
                 or record.expired(now_ms)
             ):
                 return None
+            # The legs and the pending request are of no use once the code is used up; the
+            # voice-node marker stays for setupStatus.
             self._db.execute(
                 "UPDATE bootstrap_tokens SET consumed_at_ms = ?, last_used_at_ms = ?, "
-                "device_name = ?, delivery = 'uncertain' WHERE setup_id = ?",
+                "device_name = ?, delivery = 'uncertain', pending_role = NULL, "
+                "pending_scopes = NULL, redeemed_roles = '[]', redeemed_scopes = '[]' "
+                "WHERE setup_id = ?",
                 (now_ms, now_ms, device_name, setup_id),
             )
-        entry = self._volatile.get(setup_id)
-        if entry is not None:  # keep only what setupStatus needs (the profile)
-            entry.pending = None
-            entry.redeemed_roles.clear()
-            entry.redeemed_scopes.clear()
         return self._by_setup_id(setup_id)
 
     def confirm_delivery(self, setup_id: str) -> bool:
