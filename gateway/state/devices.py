@@ -90,13 +90,23 @@ class DeviceRegistry:
         platform: str | None = None,
         device_family: str | None = None,
         remote_ip: str | None = None,
+        replace_metadata: bool = False,
     ) -> DeviceRecord:
         """Approve ``role`` (and ``scopes``) for a device, creating its record if needed.
 
         An existing record keeps its other roles and scopes (the new ones are merged in, in
-        first-seen order), its ``created_at_ms`` and any metadata not given here; its key,
-        ``approved_at_ms`` and ``approved_via`` are replaced. Tokens are not touched: issue
-        them with :class:`~gateway.state.tokens.DeviceTokens`.
+        first-seen order), its ``created_at_ms`` and its operator label; its key and
+        ``approved_at_ms`` are replaced. ``approved_via`` becomes the new kind, except that
+        an owner's or a setup code's approval is kept when a later approval is of another
+        kind (the real gateway's ``mergeApprovalKind``). Tokens are not touched: issue them
+        with :class:`~gateway.state.tokens.DeviceTokens`.
+
+        Args:
+            replace_metadata: Take the client metadata (display name, platform, device
+                family, client id and mode, remote address) exactly as given, None clearing
+                a field, as the real gateway does when it approves a pairing request (the
+                record then describes the client that asked). By default metadata not given
+                here is kept.
         """
         device_id = require_text("device_id", device_id)
         public_key = require_text("public_key", public_key)
@@ -113,6 +123,9 @@ class DeviceRegistry:
                 "client_mode": _opt(client_mode),
                 "remote_ip": _opt(remote_ip),
             }
+            kept = existing is not None and existing.approved_via in ("owner", "bootstrap")
+            if existing is not None and kept and approved_via != "owner":
+                approved_via = existing.approved_via
             if existing is None:
                 self._db.execute(
                     "INSERT INTO devices (device_id, public_key, display_name, platform, "
@@ -136,7 +149,10 @@ class DeviceRegistry:
                     ),
                 )
             else:
-                assignments = ", ".join(f"{name} = coalesce(?, {name})" for name in fields)
+                if replace_metadata:
+                    assignments = ", ".join(f"{name} = ?" for name in fields)
+                else:
+                    assignments = ", ".join(f"{name} = coalesce(?, {name})" for name in fields)
                 self._db.execute(
                     f"UPDATE devices SET public_key = ?, roles = ?, scopes = ?, "
                     f"approved_via = ?, approved_at_ms = ?, {assignments} WHERE device_id = ?",
@@ -185,9 +201,19 @@ class DeviceRegistry:
             return self.get(device_id)
 
     def touch(
-        self, device_id: str, now_ms: int, remote_ip: str | None, *, reason: str = "connect"
+        self,
+        device_id: str,
+        now_ms: int,
+        remote_ip: str | None,
+        *,
+        reason: str = "connect",
+        platform: str | None = None,
     ) -> bool:
         """Record that the device was just seen (``lastSeenAtMs``/``lastSeenReason``).
+
+        Args:
+            platform: A new platform to pin, when the client's own app reported a newer
+                version of the same OS (``"iOS 18.2"`` after ``"iOS 18.1"``); else None.
 
         Returns:
             False if the device is not paired.
@@ -195,8 +221,9 @@ class DeviceRegistry:
         with self._db.transaction():
             cursor = self._db.execute(
                 "UPDATE devices SET last_seen_at_ms = ?, last_seen_reason = ?, "
-                "remote_ip = coalesce(?, remote_ip) WHERE device_id = ?",
-                (now_ms, reason, _opt(remote_ip), device_id),
+                "remote_ip = coalesce(?, remote_ip), platform = coalesce(?, platform) "
+                "WHERE device_id = ?",
+                (now_ms, reason, _opt(remote_ip), _opt(platform), device_id),
             )
         return cursor.rowcount > 0
 

@@ -197,7 +197,8 @@ class PairingRequests:
         """Answer a pending request and delete it, atomically with the consequences.
 
         ``approved`` approves every role and scope of the request on the device record (see
-        :meth:`DeviceRegistry.approve`) in the same transaction, so a crash cannot lose the
+        :meth:`DeviceRegistry.approve`; the record takes the request's client metadata, as
+        on the real gateway) in the same transaction, so a crash cannot lose the
         request without approving the device. ``rejected`` also deletes bootstrap tokens
         bound to the device and key, as the real gateway does. Tokens are not issued here.
 
@@ -224,6 +225,7 @@ class PairingRequests:
                         platform=request.platform,
                         device_family=request.device_family,
                         remote_ip=request.remote_ip,
+                        replace_metadata=True,
                     )
             else:
                 self._bootstrap.revoke_for_device(request.device_id, request.public_key)

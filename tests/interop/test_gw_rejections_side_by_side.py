@@ -16,7 +16,7 @@ import asyncio
 import base64
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -250,6 +250,34 @@ _VOLATILE = {"requestId": "<requestId>", "deviceToken": "<deviceToken>", "issued
 _NOT_IMPLEMENTED = ("recoveryScope", "recoveryMigrationAllowed")
 
 
+async def _approve_over_rpc(url: str, token: str, request_id: str) -> None:
+    """``device.pair.approve`` from a deviceless loopback admin (the real CLI connects with
+    narrower scopes and cannot approve a request for more than it holds)."""
+    async with connect(url, open_timeout=15, max_size=None) as ws:
+        await asyncio.wait_for(ws.recv(), 15)
+        hello = {
+            "minProtocol": 4,
+            "maxProtocol": 4,
+            "client": {"id": "cli", "version": "1.0", "platform": "linux", "mode": "cli"},
+            "role": "operator",
+            "scopes": ["operator.admin"],
+            "auth": {"token": token},
+        }
+        await ws.send(connect_frame(hello))
+        request = {"type": "req", "id": "approve", "method": "device.pair.approve"}
+        await ws.send(json.dumps({**request, "params": {"requestId": request_id}}))
+        while True:
+            frame = json.loads(await asyncio.wait_for(ws.recv(), 15))
+            if frame.get("type") == "res" and frame.get("id") == "approve":
+                break
+    assert frame["ok"] is True, frame
+
+
+def _rpc_approver(url: str, token: str) -> Callable[[str], object]:
+    """An ``approve`` callback for the stories (they call it in a worker thread)."""
+    return lambda request_id: asyncio.run(_approve_over_rpc(url, token, request_id))
+
+
 async def _connect(
     url: str,
     identity: DeviceIdentity,
@@ -334,24 +362,176 @@ async def _pairing_story(
     await step("scope upgrade", scopes=["operator.read", "operator.write"])
     await step("role upgrade to node", **_NODE_KW)
     await step("shared token, fewer scopes", scopes=[])
+    await _metadata_steps(step, steps, approve, device_token)
     return steps
+
+
+Step = Callable[..., Awaitable[dict[str, Any]]]
+
+
+async def _metadata_steps(
+    step: Step, steps: list[tuple[str, Any]], approve: Callable[[str], object], device_token: str
+) -> None:
+    """The paired operator becomes the node host too, then comes back as the CLI: which
+    client details count (platform and device family, not client id, mode or name), and
+    what a ``metadata-upgrade`` answers, whatever the credential.
+
+    Device tokens are taken fresh after each approval: the real gateway re-issues the
+    tokens of every role an approved request names (ours keeps them; not compared here).
+    """
+    del device_token  # re-issued by the real gateway when the node upgrade is approved
+    upgrade = await step("node: role upgrade", **_NODE_KW)
+    await asyncio.to_thread(approve, upgrade["error"]["details"]["requestId"])
+    node = await step("node: approved", **_NODE_KW)
+    node_token = node["accepted"]["deviceToken"]
+    # node-host on linux was recorded as deviceFamily Linux; the CLI sends none
+    first = await step("operator after node-host: metadata upgrade")
+    again = await step("metadata upgrade, again")
+    same = again["error"]["details"]["requestId"] == first["error"]["details"]["requestId"]
+    steps.append(("metadata upgrade: same requestId", same))
+    await step("metadata upgrade: node-host still fine", **_NODE_KW)
+    await asyncio.to_thread(approve, first["error"]["details"]["requestId"])
+    approved = await step("metadata upgrade approved")
+    operator_token = approved["accepted"]["deviceToken"]
+    await step("node-host after the CLI's details were approved", **_NODE_KW)
+    for name, kw in (
+        ("other client id", {"client_id": "openclaw-tui"}),
+        ("other mode", {"mode": "ui"}),
+        ("probe client", {"client_id": "openclaw-probe", "mode": "probe"}),
+        ("platform in capitals", {"platform": " LINUX "}),
+        ("device family added", {"version": "v2", "edit": _family("Linux")}),
+        ("platform changed", {"platform": "darwin"}),
+        ("platform with a version", {"platform": "linux 6.1"}),
+    ):
+        await step(f"details: {name}", **kw)
+    await step(
+        "details: device token, platform changed",
+        operator_token,
+        platform="darwin",
+        edit=_set_auth({"deviceToken": operator_token}),
+    )
+    await step("details: node's device token, node-host", node_token, **_NODE_KW)
+    await step(
+        "details: node's device token, node-host on darwin",
+        node_token,
+        **{**_NODE_KW, "platform": "darwin"},
+        edit=_set_auth({"deviceToken": node_token}),
+    )
 
 
 _NODE_KW: dict[str, Any] = {"role": "node", "scopes": [], "client_id": "node-host", "mode": "node"}
 
 
 async def test_pairing_story_side_by_side(real: RealGateway, ours: BundledGateway) -> None:
-    """Pairing, upgrades and device-token auth of one device answer alike on both gateways."""
-    theirs = await _pairing_story(
-        real.url, real.token, lambda rid: real.cli("devices", "approve", rid)
+    """Pairing, upgrades (scopes, the node role, changed client details) and device-token
+    auth of one device answer alike on both gateways."""
+    theirs = await _pairing_story(real.url, real.token, _rpc_approver(real.url, real.token))
+    mine = await _pairing_story(ours.url, ours.token, _rpc_approver(ours.url, ours.token))
+
+    assert [name for name, _ in mine] == [name for name, _ in theirs]
+    for (name, real_step), (_, our_step) in zip(theirs, mine, strict=True):
+        assert our_step == real_step, f"{name}\n  real: {real_step}\n  ours: {our_step}"
+
+
+@pytest.fixture(scope="module")
+def real_auto(openclaw_install: OpenClawInstall) -> Iterator[RealGateway]:
+    """A real gateway with its default: loopback devices are approved silently."""
+    factory = GatewayFactory(openclaw_install)
+    try:
+        yield factory()
+    finally:
+        factory.close()
+
+
+@pytest.fixture(scope="module")
+def ours_auto() -> Iterator[BundledGateway]:
+    """Our gateway with its default: loopback devices are approved silently."""
+    with BundledGateway.start() as gw:
+        yield gw
+
+
+async def _local_approval_story(
+    url: str, token: str, approve: Callable[[str], object]
+) -> list[tuple[str, Any]]:
+    """What a loopback device gets without asking when local auto-approval is on."""
+    steps: list[tuple[str, Any]] = []
+
+    def stepper(identity: DeviceIdentity) -> Step:
+        async def step(name: str, token_: str | None = token, **kw: Any) -> dict[str, Any]:
+            outcome = await _connect(url, identity, token_, **kw)
+            steps.append((name, _normalized(outcome, identity)))
+            return outcome
+
+        return step
+
+    step = stepper(DeviceIdentity.generate())
+    hello = await step("operator: approved silently")
+    device_token = hello["accepted"]["deviceToken"]
+    await step("scope upgrade on the shared token: silent", scopes=["operator.admin"])
+    await step(
+        "scope upgrade on a device token", device_token, scopes=["operator.admin", "operator.talk"]
     )
-    mine = await _pairing_story(
-        ours.url, ours.token, lambda rid: ours.cli("devices", "approve", rid)
+    upgrade = await step("node-host with the operator's identity: asks", **_NODE_KW)
+    await step("node-host again: same answer", **_NODE_KW)
+    await asyncio.to_thread(approve, upgrade["error"]["details"]["requestId"])
+    await step("node-host approved", **_NODE_KW)
+    metadata = await step("operator after node-host: metadata upgrade asks")
+    await asyncio.to_thread(approve, metadata["error"]["details"]["requestId"])
+    await step("operator after approval")
+    await step("operator, other platform: asks", platform="darwin")
+
+    step = stepper(DeviceIdentity.generate())
+    await step("node first: approved silently", **_NODE_KW)
+    await step("then operator with the node's details: silent", version="v2", edit=_family("Linux"))
+    await step("then operator without a family: asks")
+
+    step = stepper(DeviceIdentity.generate())
+    window = {"client_id": "openclaw-linux", "mode": "ui", "version": "v2"}
+    await step("app window: approved silently", **window, edit=_family("Linux"))
+    await step("app window, other family: silent", **window, edit=_family("Mac"))
+    await step("app window, back again: silent", **window, edit=_family("Linux"))
+    return steps
+
+
+async def test_local_auto_approval_side_by_side(
+    real_auto: RealGateway, ours_auto: BundledGateway
+) -> None:
+    """With loopback auto-approval on, both gateways approve the same connects silently
+    (new devices, an operator role or shared-token scopes of a paired one, an app window's
+    changed details) and ask for the same ones (a device token's wider scopes, the node
+    role of a paired operator device, a command-line client's changed details)."""
+    theirs = await _local_approval_story(
+        real_auto.url, real_auto.token, _rpc_approver(real_auto.url, real_auto.token)
+    )
+    mine = await _local_approval_story(
+        ours_auto.url, ours_auto.token, _rpc_approver(ours_auto.url, ours_auto.token)
     )
 
     assert [name for name, _ in mine] == [name for name, _ in theirs]
     for (name, real_step), (_, our_step) in zip(theirs, mine, strict=True):
         assert our_step == real_step, f"{name}\n  real: {real_step}\n  ours: {our_step}"
+
+
+async def test_desktop_node_after_its_window_differs_on_purpose(
+    real_auto: RealGateway, ours_auto: BundledGateway
+) -> None:
+    """The one deliberate difference in local approval (see ``_Gate._own_desktop_node`` in
+    gateway/connect.py): the desktop app's window (cli) and then this computer's node
+    (openclaw-linux, same identity) on loopback. The real gateway asks the owner for the
+    node role; ours approves it so the app works on its own gateway. If the real gateway
+    changes its answer, or the app connects its node first, this test says so."""
+    node = {"role": "node", "scopes": [], "client_id": "openclaw-linux", "mode": "node"}
+    answers = []
+    for url, token in ((real_auto.url, real_auto.token), (ours_auto.url, ours_auto.token)):
+        identity = DeviceIdentity.generate()
+        window = await _connect(url, identity, token, version="v2", edit=_family("Linux"))
+        assert "accepted" in window, window
+        answers.append(
+            await _connect(url, identity, token, version="v2", edit=_family("Linux"), **node)
+        )
+    theirs, mine = answers
+    assert theirs["error"]["details"]["reason"] == "role-upgrade", theirs
+    assert mine["accepted"]["role"] == "node", mine
 
 
 async def test_shared_token_connect_hands_back_the_same_device_token(

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from gateway.server import GatewayServer
 from openclaw_desktop.errors import GatewayError, PairingRequired
 from openclaw_desktop.identity import DeviceIdentity
 from openclaw_desktop.transport import ConnectionState, GatewayConnection
@@ -194,6 +195,213 @@ async def test_pairing_state_survives_a_restart(tmp_path: Path) -> None:
         async with raw_operator(gw.url, ident, scopes=["operator.read"]) as op:
             assert op.hello is not None
             assert op.hello["auth"]["deviceToken"] == token
+
+
+# ------------------------------------------------ upgrades: metadata and node role
+#: A node connect of the real node host (``node-host`` names Linux without a family).
+NODE_HOST: dict[str, Any] = {
+    "role": "node",
+    "scopes": [],
+    "client_id": "node-host",
+    "client_mode": "node",
+    "device_family": None,
+}
+
+
+async def _connect(url: str, identity: DeviceIdentity, **kw: Any) -> dict[str, Any]:
+    """One connect: its ``res`` (the socket is closed either way)."""
+    client = await RawClient.open(url)
+    try:
+        return await client.connect(identity, **kw)
+    finally:
+        await client.close()
+
+
+async def _paired_operator(
+    gw: GatewayServer, admin: RawClient, ident: DeviceIdentity, **kw: Any
+) -> dict[str, Any]:
+    """Connect as an operator, approving the device first if it must be."""
+    res = await _connect(gw.url, ident, **kw)
+    if not res["ok"]:
+        await admin.ok("device.pair.approve", {"requestId": res["error"]["details"]["requestId"]})
+        res = await _connect(gw.url, ident, **kw)
+    assert res["ok"] is True, res
+    return res
+
+
+async def test_changed_platform_or_family_needs_approval_again(tmp_path: Path) -> None:
+    """As the real gateway (2026.9.6): a paired device whose platform or device family
+    changed gets NOT_PAIRED/PAIRING_REQUIRED reason metadata-upgrade, with a stable request
+    id, whatever the credential (a device token too); client id, mode and display name may
+    change freely and case or spaces do not count. Once approved, the record describes the
+    new client."""
+    async with (
+        bundled_gateway(tmp_path, auto_approve_local=False) as gw,
+        deviceless_operator(gw.url) as admin,
+    ):
+        ident = DeviceIdentity.generate()
+        hello = await _paired_operator(gw, admin, ident)
+        device_token = hello["payload"]["auth"]["deviceToken"]
+        for same in (
+            {"client_id": "openclaw-tui"},
+            {"client_mode": "ui"},
+            {"display_name": "Renamed"},
+            {"platform": " LINUX "},
+            {"device_family": "linux"},
+        ):
+            res = await _connect(gw.url, ident, **same)
+            assert res["ok"] is True, (same, res)
+        error, reason = await _refused(gw.url, ident, platform="darwin")
+        assert error["code"] == "NOT_PAIRED"
+        assert error["message"] == (
+            "pairing required: device identity changed and must be re-approved"
+        )
+        details = error["details"]
+        request_id = details["requestId"]
+        assert details == {
+            "code": "PAIRING_REQUIRED",
+            "reason": "metadata-upgrade",
+            "requestId": request_id,
+            "remediationHint": (
+                "Review the refreshed device details, then approve the pending request."
+            ),
+            "deviceId": ident.device_id,
+            "requestedRole": "operator",
+            "requestedScopes": ["operator.read"],
+            "approvedRoles": ["operator"],
+            "approvedScopes": ["operator.read"],
+        }
+        assert reason.endswith(f"(requestId: {request_id})")
+        event = await admin.wait_event(
+            "device.pair.requested", lambda e: e["payload"]["requestId"] == request_id
+        )
+        assert event["payload"]["platform"] == "darwin"
+        assert event["payload"]["isRepair"] is True
+        for changed in (
+            {"platform": "darwin"},
+            {"device_family": None},
+            {"device_family": "Mac"},
+            {"platform": "darwin", "auth": {"deviceToken": device_token}},
+        ):
+            again, _ = await _refused(gw.url, ident, **changed)
+            assert again["details"]["reason"] == "metadata-upgrade", changed
+            assert again["details"]["requestId"] == request_id, changed
+        # the request now holds the last claim (darwin, Linux); approving it pins that
+        await admin.ok("device.pair.approve", {"requestId": request_id})
+        record = gw.state.devices.get(ident.device_id)
+        assert record is not None
+        assert (record.platform, record.device_family) == ("darwin", "Linux")
+        assert (await _connect(gw.url, ident, platform="darwin"))["ok"] is True
+        error, _ = await _refused(gw.url, ident)
+        assert error["details"]["reason"] == "metadata-upgrade"  # linux is a change now
+
+
+async def test_metadata_change_on_loopback_is_silent_only_for_an_app_window(
+    tmp_path: Path,
+) -> None:
+    """With loopback auto-approval on (the default), a command-line client's changed
+    metadata still needs the owner, as on the real gateway; an official app's window
+    (``openclaw-linux`` in ui mode) is re-approved silently, even with auto-approval off,
+    and its new metadata are stored."""
+    for auto in (True, False):
+        async with (
+            bundled_gateway(tmp_path / str(auto), auto_approve_local=auto) as gw,
+            deviceless_operator(gw.url) as admin,
+        ):
+            cli = DeviceIdentity.generate()
+            await _paired_operator(gw, admin, cli)
+            error, _ = await _refused(gw.url, cli, device_family="Mac")
+            assert error["details"]["reason"] == "metadata-upgrade", auto
+            window = DeviceIdentity.generate()
+            app = {"client_id": "openclaw-linux", "client_mode": "ui"}
+            await _paired_operator(gw, admin, window, **app)
+            res = await _connect(gw.url, window, **app, device_family="Mac")
+            assert res["ok"] is True, (auto, res)
+            record = gw.state.devices.get(window.device_id)
+            assert record is not None and record.device_family == "Mac"
+
+
+async def test_node_role_of_a_paired_operator_needs_the_owner_on_loopback(
+    tmp_path: Path,
+) -> None:
+    """As the real gateway: with loopback auto-approval on, a paired operator device that
+    connects as the node host gets role-upgrade (never approved silently); the approved
+    record then carries the node host's metadata (``node-host`` on linux is Linux), so the
+    next command-line operator connect without a family is a metadata-upgrade. A device
+    that was a node first becomes an operator silently."""
+    async with bundled_gateway(tmp_path) as gw, deviceless_operator(gw.url) as admin:
+        ident = DeviceIdentity.generate()
+        assert (await _connect(gw.url, ident, device_family=None))["ok"] is True
+        error, _ = await _refused(gw.url, ident, **NODE_HOST)
+        details = error["details"]
+        assert (details["reason"], details["requestedRole"]) == ("role-upgrade", "node")
+        assert (details["approvedRoles"], details["approvedScopes"]) == (
+            ["operator"],
+            ["operator.read"],
+        )
+        assert "requestedScopes" not in details
+        await admin.ok("device.pair.approve", {"requestId": details["requestId"]})
+        assert (await _connect(gw.url, ident, **NODE_HOST))["ok"] is True
+        record = gw.state.devices.get(ident.device_id)
+        assert record is not None
+        assert (record.client_id, record.device_family, record.approved_via) == (
+            "node-host",
+            "Linux",
+            "owner",
+        )
+        error, _ = await _refused(gw.url, ident, device_family=None)
+        assert error["details"]["reason"] == "metadata-upgrade"
+
+        node_first = DeviceIdentity.generate()
+        assert (await _connect(gw.url, node_first, **NODE_HOST))["ok"] is True
+        res = await _connect(gw.url, node_first, device_family="Linux")
+        assert res["ok"] is True, res
+        record = gw.state.devices.get(node_first.device_id)
+        assert record is not None and record.roles == ("node", "operator")
+        assert record.approved_via == "silent"
+
+
+async def test_the_desktop_apps_own_node_is_approved_on_its_own_gateway(tmp_path: Path) -> None:
+    """Deliberate difference from the real gateway: the desktop app connects its window as
+    an operator, then this computer as a node with the same identity. Its own gateway (with
+    loopback auto-approval) approves that node role silently; the real gateway 2026.9.6
+    asks the owner (role-upgrade). Only for the desktop node's client, on a record this
+    gateway approved silently: the same connect under manual pairing asks."""
+    desktop_node = {
+        "role": "node",
+        "scopes": [],
+        "client_id": "openclaw-linux",
+        "client_mode": "node",
+    }
+    async with bundled_gateway(tmp_path / "auto") as gw:
+        ident = DeviceIdentity.generate()
+        assert (await _connect(gw.url, ident))["ok"] is True
+        res = await _connect(gw.url, ident, **desktop_node)
+        assert res["ok"] is True, res
+        record = gw.state.devices.get(ident.device_id)
+        assert record is not None and record.roles == ("operator", "node")
+    async with (
+        bundled_gateway(tmp_path / "manual", auto_approve_local=False) as gw,
+        deviceless_operator(gw.url) as admin,
+    ):
+        ident = DeviceIdentity.generate()
+        await _paired_operator(gw, admin, ident)
+        error, _ = await _refused(gw.url, ident, **desktop_node)
+        assert error["details"]["reason"] == "role-upgrade"
+
+
+async def test_a_silent_approval_is_announced_as_resolved(tmp_path: Path) -> None:
+    """As the real gateway: a loopback device approved silently is announced with
+    device.pair.resolved (approved), and no device.pair.requested."""
+    async with bundled_gateway(tmp_path) as gw, deviceless_operator(gw.url) as admin:
+        ident = DeviceIdentity.generate()
+        assert (await _connect(gw.url, ident))["ok"] is True
+        event = await admin.wait_event("device.pair.resolved")
+        assert event["payload"]["deviceId"] == ident.device_id
+        assert event["payload"]["decision"] == "approved"
+        assert admin.events_named("device.pair.requested") == []
+        listed = await admin.ok("device.pair.list")
+        assert listed["pending"] == []
 
 
 # ---------------------------------------------------------------- node surface

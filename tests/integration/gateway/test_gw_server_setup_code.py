@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from gateway.hub import now_ms
+from gateway.server import GatewayServer
 from openclaw_desktop.discovery import decode_setup_code
 from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
 from openclaw_desktop.identity.gateway_id import gateway_key
@@ -583,23 +584,47 @@ async def test_loopback_auto_approval_still_applies_to_other_clients(tmp_path: P
         assert record is not None and record.roles == ("node",)
 
 
+async def _connect_approving(
+    gw: GatewayServer, device: DeviceIdentity, token: str, **kw: Any
+) -> dict[str, Any]:
+    """A setup-code connect; if it needs approval, the owner approves and it is repeated."""
+    res, _ = await _bootstrap_connect(gw.url, device, token, **kw)
+    if not res["ok"]:
+        request_id = res["error"]["details"]["requestId"]
+        gw.core.approve_device_request(request_id, approved_via="owner")
+        res, _ = await _bootstrap_connect(gw.url, device, token, **kw)
+    assert res["ok"] is True, (kw, res)
+    return res
+
+
 async def test_operator_only_connects_do_not_use_up_a_code(tmp_path: Path) -> None:
     """As the real gateway: a node + operator code stays redeemable (by the device it is
     bound to) after operator connects; once the device also connected as a node and its
-    operator connects covered the profile's scopes, it is used up."""
+    operator connects covered the profile's scopes, it is used up.
+
+    The widening steps need the owner even with loopback auto-approval (observed on the
+    real gateway 2026.9.6): a scope upgrade on a setup code (only shared-secret connects are
+    upgraded silently), and the node role of a paired operator device (never silent)."""
     async with bundled_gateway(tmp_path) as gw:
         token, minted = await _mint_profile(gw.url)
         setup_id = str(minted["setupId"])
         device = DeviceIdentity.generate()
-        for scopes in (["operator.read"], ["operator.read"], ["operator.admin"]):
+
+        for scopes in (["operator.read"], ["operator.read"]):
             res, _ = await _bootstrap_connect(gw.url, device, token, scopes=scopes)
             assert res["ok"] is True, (scopes, res)
             assert res["payload"]["auth"]["method"] == "bootstrap-token"
             assert await _setup_status(gw.url, setup_id) == {}
+        upgrade, _ = await _bootstrap_connect(gw.url, device, token, scopes=["operator.admin"])
+        assert upgrade["error"]["details"]["reason"] == "scope-upgrade"
+        res = await _connect_approving(gw, device, token, scopes=["operator.admin"])
+        assert res["payload"]["auth"]["method"] == "bootstrap-token"
+        assert await _setup_status(gw.url, setup_id) == {}
         other, _ = await _bootstrap_connect(gw.url, DeviceIdentity.generate(), token)
         assert other["error"]["details"] == SETUP_CODE_REJECTED_DETAILS  # bound to the first
-        res, _ = await _bootstrap_connect(gw.url, device, token, **_NODE_HOST)
-        assert res["ok"] is True, res
+        node, _ = await _bootstrap_connect(gw.url, device, token, **_NODE_HOST)
+        assert node["error"]["details"]["reason"] == "role-upgrade"
+        res = await _connect_approving(gw, device, token, **_NODE_HOST)
         assert "deviceTokens" not in res["payload"]["auth"]
         status = await _setup_status(gw.url, setup_id)
         assert (status.get("completion") or status["deliveryUncertain"])["access"] == "full"
@@ -609,13 +634,13 @@ async def test_operator_only_connects_do_not_use_up_a_code(tmp_path: Path) -> No
 
 async def test_operator_leg_below_the_profile_leaves_the_code_usable(tmp_path: Path) -> None:
     """Operator connects that asked for less than the profile's operator scopes plus a node
-    connect do not cover the profile: the code is not used up."""
+    connect do not cover the profile: the code is not used up. (The node role of the paired
+    operator needs the owner, as on the real gateway, even with loopback auto-approval.)"""
     async with bundled_gateway(tmp_path) as gw:
         token, minted = await _mint_profile(gw.url, bootstrapProfile="limited")
         device = DeviceIdentity.generate()
         for kw in ({"scopes": ["operator.read"]}, _NODE_HOST, {"scopes": ["operator.read"]}):
-            res, _ = await _bootstrap_connect(gw.url, device, token, **kw)
-            assert res["ok"] is True, (kw, res)
+            await _connect_approving(gw, device, token, **kw)
         assert await _setup_status(gw.url, str(minted["setupId"])) == {}
 
 
@@ -652,3 +677,66 @@ async def test_voice_node_code_allows_only_read_and_talk(tmp_path: Path) -> None
             gw.url, device, token, scopes=["operator.read", "operator.talk"]
         )
         assert res["error"]["details"]["code"] == "PAIRING_REQUIRED"
+
+
+# ------------------------------------------------------------ a restart mid-setup
+async def test_voice_node_code_minted_before_a_restart_hands_off_after_it(
+    tmp_path: Path,
+) -> None:
+    """The voice-node profile is stored: after a restart the ESP32 node still gets its
+    operator.read/operator.talk token (it used to be narrowed to a plain node code), and
+    setupStatus still reports the voice setup as limited access."""
+    async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
+        token, minted = await _mint_profile(gw.url, bootstrapProfile="voice-node")
+    async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
+        device = DeviceIdentity.generate()
+        res, _ = await _bootstrap_connect(gw.url, device, token, **_ESP32)
+        assert res["ok"] is True, res
+        [handoff] = res["payload"]["auth"]["deviceTokens"]
+        assert (handoff["role"], sorted(handoff["scopes"])) == (
+            "operator",
+            ["operator.read", "operator.talk"],
+        )
+    async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
+        status = await _setup_status(gw.url, str(minted["setupId"]))
+        assert (status.get("completion") or status["deliveryUncertain"])["access"] == "limited"
+
+
+async def test_pending_redemption_still_binds_the_device_after_a_restart(tmp_path: Path) -> None:
+    """While its approval is pending the device must ask for the same again, before and
+    after a restart (the pending request is stored with the code); once approved, the code
+    still works for its other role."""
+    async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
+        token, _minted = await _mint_profile(gw.url)
+        device = DeviceIdentity.generate()
+        first, _ = await _bootstrap_connect(gw.url, device, token, scopes=["operator.read"])
+        request_id = first["error"]["details"]["requestId"]
+    async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
+        node, _ = await _bootstrap_connect(gw.url, device, token, **_NODE_HOST)
+        assert node["error"]["details"] == SETUP_CODE_REJECTED_DETAILS
+        again, _ = await _bootstrap_connect(gw.url, device, token, scopes=["operator.read"])
+        assert again["error"]["details"]["requestId"] == request_id
+        gw.core.approve_device_request(request_id, approved_via="owner")
+        res, _ = await _bootstrap_connect(gw.url, device, token, scopes=["operator.read"])
+        assert res["ok"] is True, res
+    async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
+        node, _ = await _bootstrap_connect(gw.url, device, token, **_NODE_HOST)
+        assert node["error"]["details"]["reason"] == "role-upgrade"  # a pairing question now
+
+
+async def test_redeemed_legs_survive_a_restart(tmp_path: Path) -> None:
+    """The operator.admin leg redeemed before a restart counts after it: the node leg then
+    covers the profile and uses the code up (it used to stay redeemable)."""
+    async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
+        token, minted = await _mint_profile(gw.url)
+        device = DeviceIdentity.generate()
+        await _connect_approving(gw, device, token, scopes=["operator.admin"])
+    async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:
+        assert await _setup_status(gw.url, str(minted["setupId"])) == {}
+        await _connect_approving(gw, device, token, **_NODE_HOST)
+        status = await _setup_status(gw.url, str(minted["setupId"]))
+        assert (status.get("completion") or status["deliveryUncertain"])["deviceId"] == (
+            device.device_id
+        )
+        res, _ = await _bootstrap_connect(gw.url, device, token, scopes=["operator.admin"])
+        assert res["error"]["details"] == SETUP_CODE_REJECTED_DETAILS

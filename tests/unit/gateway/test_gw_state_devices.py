@@ -243,3 +243,49 @@ def test_to_wire_matches_the_real_paired_entry(state: GatewayState) -> None:
             "other", KEY, role="node", scopes=[], approved_via="owner", now_ms=1
         ).to_wire()
     )
+
+
+def test_an_owners_approval_is_not_overwritten_by_a_silent_one(state: GatewayState) -> None:
+    """approvedVia: a later silent (or trusted) approval keeps "owner" and "bootstrap"; the
+    owner's approval always wins (the real gateway's mergeApprovalKind)."""
+    assert _approve_operator(state).approved_via == "silent"
+    owner = state.devices.approve(DEV, KEY, role="node", scopes=[], approved_via="owner", now_ms=2)
+    assert owner.approved_via == "owner"
+    assert _approve_operator(state, now_ms=3).approved_via == "owner"
+    other = "1" * 64
+    state.devices.approve(other, KEY, role="node", scopes=[], approved_via="bootstrap", now_ms=4)
+    again = state.devices.approve(
+        other, KEY, role="operator", scopes=[], approved_via="silent", now_ms=5
+    )
+    assert again.approved_via == "bootstrap"
+
+
+def test_replace_metadata_takes_the_clients_details_as_given(state: GatewayState) -> None:
+    """With replace_metadata (an approved pairing request), the record describes the client
+    that asked: a detail it did not send is cleared; the operator's label stays."""
+    _approve_operator(state, display_name="laptop", platform="linux", device_family="Linux")
+    state.devices.rename(DEV, "my laptop")
+    device = state.devices.approve(
+        DEV,
+        KEY,
+        role="operator",
+        scopes=[],
+        approved_via="owner",
+        now_ms=2_000,
+        client_id="cli",
+        client_mode="cli",
+        platform="darwin",
+        replace_metadata=True,
+    )
+    assert (device.platform, device.device_family, device.display_name) == ("darwin", None, None)
+    assert (device.client_id, device.client_mode) == ("cli", "cli")
+    assert device.operator_label == "my laptop"
+
+
+def test_touch_can_store_a_newer_platform(state: GatewayState) -> None:
+    """An official app's newer OS version is stored by touch(platform=...); None keeps it."""
+    _approve_operator(state, platform="Android 14")
+    assert state.devices.touch(DEV, 2_000, None, platform="Android 15")
+    assert state.devices.touch(DEV, 3_000, None)
+    device = state.devices.get(DEV)
+    assert device is not None and device.platform == "Android 15"

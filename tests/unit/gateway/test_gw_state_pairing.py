@@ -221,3 +221,38 @@ def test_for_device_lists_only_live_requests(state: GatewayState) -> None:
     state.pairing.request("someone-else", KEY, role="node", scopes=[], now_ms=T0)
     assert state.pairing.for_device(DEV, T0) == [outcome.request]
     assert state.pairing.for_device(DEV, T0 + 300_001) == []
+
+
+def test_approving_a_request_gives_the_device_its_details(state: GatewayState) -> None:
+    """An approved request replaces the paired device's client details with its own, as on
+    the real gateway: a metadata change that was approved is what the next connect is
+    checked against (a family the request lacks is cleared)."""
+    state.devices.approve(
+        DEV,
+        KEY,
+        role="node",
+        scopes=[],
+        approved_via="silent",
+        now_ms=T0,
+        client_id="node-host",
+        client_mode="node",
+        platform="linux",
+        device_family="Linux",
+    )
+    pending = state.pairing.request(
+        DEV,
+        KEY,
+        role="operator",
+        scopes=["operator.read"],
+        now_ms=T0 + 1,
+        client_id="cli",
+        client_mode="cli",
+        platform="linux",
+    )
+    state.pairing.resolve(pending.request_id, "approved", T0 + 2)
+    device = state.devices.get(DEV)
+    assert device is not None
+    assert (device.client_id, device.client_mode) == ("cli", "cli")
+    assert (device.platform, device.device_family) == ("linux", None)
+    assert device.roles == ("node", "operator")
+    assert device.approved_via == "owner"
