@@ -198,15 +198,17 @@ async def test_device_token_revoke_refuses_the_token(tmp_path: Path) -> None:
 
 async def test_revoke_closes_only_that_role_of_that_device(tmp_path: Path) -> None:
     """An admin revoking a device's node token closes its node session, not its operator
-    session nor the admin's."""
+    session nor the admin's. (The node connects first: the node role of an already paired
+    operator device needs the owner's approval, as on the real gateway, while a paired node
+    becomes an operator silently on loopback.)"""
     async with bundled_gateway(tmp_path) as gw, raw_operator(gw.url) as admin:
         ident = DeviceIdentity.generate()
+        node = await RawClient.open(gw.url)
+        res = await node.connect(
+            ident, role="node", scopes=[], client_id="node-host", client_mode="node"
+        )
+        assert res["ok"] is True, res
         async with raw_operator(gw.url, ident, scopes=["operator.read"]) as same_device:
-            node = await RawClient.open(gw.url)
-            res = await node.connect(
-                ident, role="node", scopes=[], client_id="node-host", client_mode="node"
-            )
-            assert res["ok"] is True, res
             await admin.ok("device.token.revoke", {"deviceId": ident.device_id, "role": "node"})
             code, _ = await node.wait_closed(5)
             assert code == 4001
