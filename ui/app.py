@@ -406,8 +406,12 @@ class DesktopApp:
         payload = event.payload if isinstance(event.payload, dict) else {}
         own = self.runtime.node.options.signer if self.runtime.node else None
         own_id = getattr(own, "device_id", None)
-        if own_id and own_id in (payload.get("deviceId"), payload.get("nodeId")):
-            return  # this computer's own node: approved by the runtime
+        own_request = own_id and own_id in (payload.get("deviceId"), payload.get("nodeId"))
+        if own_request and self.runtime.approves_own_requests:
+            return  # this computer's own node on the bundled gateway: approved by the runtime
+        # Elsewhere this computer's node is asked about like any device: a real gateway wants
+        # the owner's approval before an operator device also becomes a node, and before a
+        # node's commands go live, and nothing else would approve it.
         self._spawn(self._ask_pairing(event.event.split(".", 1)[0], payload))
 
     async def _ask_pairing(self, kind: str, request: dict[str, Any]) -> None:

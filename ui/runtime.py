@@ -105,6 +105,12 @@ class DesktopRuntime:
             await self._start_node()
         return self.client
 
+    @property
+    def approves_own_requests(self) -> bool:
+        """Whether this runtime approves its own node's pairing requests itself (on the
+        bundled gateway it started); elsewhere the user approves them like any device's."""
+        return self._approver is not None
+
     async def _start_node(self) -> NodeHost:
         assert self._gateway is not None
         node = self._node(*self._gateway)
