@@ -31,12 +31,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from cryptography.hazmat.primitives.serialization import (
-    Encoding,
-    PublicFormat,
-    load_pem_private_key,
-    load_pem_public_key,
-)
 
 from openclaw_desktop.identity.payload import build_payload_v2, build_payload_v3, signature_token
 from openclaw_desktop.identity.verify import verify_signature
@@ -142,6 +136,12 @@ def public_key_bytes(public_key: str) -> bytes | None:
 
 
 def _pem_public_key(text: str) -> bytes | None:
+    # PEM keys are rare: the serialization module (and its SSH support) loads only for them.
+    from cryptography.hazmat.primitives.serialization import (
+        load_pem_private_key,
+        load_pem_public_key,
+    )
+
     data = text.encode("utf-8", "surrogatepass")
     key: object = None
     with contextlib.suppress(ValueError, TypeError):
@@ -155,7 +155,7 @@ def _pem_public_key(text: str) -> bytes | None:
         with contextlib.suppress(ValueError, TypeError):
             key = load_pem_x509_certificate(data).public_key()
     if isinstance(key, Ed25519PublicKey):
-        return key.public_bytes(Encoding.Raw, PublicFormat.Raw)
+        return key.public_bytes_raw()
     return None
 
 

@@ -7,12 +7,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from cryptography.hazmat.primitives.serialization import (
-    Encoding,
-    NoEncryption,
-    PrivateFormat,
-    PublicFormat,
-)
 
 from .encoding import b64url_encode
 from .verify import device_id_for
@@ -69,12 +63,12 @@ class DeviceIdentity:
 
     def private_key_seed(self) -> bytes:
         """The raw 32-byte private key, for persisting the identity. Keep it secret."""
-        return self.private_key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
+        return self.private_key.private_bytes_raw()
 
     @cached_property
     def public_key_raw(self) -> bytes:
         """The raw 32-byte public key (derived once: every handshake asks for it)."""
-        return self.private_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+        return self.private_key.public_key().public_bytes_raw()
 
     @cached_property
     def public_key(self) -> str:
