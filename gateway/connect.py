@@ -647,37 +647,27 @@ class _Gate:
         ``NOT_PAIRED`` with a pending request. Returns only if the device, as now stored,
         allows the connect."""
         core, device, client, now = self.core, self.device, self.client, now_ms()
-        remote_ip = None if self.local else self.address  # the real gateway records none
+        # What the device says it is, as pairing stores it (the real gateway records no
+        # address for a local device).
+        described: dict[str, Any] = {
+            "role": self.role,
+            "scopes": self.requested,
+            "client_id": client.id.value,
+            "client_mode": client.mode.value,
+            "display_name": client.display_name,
+            "platform": client.platform,
+            "device_family": client.device_family,
+            "remote_ip": None if self.local else self.address,
+            "now_ms": now,
+        }
         if self.handoff and reason in ("not-paired", "scope-upgrade"):
             core.state.devices.approve(
-                device.device_id,
-                device.public_key_b64url,
-                role=self.role,
-                scopes=self.requested,
-                client_id=client.id.value,
-                client_mode=client.mode.value,
-                display_name=client.display_name,
-                platform=client.platform,
-                device_family=client.device_family,
-                remote_ip=remote_ip,
-                approved_via="bootstrap",
-                now_ms=now,
+                device.device_id, device.public_key_b64url, approved_via="bootstrap", **described
             )
             return
         silent = self._silent(reason, existing)
         outcome = core.state.pairing.request(
-            device.device_id,
-            device.public_key_b64url,
-            role=self.role,
-            scopes=self.requested,
-            client_id=client.id.value,
-            client_mode=client.mode.value,
-            display_name=client.display_name,
-            platform=client.platform,
-            device_family=client.device_family,
-            remote_ip=remote_ip,
-            now_ms=now,
-            silent=silent,
+            device.device_id, device.public_key_b64url, silent=silent, **described
         )
         request = outcome.request
         for old in outcome.superseded:
