@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import connect
+from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from openclaw_desktop.discovery import decode_setup_code
@@ -250,11 +251,30 @@ _VOLATILE = {"requestId": "<requestId>", "deviceToken": "<deviceToken>", "issued
 _NOT_IMPLEMENTED = ("recoveryScope", "recoveryMigrationAllowed")
 
 
-async def _approve_over_rpc(url: str, token: str, request_id: str) -> None:
-    """``device.pair.approve`` from a deviceless loopback admin (the real CLI connects with
-    narrower scopes and cannot approve a request for more than it holds)."""
+class _AdminSocket:
+    """Requests over one deviceless admin connection, each answered by id."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self._ws = ws
+        self._sent = 0
+
+    async def call(self, method: str, params: Any, timeout: float = 15.0) -> dict[str, Any]:
+        self._sent += 1
+        request_id = f"admin-{self._sent}"
+        request = {"type": "req", "id": request_id, "method": method, "params": params}
+        await self._ws.send(json.dumps(request))
+        while True:
+            frame: dict[str, Any] = json.loads(await asyncio.wait_for(self._ws.recv(), timeout))
+            if frame.get("type") == "res" and frame.get("id") == request_id:
+                return frame
+
+
+@contextlib.asynccontextmanager
+async def _deviceless_admin(url: str, token: str) -> AsyncIterator[_AdminSocket]:
+    """A loopback ``cli`` operator with the shared token and no device: admin on both
+    gateways (a loopback cli needs no device identity)."""
     async with connect(url, open_timeout=15, max_size=None) as ws:
-        await asyncio.wait_for(ws.recv(), 15)
+        await asyncio.wait_for(ws.recv(), 15)  # the challenge
         hello = {
             "minProtocol": 4,
             "maxProtocol": 4,
@@ -264,12 +284,14 @@ async def _approve_over_rpc(url: str, token: str, request_id: str) -> None:
             "auth": {"token": token},
         }
         await ws.send(connect_frame(hello))
-        request = {"type": "req", "id": "approve", "method": "device.pair.approve"}
-        await ws.send(json.dumps({**request, "params": {"requestId": request_id}}))
-        while True:
-            frame = json.loads(await asyncio.wait_for(ws.recv(), 15))
-            if frame.get("type") == "res" and frame.get("id") == "approve":
-                break
+        yield _AdminSocket(ws)
+
+
+async def _approve_over_rpc(url: str, token: str, request_id: str) -> None:
+    """``device.pair.approve`` from a deviceless loopback admin (the real CLI connects with
+    narrower scopes and cannot approve a request for more than it holds)."""
+    async with _deviceless_admin(url, token) as admin:
+        frame = await admin.call("device.pair.approve", {"requestId": request_id})
     assert frame["ok"] is True, frame
 
 
@@ -591,31 +613,8 @@ async def _setup_code_story(
     url: str, token: str, mint_params: dict[str, Any]
 ) -> list[tuple[str, Any]]:
     """A limited setup code: requests outside its profile, then a phone redeeming it."""
-    async with connect(url, open_timeout=15, max_size=None) as ws:
-        await asyncio.wait_for(ws.recv(), 15)  # the challenge; a loopback cli needs no device
-        hello = {
-            "minProtocol": 4,
-            "maxProtocol": 4,
-            "client": {"id": "cli", "version": "1.0", "platform": "linux", "mode": "cli"},
-            "role": "operator",
-            "scopes": ["operator.admin"],
-            "auth": {"token": token},
-        }
-        await ws.send(connect_frame(hello))
-        await ws.send(
-            json.dumps(
-                {
-                    "type": "req",
-                    "id": "mint",
-                    "method": "device.pair.setupCode",
-                    "params": mint_params,
-                }
-            )
-        )
-        while True:
-            frame = json.loads(await asyncio.wait_for(ws.recv(), 15))
-            if frame.get("type") == "res" and frame.get("id") == "mint":
-                break
+    async with _deviceless_admin(url, token) as admin:
+        frame = await admin.call("device.pair.setupCode", mint_params)
     assert frame["ok"] is True, frame
     assert frame["payload"]["access"] == "limited"
     code = decode_setup_code(frame["payload"]["setupCode"]).bootstrap_token
@@ -734,24 +733,9 @@ async def _setup_code_answers(url: str, token: str) -> list[Any]:
     """Every :data:`SETUP_CODE_PARAMS` row on one loopback admin connection: the error, or
     the result with per-run values masked and the code's payload keys and URL."""
     answers: list[Any] = []
-    async with connect(url, open_timeout=15, max_size=None) as ws:
-        await asyncio.wait_for(ws.recv(), 15)  # the challenge; a loopback cli needs no device
-        hello = {
-            "minProtocol": 4,
-            "maxProtocol": 4,
-            "client": {"id": "cli", "version": "1.0", "platform": "linux", "mode": "cli"},
-            "role": "operator",
-            "scopes": ["operator.admin"],
-            "auth": {"token": token},
-        }
-        await ws.send(connect_frame(hello))
-        for index, params in enumerate(SETUP_CODE_PARAMS):
-            request = {"type": "req", "id": f"p{index}", "method": "device.pair.setupCode"}
-            await ws.send(json.dumps({**request, "params": params}))
-            while True:
-                frame = json.loads(await asyncio.wait_for(ws.recv(), 30))
-                if frame.get("type") == "res" and frame.get("id") == f"p{index}":
-                    break
+    async with _deviceless_admin(url, token) as admin:
+        for params in SETUP_CODE_PARAMS:
+            frame = await admin.call("device.pair.setupCode", params, timeout=30)
             if not frame["ok"]:
                 answers.append({"error": frame["error"]})
                 continue
@@ -809,47 +793,17 @@ async def _setup_code_profiles_story(
     steps: list[tuple[str, Any]] = []
 
     async def mint(**params: Any) -> tuple[str, str]:
-        async with connect(url, open_timeout=15, max_size=None) as ws:
-            await asyncio.wait_for(ws.recv(), 15)
-            hello = {
-                "minProtocol": 4,
-                "maxProtocol": 4,
-                "client": {"id": "cli", "version": "1.0", "platform": "linux", "mode": "cli"},
-                "role": "operator",
-                "scopes": ["operator.admin"],
-                "auth": {"token": token},
-            }
-            await ws.send(connect_frame(hello))
-            request = {"type": "req", "id": "mint", "method": "device.pair.setupCode"}
+        async with _deviceless_admin(url, token) as admin:
             mint_params = {"includeQr": False, "publicUrl": url, **params}
-            await ws.send(json.dumps({**request, "params": mint_params}))
-            while True:
-                frame = json.loads(await asyncio.wait_for(ws.recv(), 15))
-                if frame.get("type") == "res" and frame.get("id") == "mint":
-                    break
+            frame = await admin.call("device.pair.setupCode", mint_params)
         assert frame["ok"] is True, frame
         code = decode_setup_code(frame["payload"]["setupCode"]).bootstrap_token
         assert code is not None
         return code, frame["payload"]["setupId"]
 
     async def status(name: str, setup_id: str) -> None:
-        async with connect(url, open_timeout=15, max_size=None) as ws:
-            await asyncio.wait_for(ws.recv(), 15)
-            hello = {
-                "minProtocol": 4,
-                "maxProtocol": 4,
-                "client": {"id": "cli", "version": "1.0", "platform": "linux", "mode": "cli"},
-                "role": "operator",
-                "scopes": ["operator.admin"],
-                "auth": {"token": token},
-            }
-            await ws.send(connect_frame(hello))
-            request = {"type": "req", "id": "st", "method": "device.pair.setupStatus"}
-            await ws.send(json.dumps({**request, "params": {"setupId": setup_id}}))
-            while True:
-                frame = json.loads(await asyncio.wait_for(ws.recv(), 15))
-                if frame.get("type") == "res" and frame.get("id") == "st":
-                    break
+        async with _deviceless_admin(url, token) as admin:
+            frame = await admin.call("device.pair.setupStatus", {"setupId": setup_id})
         payload = frame["payload"]
         steps.append((name, sorted(payload)))  # completion / deliveryUncertain, or nothing
 
