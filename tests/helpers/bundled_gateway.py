@@ -70,6 +70,7 @@ from tests.helpers.ports import free_port
 
 __all__ = [
     "ALL_OPERATOR_SCOPES",
+    "ANDROID_PHONE",
     "DEFAULT_NODE_COMMANDS",
     "FAST",
     "TOKEN",
@@ -380,6 +381,20 @@ def gateway_config(state_dir: Path, **overrides: Any) -> GatewayConfig:
     if base.get("auth_mode") != "token" and "token" not in overrides:
         base["token"] = None
     return GatewayConfig(**base)
+
+
+#: How the OpenClaw Android app connects as a node (``RawClient.connect`` keywords): the
+#: client a setup code approves silently, as on the real gateway.
+ANDROID_PHONE: dict[str, Any] = {
+    "role": "node",
+    "scopes": [],
+    "client_id": "openclaw-android",
+    "client_mode": "node",
+    "platform": "android",
+    "device_family": "Android",
+    "min_protocol": 3,
+    "commands": ["device.info"],
+}
 
 
 @contextlib.asynccontextmanager

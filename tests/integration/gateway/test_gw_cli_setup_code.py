@@ -30,7 +30,7 @@ from gateway.hub import now_ms
 from gateway.tls import CERT_FILENAME
 from openclaw_desktop.discovery import decode_setup_code
 from openclaw_desktop.identity import DeviceIdentity
-from tests.helpers.bundled_gateway import REPO, RawClient, clean_env, gateway_process
+from tests.helpers.bundled_gateway import ANDROID_PHONE, REPO, RawClient, clean_env, gateway_process
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
@@ -87,15 +87,8 @@ async def redeem(url: str, bootstrap_token: str) -> dict[str, Any]:
     try:
         res = await node.connect(
             DeviceIdentity.generate(),
-            role="node",
-            scopes=[],
-            client_id="openclaw-android",
-            client_mode="node",
-            platform="android",
-            device_family="Android",
-            min_protocol=3,
             auth={"bootstrapToken": bootstrap_token},
-            commands=["device.info"],
+            **ANDROID_PHONE,
         )
     finally:
         await node.close()

@@ -33,6 +33,7 @@ import pytest
 
 from openclaw_desktop.identity import DeviceIdentity
 from tests.helpers.bundled_gateway import (
+    ANDROID_PHONE,
     REPO,
     GatewayProcess,
     RawClient,
@@ -156,15 +157,8 @@ async def redeem(url: str, bootstrap_token: str) -> tuple[DeviceIdentity, dict[s
     res = await connect(
         url,
         phone,
-        role="node",
-        scopes=[],
-        client_id="openclaw-android",
-        client_mode="node",
-        platform="android",
-        device_family="Android",
-        min_protocol=3,
         auth={"bootstrapToken": bootstrap_token},
-        commands=["device.info"],
+        **ANDROID_PHONE,
     )
     assert res["ok"] is True, res
     auth: dict[str, Any] = res["payload"]["auth"]
@@ -241,15 +235,8 @@ async def test_debug_logs_carry_no_secrets(
         res = await connect(
             gw.url,
             phone,
-            role="node",
-            scopes=[],
-            client_id="openclaw-android",
-            client_mode="node",
-            platform="android",
-            device_family="Android",
-            min_protocol=3,
             auth={"deviceToken": node_token},
-            commands=["device.info"],
+            **ANDROID_PHONE,
         )
         assert res["ok"] is True, res
         res = await connect(

@@ -23,6 +23,7 @@ from openclaw_desktop.discovery import decode_setup_code
 from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
 from openclaw_desktop.identity.gateway_id import gateway_key
 from tests.helpers.bundled_gateway import (
+    ANDROID_PHONE,
     RawClient,
     bundled_gateway,
     raw_operator,
@@ -94,15 +95,8 @@ async def test_bootstrap_node_gets_node_and_operator_tokens(tmp_path: Path) -> N
         node = await RawClient.open(gw.url)
         res = await node.connect(
             phone,
-            role="node",
-            scopes=[],
-            client_id="openclaw-android",
-            client_mode="node",
-            platform="android",
-            device_family="Android",
-            min_protocol=3,
             auth={"bootstrapToken": code.bootstrap_token},
-            commands=["device.info"],
+            **ANDROID_PHONE,
         )
         await node.close()
         assert res["ok"] is True, res
