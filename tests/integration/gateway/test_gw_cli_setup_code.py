@@ -31,17 +31,11 @@ from gateway.tls import CERT_FILENAME
 from openclaw_desktop.discovery import decode_setup_code
 from openclaw_desktop.identity import DeviceIdentity
 from tests.helpers.bundled_gateway import ANDROID_PHONE, REPO, RawClient, clean_env, gateway_process
+from tests.integration.gateway.test_gw_server_setup_code import HANDOFF_SCOPES
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
-FULL_SCOPES = [
-    "operator.admin",
-    "operator.approvals",
-    "operator.questions",
-    "operator.read",
-    "operator.talk.secrets",
-    "operator.write",
-]
+FULL_SCOPES = HANDOFF_SCOPES
 _CODE_RE = re.compile(r"Setup code \(single use, valid 10 minutes\):\n([A-Za-z0-9_-]+)\n")
 
 
