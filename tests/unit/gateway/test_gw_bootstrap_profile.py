@@ -8,7 +8,7 @@ from typing import cast
 
 import pytest
 
-from gateway.connect import (
+from gateway.connect_rules import (
     BOOTSTRAP_FULL_OPERATOR_SCOPES,
     BOOTSTRAP_LIMITED_OPERATOR_SCOPES,
     _bootstrap_profile,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.connect import _node_host_client, _pin_metadata
+from gateway.pairing_gate import _node_host_client, _pin_metadata
 from openclaw_desktop.protocol import ClientInfo
 
 pytestmark = pytest.mark.unit

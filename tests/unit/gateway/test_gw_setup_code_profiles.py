@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import pytest
 
-from gateway.connect import BOOTSTRAP_VOICE_NODE_OPERATOR_SCOPES, _bootstrap_profile
+from gateway.connect_rules import BOOTSTRAP_VOICE_NODE_OPERATOR_SCOPES, _bootstrap_profile
 from gateway.core import GatewayCore
 from gateway.handshake import validate_connect_params
 from gateway.methods.devices import normalize_public_url
