@@ -258,15 +258,8 @@ async def _bootstrap_connect(
         await client.close()
 
 
-_PHONE: dict[str, Any] = {
-    "role": "node",
-    "scopes": [],
-    "client_id": "openclaw-android",
-    "client_mode": "node",
-    "platform": "android",
-    "device_family": "Android",
-    "min_protocol": 3,
-}
+#: The Android app's connect without a command surface.
+_PHONE: dict[str, Any] = {k: v for k, v in ANDROID_PHONE.items() if k != "commands"}
 
 
 async def test_limited_setup_code_never_grants_admin_or_pairing(tmp_path: Path) -> None:
