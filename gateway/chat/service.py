@@ -19,10 +19,11 @@ from gateway.chat.offline import OFFLINE_REPLY, is_slash_command, run_slash_comm
 from gateway.chat.providers.base import ModelRef
 from gateway.chat.tools import AgentTools, NodeAccess
 from gateway.chat.transcript import Transcript
+from gateway.chat.transcript_file import MAX_RECORD_BYTES, record_size
 from gateway.chat.transcript_store import TranscriptStore
 from gateway.state import ChatSessions
 
-__all__ = ["ChatRun", "ChatService", "ProviderChoice"]
+__all__ = ["ChatRun", "ChatService", "MessageTooLargeError", "ProviderChoice"]
 
 log = logging.getLogger("gateway.chat")
 
@@ -39,6 +40,30 @@ class ProviderChoice:
     model: ModelRef | None = None
     models: list[ModelRef] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+
+
+class MessageTooLargeError(ValueError):
+    """A message would not fit in one transcript line; refused before it is accepted."""
+
+    def __init__(self, size: int, limit: int = MAX_RECORD_BYTES) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(
+            f"message is too large for the transcript: {size} bytes once stored "
+            f"(with its attachments); the limit is {limit} bytes"
+        )
+
+
+def check_fits(message: dict[str, Any]) -> None:
+    """Refuse a message the transcript could not store (one JSONL line at most
+    :data:`MAX_RECORD_BYTES`), so it is never acknowledged and then lost.
+
+    Raises:
+        MessageTooLargeError: It is too large.
+    """
+    size = record_size(message)
+    if size > MAX_RECORD_BYTES:
+        raise MessageTooLargeError(size)
 
 
 @dataclass
@@ -131,11 +156,17 @@ class ChatService:
         queue_mode: str | None = None,
         sender: dict[str, Any] | None = None,
     ) -> str:
-        """Start, queue or steer; returns the ack status (``started``/``in_flight``/``ok``)."""
+        """Start, queue or steer; returns the ack status (``started``/``in_flight``/``ok``).
+
+        Raises:
+            MessageTooLargeError: The user message (with its attachments) would not fit in
+                the transcript; nothing is started.
+        """
         known = self.run_state(run_id)
         if known is not None:
             return known
         run = ChatRun(run_id, key, message, attachments or [], thinking, sender or {})
+        check_fits(self._user_message(run))
         self.sessions.ensure(key, self.agent_id, now_ms())
         active = self._active.get(key)
         if active is not None and queue_mode in ("interrupt", "steer"):

@@ -27,6 +27,7 @@ __all__ = [
     "encode_record",
     "fsync_dir",
     "read_header",
+    "record_size",
     "scan_file",
 ]
 
@@ -39,6 +40,18 @@ _FILE_MODE = 0o600
 _BINARY = getattr(os, "O_BINARY", 0)
 
 
+#: Stands in for the ``id``/``parentId`` the store adds (both UUIDs) when sizing a message.
+_ID_PLACEHOLDER = "00000000-0000-0000-0000-000000000000"
+
+
+def _serialize(record: Mapping[str, Any]) -> tuple[str, bytes]:
+    try:
+        text = json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return text, text.encode("utf-8")
+    except (TypeError, ValueError, RecursionError) as exc:  # UnicodeEncodeError is a ValueError
+        raise ValueError(f"message is not JSON-serializable: {exc}") from None
+
+
 def encode_record(record: Mapping[str, Any]) -> tuple[bytes, int]:
     """Serialize ``record`` to one JSONL line; return the bytes and its length in characters.
 
@@ -46,14 +59,22 @@ def encode_record(record: Mapping[str, Any]) -> tuple[bytes, int]:
         ValueError: If the record is not JSON-serializable (sets, bytes, NaN, non-string
             keys, lone surrogates, ...) or is larger than :data:`MAX_RECORD_BYTES`.
     """
-    try:
-        text = json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        data = text.encode("utf-8")
-    except (TypeError, ValueError, RecursionError) as exc:  # UnicodeEncodeError is a ValueError
-        raise ValueError(f"message is not JSON-serializable: {exc}") from None
+    text, data = _serialize(record)
     if len(data) + 1 > MAX_RECORD_BYTES:
         raise ValueError(f"message is larger than {MAX_RECORD_BYTES} bytes once serialized")
     return data + b"\n", len(text)
+
+
+def record_size(message: Mapping[str, Any]) -> int:
+    """The bytes ``message`` would take as one transcript line (with the ``id`` and
+    ``parentId`` a store adds, and the newline), to refuse a message before accepting it;
+    it fits when this is at most :data:`MAX_RECORD_BYTES`.
+
+    Raises:
+        ValueError: If the message is not JSON-serializable.
+    """
+    _, data = _serialize({**message, "id": _ID_PLACEHOLDER, "parentId": _ID_PLACEHOLDER})
+    return len(data) + 1
 
 
 def fsync_dir(directory: Path) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.chat.events import now_ms
 from gateway.chat.params import Field, check
+from gateway.chat.service import MessageTooLargeError, check_fits
 from gateway.chat.transcript import HISTORY_LIMIT_MAX
 from gateway.errors import MethodError, invalid_request
 from gateway.peer import Peer
@@ -65,6 +66,10 @@ def _service(core: GatewayCore) -> ChatService:
     if core.chat is None:
         raise MethodError(error_shape(ErrorCode.UNAVAILABLE, "chat is starting", retryable=True))
     return core.chat
+
+
+def _too_large(exc: MessageTooLargeError) -> MethodError:
+    return invalid_request(str(exc), {"sizeBytes": exc.size, "limitBytes": exc.limit})
 
 
 def _canonical(service: ChatService, key: str) -> str:
@@ -143,15 +148,18 @@ async def chat_send(core: GatewayCore, peer: Peer, params: Any) -> Any:
         "transport": {"clients": [{"id": peer.client.get("id"), "mode": peer.client.get("mode")}]}
     }
     run_id = p["idempotencyKey"]
-    status = service.send(
-        key,
-        run_id,
-        p["message"],
-        attachments=attachments,
-        thinking=p.get("thinking"),
-        queue_mode=p.get("queueMode"),
-        sender=sender,
-    )
+    try:
+        status = service.send(
+            key,
+            run_id,
+            p["message"],
+            attachments=attachments,
+            thinking=p.get("thinking"),
+            queue_mode=p.get("queueMode"),
+            sender=sender,
+        )
+    except MessageTooLargeError as exc:
+        raise _too_large(exc) from None
     return {"runId": run_id, "status": status}
 
 
@@ -274,6 +282,10 @@ async def chat_inject(core: GatewayCore, peer: Peer, params: Any) -> Any:
     }
     if p.get("label"):
         message["label"] = p["label"]
+    try:
+        check_fits(message)
+    except MessageTooLargeError as exc:
+        raise _too_large(exc) from None
     stored = await asyncio.to_thread(transcript.append, message)
     message_id = stored["id"]
     event = {k: v for k, v in message.items() if k != "label"}

@@ -383,6 +383,36 @@ async def test_bad_input_is_refused_and_loses_nothing(tmp_path: Path) -> None:
         assert [m["role"] for m in history["messages"]] == ["user", "assistant"]
 
 
+async def test_messages_too_large_for_the_transcript_are_refused_before_the_ack(
+    tmp_path: Path,
+) -> None:
+    """A chat.send (text, or images within the attachment limits) or chat.inject that would
+    not fit in one 16 MiB transcript line is refused at once, with the limit, and no run
+    starts; the session takes the next message."""
+    limit = 16 * 1024 * 1024
+    async with chat_gateway(tmp_path) as chat:
+        await chat.finished(await chat.send("keep me"))
+        big_image = base64.b64encode(b"x" * 6_291_456).decode()
+        image = {"mimeType": "image/png", "content": big_image}
+        for extra in ({"message": "x" * limit}, {"attachments": [image, image]}):
+            run_id = str(uuid.uuid4())
+            params = {"sessionKey": "main", "message": "hi", "idempotencyKey": run_id, **extra}
+            error = await chat.op.error("chat.send", params, timeout=30)
+            assert error["code"] == "INVALID_REQUEST", error
+            assert f"the limit is {limit} bytes" in error["message"], error
+            assert error["details"]["limitBytes"] == limit
+            assert error["details"]["sizeBytes"] > limit
+            assert chat.run_events(run_id) == [], "a refused message starts no run"
+        inject = {"sessionKey": "main", "message": "y" * limit}
+        error = await chat.op.error("chat.inject", inject, timeout=30)
+        assert error["code"] == "INVALID_REQUEST", error
+        assert error["details"]["limitBytes"] == limit
+        await chat.finished(await chat.send("still here"))
+        history = await chat.history()
+        users = [m["content"] for m in history["messages"] if m["role"] == "user"]
+        assert users == ["keep me", "still here"]
+
+
 async def test_offline_mode_explains_and_slash_commands_work(tmp_path: Path) -> None:
     """No provider: an honest reply; /nodes and /invoke still reach the nodes."""
     state = tmp_path / "state"
