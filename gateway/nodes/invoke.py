@@ -23,6 +23,15 @@ log = logging.getLogger("gateway.invoke")
 DEFAULT_TIMEOUT_MS = 30_000
 MAX_PENDING_PER_NODE = 1_000
 MAX_PENDING_TOTAL = 20_000
+#: Bytes of ``paramsJSON`` that may wait for a node's answers: per node connection, and over
+#: all nodes. A pending invoke keeps its params (as the operator sent them and as the JSON
+#: forwarded to the node) until the node answers or the invoke times out, so a node that never
+#: answers would otherwise let operators pin memory without end (30 invokes of 20 MiB params
+#: grew the process by about 1 GiB). One invoke of the largest frame (25 MiB) always fits;
+#: past either bound an invoke is refused at once (``UNAVAILABLE``, retryable, the limit in
+#: its details) instead of queueing.
+MAX_PENDING_BYTES_PER_NODE = 64 * 1024 * 1024
+MAX_PENDING_BYTES_TOTAL = 256 * 1024 * 1024
 #: Duplicate-``idempotencyKey`` dedupe: a completed result is kept this long, for at most
 #: this many keys, and at most this many accounted bytes in total (oldest results go first).
 IDEMPOTENCY_TTL_S = 300.0
@@ -69,6 +78,18 @@ class _Pending:
     command: str
     peer: Peer
     future: asyncio.Future[dict[str, Any]] = field(default_factory=asyncio.Future)
+    size: int = 0
+
+
+def _over_bytes(scope: str, pending: int, size: int, limit: int) -> InvokeError:
+    """The refusal of an invoke whose params would pass a pending-bytes bound."""
+    where = "this node" if scope == "node" else "all nodes"
+    message = (
+        f"too many pending invoke bytes for {where}: {pending} bytes wait for answers, "
+        f"{size} more would pass the limit of {limit} bytes"
+    )
+    details = {"scope": scope, "limitBytes": limit, "pendingBytes": pending, "paramsBytes": size}
+    return InvokeError(error_shape(ErrorCode.UNAVAILABLE, message, details, retryable=True))
 
 
 def _retrieve(task: asyncio.Task[Any]) -> None:
@@ -112,6 +133,8 @@ class InvokeRouter:
     def __init__(self) -> None:
         self._pending: dict[str, _Pending] = {}
         self._per_node: dict[str, int] = {}
+        self._bytes_per_node: dict[str, int] = {}
+        self._pending_bytes = 0
         self._idempotent: OrderedDict[tuple[str, str], _Cached] = OrderedDict()
         self._cached_bytes = 0
 
@@ -119,6 +142,11 @@ class InvokeRouter:
     def pending_count(self) -> int:
         """Invokes waiting for a node."""
         return len(self._pending)
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes of params the pending invokes hold (at most :data:`MAX_PENDING_BYTES_TOTAL`)."""
+        return self._pending_bytes
 
     @property
     def cached_count(self) -> int:
@@ -229,13 +257,22 @@ class InvokeRouter:
                     ErrorCode.UNAVAILABLE, "too many pending invokes for this node", retryable=True
                 )
             )
+        params_json = None if params is None else orjson.dumps(params).decode("utf-8")
+        size = 0 if params_json is None else len(params_json)
+        node_bytes = self._bytes_per_node.get(node_id, 0)
+        if node_bytes + size > MAX_PENDING_BYTES_PER_NODE:
+            raise _over_bytes("node", node_bytes, size, MAX_PENDING_BYTES_PER_NODE)
+        if self._pending_bytes + size > MAX_PENDING_BYTES_TOTAL:
+            raise _over_bytes("total", self._pending_bytes, size, MAX_PENDING_BYTES_TOTAL)
         timeout = DEFAULT_TIMEOUT_MS if timeout_ms is None or timeout_ms <= 0 else timeout_ms
         invoke_id = str(uuid.uuid4())
         pending = _Pending(
-            invoke_id, node_id, command, peer, asyncio.get_running_loop().create_future()
+            invoke_id, node_id, command, peer, asyncio.get_running_loop().create_future(), size
         )
         self._pending[invoke_id] = pending
         self._per_node[node_id] = self._per_node.get(node_id, 0) + 1
+        self._bytes_per_node[node_id] = node_bytes + size
+        self._pending_bytes += size
         request: dict[str, Any] = {
             "id": invoke_id,
             "nodeId": node_id,
@@ -243,10 +280,12 @@ class InvokeRouter:
             "timeoutMs": timeout,
             "idempotencyKey": key,
         }
-        if params is not None:
-            request["paramsJSON"] = orjson.dumps(params).decode("utf-8")
+        if params_json is not None:
+            request["paramsJSON"] = params_json
         try:
             peer.send_event("node.invoke.request", request, seq=False)
+            # The frame is encoded and queued: the JSON copy is not needed while waiting.
+            del request, params_json
             async with asyncio.timeout(timeout / 1000):
                 outcome = await pending.future
         except TimeoutError:
@@ -331,6 +370,12 @@ class InvokeRouter:
                 self._per_node.pop(pending.node_id, None)
             else:
                 self._per_node[pending.node_id] = left
+            self._pending_bytes -= pending.size
+            node_bytes = self._bytes_per_node.get(pending.node_id, 0) - pending.size
+            if node_bytes <= 0:
+                self._bytes_per_node.pop(pending.node_id, None)
+            else:
+                self._bytes_per_node[pending.node_id] = node_bytes
 
     def _expire_idempotent(self, now: float) -> None:
         while self._idempotent:

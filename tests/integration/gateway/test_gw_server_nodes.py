@@ -132,12 +132,13 @@ async def test_read_only_operator_cannot_invoke(tmp_path: Path) -> None:
 
 
 async def test_admin_only_command_needs_operator_admin(tmp_path: Path) -> None:
-    """node.invoke of system.which with only operator.write: missing operator.admin."""
+    """node.invoke of fs.listDir with only operator.write: missing operator.admin (the real
+    gateway's admin-only commands; system.which needs only write, see test_gw_authz)."""
     async with (
         bundled_gateway(tmp_path) as gw,
         raw_operator(gw.url, scopes=["operator.write"]) as writer,
     ):
-        error = await writer.error("node.invoke", invoke("n", "system.which", "k"))
+        error = await writer.error("node.invoke", invoke("n", "fs.listDir", "k"))
         assert error["details"]["missingScope"] == "operator.admin"
 
 
@@ -362,6 +363,49 @@ async def test_node_disconnect_fails_the_invoke_at_once(tmp_path: Path) -> None:
         assert res["error"]["code"] == "UNAVAILABLE"
         assert res["error"]["message"] == "DISCONNECTED: node disconnected (probe.slow)"
         assert gw.core.router.pending_count == 0
+
+
+async def test_pending_invoke_bytes_are_bounded_per_node(tmp_path: Path) -> None:
+    """A node that never answers: invokes with 20 MiB params wait until their params would
+    pass 64 MiB for the node; the next one is refused at once (UNAVAILABLE, retryable, the
+    limit in its details), and the bytes are released when the node goes away."""
+    from gateway.nodes.invoke import MAX_PENDING_BYTES_PER_NODE
+
+    params = {"blob": "x" * (20 * 1024 * 1024)}
+    size = len(json.dumps(params, separators=(",", ":")))
+    fits = MAX_PENDING_BYTES_PER_NODE // size
+    async with setup(tmp_path, ["probe.slow"]) as (gw, admin, node, node_id):
+        waiting = [
+            await admin.send_request(
+                "node.invoke",
+                invoke(node_id, "probe.slow", f"k{i}", params=params, timeoutMs=60_000),
+            )
+            for i in range(fits)
+        ]
+        await next_request(node, "probe.slow", skip=fits - 1)
+        assert gw.core.router.pending_bytes == fits * size
+        started = time.monotonic()
+        res = await admin.call(
+            "node.invoke",
+            invoke(node_id, "probe.slow", "over", params=params, timeoutMs=60_000),
+            timeout=10,
+        )
+        assert time.monotonic() - started < 5, "refused at once, not after a timeout"
+        error = res["error"]
+        assert error["code"] == "UNAVAILABLE", error
+        assert error["retryable"] is True
+        assert f"limit of {MAX_PENDING_BYTES_PER_NODE} bytes" in error["message"]
+        assert error["details"] == {
+            "scope": "node",
+            "limitBytes": MAX_PENDING_BYTES_PER_NODE,
+            "pendingBytes": fits * size,
+            "paramsBytes": size,
+        }
+        assert all(not f.done() for f in waiting), "the waiting invokes are untouched"
+        await node.close()
+        for future in waiting:
+            assert (await asyncio.wait_for(future, 10))["error"]["code"] == "UNAVAILABLE"
+        assert gw.core.router.pending_bytes == 0
 
 
 async def test_duplicate_idempotency_key_is_dispatched_once(tmp_path: Path) -> None:

@@ -135,3 +135,68 @@ async def test_an_in_flight_key_evicted_by_count_is_not_charged() -> None:
     )
     assert (await slow)["payload"] == {"v": 1}
     assert (router.cached_bytes, router.cached_count) == (0, 0)
+
+
+async def test_pending_invoke_bytes_are_bounded_over_all_nodes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nodes that never answer: past the total pending-bytes bound (here 3 KiB, 2 KiB per
+    node) an invoke is refused at once with the total scope in its details; a node's answer
+    frees its bytes for the next invoke."""
+    monkeypatch.setattr(invoke_module, "MAX_PENDING_BYTES_PER_NODE", 2048)
+    monkeypatch.setattr(invoke_module, "MAX_PENDING_BYTES_TOTAL", 3072)
+    router = InvokeRouter()
+    nodes = []
+    for index in range(3):
+        node = _Node(router)
+        node.device_id = f"node-{index}"
+        node.answer = False
+        nodes.append(node)
+    blob = "x" * 1022  # 1024 bytes of JSON
+
+    def start(node: _Node, key: str) -> asyncio.Task[dict[str, Any]]:
+        coro = router.invoke(
+            cast(Peer, node), "probe.slow", blob, timeout_ms=60_000, idempotency_key=key
+        )
+        return asyncio.get_running_loop().create_task(coro)
+
+    waiting = [start(nodes[0], "a"), start(nodes[0], "b"), start(nodes[1], "c")]
+    await _settle()
+    assert router.pending_bytes == 3072
+    with pytest.raises(InvokeError) as refused:
+        await start(nodes[2], "d")
+    details = refused.value.shape["details"]
+    assert details == {
+        "scope": "total",
+        "limitBytes": 3072,
+        "pendingBytes": 3072,
+        "paramsBytes": 1024,
+    }
+    with pytest.raises(InvokeError) as per_node:
+        await start(nodes[0], "e")
+    assert per_node.value.shape["details"]["scope"] == "node"
+    router.on_result(
+        cast(Peer, nodes[1]),
+        {"id": _last_invoke_id(router, "node-1"), "nodeId": "node-1", "ok": True},
+    )
+    assert (await waiting[2])["ok"] is True
+    assert router.pending_bytes == 2048
+    fourth = start(nodes[2], "d2")
+    await _settle()
+    assert router.pending_bytes == 3072
+    router.fail_all("shutting down")
+    for task in [*waiting[:2], fourth]:
+        with pytest.raises(InvokeError):
+            await task
+    assert router.pending_bytes == 0
+
+
+async def _settle() -> None:
+    """Let the invoke tasks (a caller's, then its dispatch's) reach the node."""
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+def _last_invoke_id(router: InvokeRouter, node_id: str) -> str:
+    """The id of a node's pending invoke (the router's own bookkeeping)."""
+    return next(p.invoke_id for p in router._pending.values() if p.node_id == node_id)
