@@ -208,7 +208,7 @@ class _Gate:
             client = client.model_copy(update=update) if update else client
         # Checked against the record as it was, as on the real gateway (an approval above
         # does not skip them; each asks again with its own reason).
-        if self.role not in record.roles:
+        if not _role_in_force(self.core, record, self.role):
             self.require("role-upgrade", record)
         if self.requested and not (
             record.scopes and _token_covers(self.role, self.requested, record.scopes)
@@ -365,9 +365,20 @@ class _Gate:
         )
         return (
             not pin.mismatch
-            and self.role in live.roles
+            and _role_in_force(self.core, live, self.role)
             and _token_covers(self.role, self.requested, live.scopes)
         )
+
+
+def _role_in_force(core: GatewayCore, record: DeviceRecord, role: str) -> bool:
+    """``listEffectivePairedDeviceRoles``: the role is approved and its device token, once
+    issued, was not revoked. A revoked role is asked for again (``role-upgrade``), whatever
+    the credential, as on the real gateway: ``devices revoke --role node`` keeps the node
+    out until an owner approves it again."""
+    if role not in record.roles:
+        return False
+    token = core.state.tokens.get(record.device_id, role)
+    return token is None or token.active
 
 
 def _pairing_gate(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -12,7 +13,13 @@ from gateway.errors import MethodError, invalid_params, invalid_request
 from gateway.handshake.jsonschema_errors import collect_errors, format_errors
 from gateway.hub import now_ms
 from gateway.peer import Peer
-from gateway.state import NodePairRequest, ScopeNotApprovedError, UnknownDeviceError
+from gateway.scopes import missing_requested_scope, normalize_operator_scopes
+from gateway.state import (
+    NodePairRequest,
+    PairingRequest,
+    ScopeNotApprovedError,
+    UnknownDeviceError,
+)
 from gateway.state.bootstrap import SetupProfile
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
@@ -111,8 +118,66 @@ async def pair_approve(core: GatewayCore, peer: Peer, params: Any) -> Any:
             raise invalid_request("device pairing approval denied")
     if request is None:
         raise invalid_request("unknown requestId")
+    denial = _approval_exceeds_caller(core, peer, request)
+    if denial is not None:
+        log.warning("device pairing approval denied request=%s reason=%s", request_id, denial)
+        raise invalid_request(denial)
     device = core.approve_device_request(request_id, approved_via="owner")
     return {"requestId": request_id, "device": device}
+
+
+def _approval_exceeds_caller(core: GatewayCore, peer: Peer, request: PairingRequest) -> str | None:
+    """Why approving ``request`` would grant more than the approver holds, worded as the real
+    gateway (``invalid scope for requested roles: X`` or ``missing scope: X``), or None.
+
+    As the real ``approveDevicePairing`` with ``callerScopes``: every scope must belong to a
+    requested role, and for the operator role the approver must hold (with the operator
+    implications) both the scopes asked for and those the device's operator token will have
+    after the approval (its current token's, when the request adds nothing to the approved
+    ones).
+    """
+    roles = [r.strip() for r in (request.role, *request.roles) if r.strip()]
+    for scope in normalize_operator_scopes(request.scopes):
+        if not any(scope.startswith(f"{role}.") for role in roles):
+            return f"invalid scope for requested roles: {scope}"
+    if "operator" not in roles:
+        return None
+    asked = _operator_scopes(request.scopes)
+    device = core.state.devices.get(request.device_id)
+    token = core.state.tokens.get(request.device_id, "operator")
+    approved = _operator_scopes(device.scopes) if device is not None else []
+    if asked:
+        added = [s for s in asked if s not in approved] if token and approved else asked
+        held = list(token.scopes) if token else []
+        after = _operator_scopes(held if not added and token else [*held, *added])
+    else:
+        after = _operator_scopes(token.scopes if token else [*approved, *asked])
+    if not after:
+        return None
+    missing = missing_requested_scope(list(dict.fromkeys([*asked, *after])), peer.scopes)
+    return None if missing is None else f"missing scope: {missing}"
+
+
+def _operator_scopes(scopes: Iterable[str]) -> list[str]:
+    """``resolveRoleTokenScopes`` for the operator role: normalized, ``operator.*`` only."""
+    return [s for s in normalize_operator_scopes(list(scopes)) if s.startswith("operator.")]
+
+
+def _denies_pairing_management(core: GatewayCore, peer: Peer, device_id: str) -> bool:
+    """``device.pair.remove``/``rename`` as the real gateway: without operator.admin a
+    device-token session manages only its own device, and only one that holds no role but
+    operator (roles or tokens)."""
+    caller = peer.managing_device_id
+    if caller is None or _is_admin(peer):
+        return False
+    target = device_id.strip()
+    if caller != target:
+        return True
+    device = core.state.devices.get(target)
+    if device is None:
+        return False
+    roles = {*device.roles, *(t.role for t in core.state.tokens.list(target))}
+    return any(role.strip() and role.strip() != "operator" for role in roles)
 
 
 async def pair_reject(core: GatewayCore, peer: Peer, params: Any) -> Any:
@@ -135,6 +200,9 @@ async def pair_reject(core: GatewayCore, peer: Peer, params: Any) -> Any:
 async def pair_remove(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``device.pair.remove {deviceId}``: forget the device and its tokens."""
     device_id = _str("device.pair.remove", params, "deviceId")
+    if _denies_pairing_management(core, peer, device_id):
+        log.warning("device pairing removal denied device=%s", device_id[:12])
+        raise invalid_request("device pairing removal denied")
     if not core.state.devices.remove(device_id):
         raise invalid_request("unknown deviceId")
     core.disconnect_device(device_id, "device removed")
@@ -144,7 +212,12 @@ async def pair_remove(core: GatewayCore, peer: Peer, params: Any) -> Any:
 async def pair_rename(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``device.pair.rename {deviceId, label}``."""
     device_id = _str("device.pair.rename", params, "deviceId")
-    label = _str("device.pair.rename", params, "label")
+    label = _str("device.pair.rename", params, "label").strip()
+    if not label:
+        raise invalid_request("label required")
+    if _denies_pairing_management(core, peer, device_id):
+        log.warning("device pairing rename denied device=%s", device_id[:12])
+        raise invalid_request("device pairing rename denied")
     if core.state.devices.get(device_id) is None:
         raise invalid_request("unknown deviceId")
     core.state.devices.rename(device_id, label)

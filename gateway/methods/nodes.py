@@ -8,7 +8,12 @@ from gateway.errors import MethodError, invalid_params, invalid_request
 from gateway.hub import now_ms
 from gateway.nodes.invoke import InvokeError
 from gateway.peer import Peer
-from gateway.scopes import missing_scope_error, scope_satisfied
+from gateway.scopes import (
+    BROWSER_PROXY_COMMANDS,
+    is_forbidden_browser_proxy_mutation,
+    missing_scope_error,
+    scope_satisfied,
+)
 from gateway.state import NodePairRequest
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
@@ -104,6 +109,11 @@ async def node_invoke(
     if command.startswith("system.execApprovals."):
         raise invalid_request(
             "node.invoke does not allow system.execApprovals.*; use exec.approvals.node.*",
+            {"command": command},
+        )
+    if command in BROWSER_PROXY_COMMANDS and is_forbidden_browser_proxy_mutation(p.get("params")):
+        raise invalid_request(
+            f"node.invoke cannot mutate persistent browser profiles via {command}",
             {"command": command},
         )
     target = core.hub.nodes.get(node_id)
@@ -245,6 +255,7 @@ async def node_pair_approve(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.pair.approve {requestId}``: needs the request's approver scopes."""
     request_id = _request_id("node.pair.approve", params)
     request = core.state.nodes.get(request_id, now_ms())
+    _check_surface_ownership(peer, request, "approval")
     if request is None:
         raise invalid_request("unknown requestId")
     for scope in request.required_approve_scopes:
@@ -256,7 +267,9 @@ async def node_pair_approve(core: GatewayCore, peer: Peer, params: Any) -> Any:
 async def node_pair_reject(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.pair.reject {requestId}``."""
     request_id = _request_id("node.pair.reject", params)
-    if core.state.nodes.get(request_id, now_ms()) is None:
+    request = core.state.nodes.get(request_id, now_ms())
+    _check_surface_ownership(peer, request, "rejection")
+    if request is None:
         raise invalid_request("unknown requestId")
     return core.resolve_node_surface(request_id, approved=False)
 
@@ -264,15 +277,43 @@ async def node_pair_reject(core: GatewayCore, peer: Peer, params: Any) -> Any:
 async def node_pair_remove(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.pair.remove {nodeId}``."""
     p = _obj("node.pair.remove", params)
-    node_id = _required_str("node.pair.remove", p, "nodeId")
+    node_id = _required_str("node.pair.remove", p, "nodeId").strip()
+    device = core.state.devices.get(node_id)
+    # As the real gateway: without operator.admin a device-token session removes no node
+    # role, its own device's included (a node role is managed by admins only).
+    if (
+        device is not None
+        and "node" in device.roles
+        and peer.managing_device_id is not None
+        and "operator.admin" not in peer.scopes
+    ):
+        raise invalid_request("node pairing removal denied")
     removed = core.state.nodes.remove(node_id)
-    core.state.devices.remove_role(node_id, "node")
+    removed = core.state.devices.remove_role(node_id, "node") is not None or removed
     target = core.hub.nodes.get(node_id)
     if target is not None:
         target.commands = []
     if not removed:
         raise invalid_request("unknown nodeId")
+    core.hub.broadcast(
+        "node.pair.resolved",
+        {"requestId": "", "nodeId": node_id, "decision": "removed", "ts": now_ms()},
+    )
+    # As the real gateway: the node's sessions are closed (4001) after this answer; it
+    # comes back as a new node whose command surface awaits approval.
+    core.disconnect_device(node_id, "device removed", role="node", code=4001)
     return {"nodeId": node_id, "removed": True}
+
+
+def _check_surface_ownership(peer: Peer, request: NodePairRequest | None, action: str) -> None:
+    """``node.pair.approve``/``reject`` as the real gateway: without operator.admin a
+    device-token session answers only its own node's surface (``node pairing <action>
+    denied``, also for an unknown request)."""
+    caller = peer.managing_device_id
+    if caller is None or "operator.admin" in peer.scopes:
+        return
+    if request is None or request.node_id.strip() != caller:
+        raise invalid_request(f"node pairing {action} denied")
 
 
 HANDLERS = {

@@ -200,7 +200,8 @@ class PairingRequests:
         :meth:`DeviceRegistry.approve`; the record takes the request's client metadata, as
         on the real gateway) in the same transaction, so a crash cannot lose the
         request without approving the device. ``rejected`` also deletes bootstrap tokens
-        bound to the device and key, as the real gateway does. Tokens are not issued here.
+        bound to the device and key, as the real gateway does. Tokens are not issued here;
+        a revoked token of an approved role is deleted (the role is in force again).
 
         Returns:
             The resolved request, or None if it is unknown or expired.
@@ -226,6 +227,13 @@ class PairingRequests:
                         device_family=request.device_family,
                         remote_ip=request.remote_ip,
                         replace_metadata=True,
+                    )
+                    # A revoked token no longer stands for the role once it is approved
+                    # again: the next connect is issued a new one.
+                    self._db.execute(
+                        "DELETE FROM device_tokens WHERE device_id = ? AND role = ? "
+                        "AND revoked_at_ms IS NOT NULL",
+                        (request.device_id, role),
                     )
             else:
                 self._bootstrap.revoke_for_device(request.device_id, request.public_key)
