@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import ssl
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -314,7 +315,14 @@ class GatewayConnection:
                     delay_s,
                 )
             self._set_status(
-                ConnectionStatus(state, attempt + 1, delay_s, decision.category, error)
+                ConnectionStatus(
+                    state,
+                    attempt + 1,
+                    delay_s,
+                    decision.category,
+                    error,
+                    retry_at=time.monotonic() + delay_s,
+                )
             )
             attempt += 1
             await self._sleep(delay_s)

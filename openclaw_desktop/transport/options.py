@@ -157,6 +157,8 @@ class ConnectionStatus:
         category: why the last attempt failed.
         error: the last failure.
         hello: the ``hello-ok`` of the live session, when connected.
+        retry_at: when the next attempt starts (a :func:`time.monotonic` time), while
+            reconnecting or polling for approval: displays count down to it.
     """
 
     state: ConnectionState
@@ -165,6 +167,7 @@ class ConnectionStatus:
     category: ErrorCategory | None = None
     error: OpenClawError | None = None
     hello: HelloOk | None = None
+    retry_at: float | None = None
 
     @property
     def pairing(self) -> PairingRequired | None:
