@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from gateway.proxies import parse_proxy_entry
 
 __all__ = ["STATE_ENV", "AuthMode", "BindMode", "GatewayConfig", "default_state_dir"]
 
@@ -68,6 +70,19 @@ class GatewayConfig(BaseModel):
     auth_rate_limit_lockout_ms: int = Field(default=300_000, ge=1000)
     #: Loopback clients are exempt from rate limiting, as on the real gateway.
     auth_rate_limit_loopback: bool = False
+    #: ``gateway.trustedProxies``: reverse proxies (IP addresses or CIDR networks) whose
+    #: ``X-Forwarded-For`` names the client; forwarded headers from anyone else get HTTP 403.
+    trusted_proxies: list[str] = Field(default_factory=list)
+    #: ``gateway.allowRealIpFallback``: from a trusted proxy, ``X-Real-IP`` when
+    #: ``X-Forwarded-For`` names no client.
+    allow_real_ip_fallback: bool = False
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_parse(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            parse_proxy_entry(entry)
+        return [entry.strip() for entry in value]
 
     @property
     def listen_hosts(self) -> list[str]:

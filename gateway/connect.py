@@ -15,6 +15,7 @@ from typing import Any
 
 from websockets.asyncio.server import ServerConnection
 from websockets.frames import CloseCode
+from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 from gateway import handshake as hs
@@ -30,6 +31,7 @@ from gateway.pairing_gate import (
     _pairing_gate,
 )
 from gateway.peer import Peer
+from gateway.proxies import Attribution, has_forwarding_headers
 from openclaw_desktop.protocol import ConnectParams
 
 __all__ = ["GatewayServerConnection", "admit"]
@@ -47,12 +49,30 @@ class _GatewayProtocol(ServerProtocol):
 
 class GatewayServerConnection(ServerConnection):
     """The server's connection class (``serve(create_connection=...)``): see
-    :class:`_GatewayProtocol`."""
+    :class:`_GatewayProtocol`. It also remembers the client the upgrade was attributed to
+    (:mod:`gateway.proxies`) and whether the peer sent anything since the upgrade (the
+    pre-auth budget never evicts a socket that did)."""
 
     def __init__(self, protocol: ServerProtocol, *args: Any, **kwargs: Any) -> None:
         if type(protocol) is ServerProtocol:
             protocol.__class__ = _GatewayProtocol
         super().__init__(protocol, *args, **kwargs)
+        self.attribution: Attribution | None = None
+        self.heard = False
+
+    def data_received(self, data: bytes) -> None:
+        if self.protocol.state is State.OPEN:
+            self.heard = True
+        super().data_received(data)
+
+    @property
+    def gone(self) -> bool:
+        """Whether the connection is closing or closed."""
+        return self.transport.is_closing() or self.protocol.state is State.CLOSED
+
+    def evict(self) -> None:
+        """Drop the connection at once, without a closing handshake."""
+        self.transport.abort()
 
 
 def _is_loopback(address: str) -> bool:
@@ -185,10 +205,9 @@ async def admit(
     """Admit one client or raise :class:`~gateway.handshake.ConnectRejection`."""
     params = hs.validate_connect_params(raw_params)
     headers = ws.request.headers if ws.request is not None else None
-    proxied = headers is not None and any(
-        h in headers for h in ("Forwarded", "X-Forwarded-For", "X-Real-IP")
-    )
-    local = _is_loopback(address) and not proxied
+    # A forwarded request got here only through a trusted proxy (gateway.proxies): its
+    # client is the one the proxy vouches for, and never local.
+    local = _is_loopback(address) and not has_forwarding_headers(headers)
     admission = hs.admit_connect(
         params,
         origin=headers.get("Origin") if headers is not None else None,

@@ -9,12 +9,12 @@ import ipaddress
 import logging
 import ssl
 import uuid
-from collections import Counter
 from typing import Any
 
 import orjson
 import websockets
 from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.http11 import Request, Response
 
 from gateway.config import GatewayConfig
 from gateway.connect import GatewayServerConnection, admit
@@ -23,6 +23,13 @@ from gateway.handshake import REQUEST_FRAME_SCHEMA, ConnectRejection, parse_firs
 from gateway.handshake.jsonschema_errors import collect_errors, format_errors
 from gateway.hub import now_ms
 from gateway.peer import Peer
+from gateway.preauth import PreauthBudget
+from gateway.proxies import (
+    PROXY_ATTRIBUTION_GUIDANCE,
+    TrustedProxies,
+    normalize_ip,
+    proxy_attribution_required,
+)
 from gateway.state import GatewayState, read_or_create_shared_token
 from openclaw_desktop.protocol import (
     MAX_PAYLOAD_BYTES,
@@ -37,8 +44,6 @@ __all__ = ["GatewayServer"]
 _NO_IPV6 = frozenset({errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT})
 log = logging.getLogger("gateway.server")
 
-MAX_PREAUTH_PER_ADDRESS = 32
-MAX_PREAUTH_TOTAL = 512
 MAX_INFLIGHT_PER_PEER = 512
 #: close() returns within this many seconds.
 CLOSE_BUDGET_S = 1.5
@@ -70,9 +75,12 @@ class GatewayServer:
         self.core = GatewayCore(config, self.state, tls_fingerprint=self.tls_fingerprint)
         self._server: Server | None = None
         self._tick: asyncio.Task[None] | None = None
-        self._preauth: Counter[str] = Counter()
-        #: Handshakes still waiting for their first frame, oldest first, per address.
-        self._idle: dict[str, dict[ServerConnection, None]] = {}
+        #: Connections between the upgrade and the end of connect (gateway.preauth).
+        self.preauth = PreauthBudget()
+        self._proxies = TrustedProxies(
+            config.trusted_proxies, allow_real_ip_fallback=config.allow_real_ip_fallback
+        )
+        self._warned_unattributable = False
         self._advertiser: Any = None
         self._closing = False
         self.port = config.port
@@ -133,6 +141,7 @@ class GatewayServer:
             open_timeout=10,
             close_timeout=2,
             server_header=None,
+            process_request=self._attribute,
         )
 
     async def close(self, reason: str = "gateway stopping") -> None:
@@ -195,47 +204,53 @@ class GatewayServer:
                 peer.send_event("tick", payload)
             self.core.hub.health_changed(self.core.health_snapshot())
 
+    def _attribute(self, connection: ServerConnection, request: Request) -> Response | None:
+        """The upgrade hook: who the client is (:mod:`gateway.proxies`). Forwarded headers
+        that no trusted proxy vouches for get the real gateway's HTTP 403."""
+        peer = str(connection.remote_address[0]) if connection.remote_address else ""
+        attribution = self._proxies.attribute(peer, request.headers)
+        if attribution is None:
+            if not self._warned_unattributable:  # once: the log must not grow with a flood
+                self._warned_unattributable = True
+                log.warning(
+                    "refused an upgrade with forwarded client headers from %s, which is not "
+                    "a trusted proxy (--trusted-proxy). %s",
+                    peer,
+                    PROXY_ATTRIBUTION_GUIDANCE,
+                )
+            return proxy_attribution_required()
+        if isinstance(connection, GatewayServerConnection):
+            connection.attribution = attribution
+        return None
+
     async def _handle(self, ws: ServerConnection) -> None:
-        address = str(ws.remote_address[0]) if ws.remote_address else "?"
-        if self._preauth[address] >= MAX_PREAUTH_PER_ADDRESS and not self._evict_idle(address):
-            await ws.close(1013, "too many pending handshakes")
+        assert isinstance(ws, GatewayServerConnection)
+        if ws.attribution is not None:
+            address = ws.attribution.client_ip
+        else:
+            address = normalize_ip(str(ws.remote_address[0])) if ws.remote_address else "?"
+        wait_s = self.config.handshake_timeout_ms / 1000
+        if not await self.preauth.acquire(address, ws, wait_s):
+            if not ws.gone:
+                await ws.close(1013, "too many pending handshakes")
             return
-        if sum(self._preauth.values()) >= MAX_PREAUTH_TOTAL:
-            await ws.close(1013, "too many pending handshakes")
-            return
-        self._preauth[address] += 1
         try:
             peer = await self._handshake(ws, address)
         finally:
-            self._preauth[address] -= 1
-            if self._preauth[address] <= 0:
-                del self._preauth[address]
+            self.preauth.release(address, ws)
         if peer is not None:
             await self._serve_peer(ws, peer)
 
-    def _evict_idle(self, address: str) -> bool:
-        """Make room for a new handshake from ``address`` by dropping its oldest connection
-        that has not sent anything yet. A flood of silent sockets then only pushes out its own
-        kind, while a real client (which sends ``connect`` at once) gets through."""
-        idle = self._idle.get(address)
-        if not idle:
-            return False
-        oldest = next(iter(idle))
-        del idle[oldest]
-        oldest.transport.abort()
-        return True
-
-    async def _handshake(self, ws: ServerConnection, address: str) -> Peer | None:
+    async def _handshake(self, ws: GatewayServerConnection, address: str) -> Peer | None:
         nonce, ts = str(uuid.uuid4()), now_ms()
         challenge = {
             "type": "event",
             "event": "connect.challenge",
             "payload": {"nonce": nonce, "ts": ts},
         }
-        idle = self._idle.setdefault(address, {})
-        idle[ws] = None
         try:
             await ws.send(_dumps(challenge))
+            self.preauth.challenged(address, ws)
             async with asyncio.timeout(self.config.handshake_timeout_ms / 1000):
                 data = await ws.recv()
         except TimeoutError:
@@ -243,10 +258,6 @@ class GatewayServer:
             return None
         except websockets.ConnectionClosed:
             return None
-        finally:
-            idle.pop(ws, None)
-            if not idle and self._idle.get(address) is idle:
-                del self._idle[address]
         request_id: str | None = None
         try:
             request_id, params = parse_first_frame(data)

@@ -500,10 +500,11 @@ class RawClient:
         self._reader = asyncio.create_task(self._read(), name="raw-client-reader")
 
     @classmethod
-    async def open(cls, url: str, *, max_size: int | None = 2**26) -> RawClient:
-        """Open a connection and read the ``connect.challenge`` (5 s)."""
+    async def open(cls, url: str, *, max_size: int | None = 2**26, **kw: Any) -> RawClient:
+        """Open a connection and read the ``connect.challenge`` (5 s); ``kw`` goes to
+        websockets' ``connect`` (``additional_headers=``, ``local_addr=("127.0.0.2", 0)``)."""
         ws = await ws_connect(
-            url, max_size=max_size, open_timeout=10, close_timeout=2, ping_interval=None
+            url, max_size=max_size, open_timeout=10, close_timeout=2, ping_interval=None, **kw
         )
         async with asyncio.timeout(5):
             first = json.loads(await ws.recv())
