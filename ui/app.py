@@ -29,10 +29,12 @@ from openclaw_desktop.trust import TrustPrompt
 from ui.dialogs import PairingWaitPanel, ask_approval, ask_pairing, ask_trust
 from ui.dialogs.settings import SettingsDialog
 from ui.main_window import MainWindow
+from ui.menus import MenuActions, build_menus, log_folder, log_to_folder, run_doctor, show_report
 from ui.presenters.chat import ChatPresenter
 from ui.presenters.discovery import BrowserFactory
 from ui.presenters.sessions import SessionsPresenter
 from ui.presenters.voice import VoicePresenter
+from ui.quitting import QuitFlow
 from ui.runtime import DesktopRuntime, RuntimeTarget
 from ui.tasks import TaskSet, after_first_paint
 from ui.theme import follow_system
@@ -83,16 +85,19 @@ class DesktopApp:
             SettingsStore(runtime.paths.settings_file),
             open_chat=self._raise,
             pair_phone=lambda: self._spawn(self.pair_phone()),
-            quit_app=lambda: (self.window.close(), None)[1],
+            quit_app=lambda: self.quitter.request_quit(),
             open_settings=lambda: (self.open_settings(), None)[1],
             pause_node=lambda paused: self._spawn(self.pause_node(paused)),
         )
-        settings_action = self.window.menuBar().addMenu("&OpenClaw")
-        settings_action.addAction("Settings…", lambda: (self.open_settings(), None)[1])
-        settings_action.addAction("Pair a phone…", lambda: self._spawn(self.pair_phone()))
-        settings_action.addAction(
-            "Connect to another gateway…", lambda: self._spawn(self.choose_gateway())
+        self.quitter = QuitFlow(
+            self.window,
+            has_tray=lambda: self.tray.available() and self.tray.icon.isVisible(),
+            timelines=lambda: [p.timeline for p in self.presenters.values()],
+            notify=self.tray.notify,
+            marker=runtime.paths.state_dir / "closed-to-tray-notice",
+            spawn=self._spawn,
         )
+        self.menus = build_menus(self.window, self._menu_actions())
         self.tray.show()
         self.apply_theme()
         runtime.node_started_listeners.append(self._wire_node)
@@ -275,6 +280,26 @@ class DesktopApp:
     def _spawn(self, coro: Any) -> None:
         self.tasks.spawn(coro)
 
+    def _menu_actions(self) -> MenuActions:
+        def new_session() -> None:
+            if self.panel is not None:
+                self.panel.new_button.click()  # the sidebar's own New session
+
+        async def doctor() -> None:
+            show_report(self.window, "Doctor: what works here", await run_doctor())
+
+        return MenuActions(
+            new_session=new_session,
+            connect_gateway=lambda: self._spawn(self.choose_gateway()),
+            pair_phone=lambda: self._spawn(self.pair_phone()),
+            settings=lambda: (self.open_settings(), None)[1],
+            quit=lambda: self.quitter.request_quit(),
+            doctor=lambda: self._spawn(doctor()),
+            theme=self._theme,
+            set_theme=self.set_theme,
+            logs=log_folder(self.runtime.paths),
+        )
+
     def _switch(self, key: str) -> None:
         self._spawn(self.open_session(key))
 
@@ -316,15 +341,25 @@ class DesktopApp:
         except OpenClawError:
             return None
 
+    def _theme(self) -> str:
+        try:
+            return SettingsStore(self.runtime.paths.settings_file).load().ui.theme
+        except OpenClawError:
+            return "system"
+
+    def set_theme(self, choice: str) -> None:
+        """View > Theme: keep the choice in the settings and apply it."""
+        try:
+            SettingsStore(self.runtime.paths.settings_file).set("ui.theme", choice)
+        except OpenClawError as exc:
+            self.window.statusBar().showMessage(f"theme not saved: {exc}")
+        self.apply_theme()
+
     def apply_theme(self) -> None:
         """Colours as ``ui.theme`` says (``system`` follows the desktop)."""
         app = QApplication.instance()
-        try:
-            choice = SettingsStore(self.runtime.paths.settings_file).load().ui.theme
-        except OpenClawError:
-            choice = "system"
         if isinstance(app, QApplication):
-            follow_system(app, choice)
+            follow_system(app, self._theme())
 
     def _replied(self) -> None:
         """A reply finished: notify when the window is hidden (``ui.notify_replies``)."""
@@ -501,9 +536,11 @@ def run(argv: Sequence[str], target: RuntimeTarget) -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     paths = AppPaths.default()
+    log_to_folder(paths)
     desktop = DesktopApp(DesktopRuntime(paths, target))
     desktop.window.show()
     closed = asyncio.Event()
+    desktop.quitter.on_quit.append(closed.set)
     # The loop must outlive the last window: closing it starts an orderly shutdown
     # (connections, discovery, the gateway we started), which then ends the loop.
     app.setQuitOnLastWindowClosed(False)
