@@ -1,0 +1,72 @@
+"""Journeys: the real app in a real X session, driven by keyboard and mouse, watched through
+AT-SPI, against real gateway processes on loopback with the fake model.
+
+Each journey runs the app as a child process (``python -m ui.launcher``) on its own Xvfb,
+session bus and accessibility bus (:mod:`tests.helpers.xsession`), and saves screenshots to
+the folder it prints (``$OPENCLAW_UI_ARTIFACTS/<journey>`` when set). A missing system binary
+(Xvfb, dbus-daemon, at-spi2-core, xdotool: ``./dev test`` installs them) skips a journey on a
+developer's machine and fails it under CI, where nothing may be skipped.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.fake_llm import FakeLLM
+from tests.helpers.journey_app import Journey, journey
+from tests.helpers.qt import screenshot_folder
+from tests.helpers.xsession import MissingBinary
+
+OpenJourney = Callable[..., AbstractAsyncContextManager[Journey]]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test in this folder is a journey (and slow: a real app start or two)."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.journey)
+
+
+@pytest.fixture
+def open_journey(
+    request: pytest.FixtureRequest, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> OpenJourney:
+    """``async with open_journey(model=llm, tray=True) as j:`` a journey desktop with the
+    app launched; screenshots in a folder named after the test."""
+    screens = screenshot_folder(tmp_path_factory, f"journey-{request.node.name}")
+
+    def opener(*, model: FakeLLM, tray: bool = False) -> AbstractAsyncContextManager[Journey]:
+        return _guarded(journey(screens, tmp_path / "home", model=model, tray=tray))
+
+    return opener
+
+
+class _guarded:  # noqa: N801 - used like a function
+    """Turns a missing system binary into a skip (a failure under CI)."""
+
+    def __init__(self, inner: AbstractAsyncContextManager[Journey]) -> None:
+        self.inner = inner
+
+    async def __aenter__(self) -> Journey:
+        try:
+            return await self.inner.__aenter__()
+        except MissingBinary as exc:
+            if os.environ.get("CI"):
+                raise
+            pytest.skip(str(exc))
+
+    async def __aexit__(self, *exc: object) -> bool | None:
+        return await self.inner.__aexit__(*exc)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def model() -> Iterator[FakeLLM]:
+    """The fake OpenAI-compatible model, streaming slowly enough to be seen streaming."""
+    with FakeLLM(chunk_delay_s=0.08) as llm:
+        yield llm
