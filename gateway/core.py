@@ -24,7 +24,7 @@ from gateway.nodes.invoke import InvokeRouter
 from gateway.nodes.policy import CommandPolicy
 from gateway.peer import Peer
 from gateway.ratelimit import AuthRateLimiter
-from gateway.scopes import authorize
+from gateway.request_gate import refuse
 from gateway.setup_code import build_setup_payload, encode_setup_code, qr_png_data_url
 from gateway.state import ApprovalKind, GatewayState
 from gateway.state.bootstrap import SetupProfile
@@ -137,24 +137,16 @@ class GatewayCore:
 
     # ------------------------------------------------------------------ requests
     async def handle_request(self, peer: Peer, frame: dict[str, Any]) -> None:
-        """Authorize, run and answer one request."""
+        """Authorize, run and answer one request: exactly one response, whatever happens."""
         request_id: str = frame["id"]
         method: str = frame["method"]
         params = frame.get("params")
-        denied = authorize(peer.role, peer.scopes, method, params)
-        if denied is not None:
-            peer.respond(request_id, False, error=denied)
-            return
-        handler = HANDLERS.get(method)
-        if handler is None:
-            peer.respond(
-                request_id,
-                False,
-                error=error_shape(ErrorCode.INVALID_REQUEST, f"unknown method: {method}"),
-            )
-            return
         try:
-            result = await handler(self, peer, params)
+            refusal = refuse(self, peer, method, params)
+            if refusal is not None:
+                peer.respond(request_id, False, error=refusal)
+                return
+            result = await HANDLERS[method](self, peer, params)
         except MethodError as exc:
             peer.respond(request_id, False, error=exc.shape)
         except Exception:

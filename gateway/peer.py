@@ -13,6 +13,8 @@ import orjson
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from openclaw_desktop.protocol import ErrorCode, error_shape
+
 __all__ = ["Peer"]
 
 log = logging.getLogger("gateway.peer")
@@ -109,10 +111,18 @@ class Peer:
                 await self._queue.join()
 
     def send_frame(self, frame: dict[str, Any]) -> None:
-        """Queue one frame."""
+        """Queue one frame; one that cannot be encoded is logged and dropped (see
+        :meth:`respond`, which answers instead)."""
         if self.closed:
             return
-        data = orjson.dumps(frame)
+        try:
+            data = orjson.dumps(frame)
+        except orjson.JSONEncodeError as exc:
+            log.warning("dropped a %s frame to %s: %s", frame.get("type"), self.conn_id[:8], exc)
+            return
+        self._queue_bytes(data)
+
+    def _queue_bytes(self, data: bytes) -> None:
         self._buffered += len(data)
         if self._buffered > self.max_buffered_bytes:
             log.warning("peer %s is not reading; disconnecting", self.conn_id[:8])
@@ -148,14 +158,30 @@ class Peer:
         self.send_frame(frame)
 
     def respond(self, request_id: Any, ok: bool, payload: Any = None, error: Any = None) -> None:
-        """Queue a response (``request_id`` is echoed as received, normally a string)."""
+        """Queue a response (``request_id`` is echoed as received, normally a string).
+
+        Always queues exactly one answer: an id that cannot be encoded (a mistyped one, nested
+        deeper than JSON encoding goes) is answered as ``"invalid"``, the gateway's id for
+        frames without a usable one, and a payload or error that cannot be encoded is
+        replaced by ``UNAVAILABLE response could not be encoded``.
+        """
+        if self.closed:
+            return
         frame: dict[str, Any] = {"type": "res", "id": request_id, "ok": ok}
         if ok:
             if payload is not None:
                 frame["payload"] = payload
         else:
             frame["error"] = error
-        self.send_frame(frame)
+        data = _encoded(frame)
+        if data is None and not isinstance(request_id, str):
+            frame["id"] = "invalid"
+            data = _encoded(frame)
+        if data is None:
+            log.warning("the response %s to %s could not be encoded", ok, self.conn_id[:8])
+            fallback = error_shape(ErrorCode.UNAVAILABLE, "response could not be encoded")
+            data = orjson.dumps({"type": "res", "id": frame["id"], "ok": False, "error": fallback})
+        self._queue_bytes(data)
 
     async def _write_loop(self) -> None:
         try:
@@ -189,3 +215,12 @@ class Peer:
                 return
             self._queue.task_done()
             self._buffered = 0
+
+
+def _encoded(frame: dict[str, Any]) -> bytes | None:
+    """``frame`` as JSON, or None when it cannot be encoded (nested deeper than orjson's
+    254 levels, or holding a value JSON has no form for)."""
+    try:
+        return orjson.dumps(frame)
+    except orjson.JSONEncodeError:
+        return None

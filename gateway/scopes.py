@@ -168,6 +168,8 @@ def required_scope(method: str, params: Any) -> str:
         # browser profile mutation needs only write here; the handler refuses it).
         p = params if isinstance(params, dict) else {}
         command = p.get("command")
+        if not isinstance(command, str):  # mistyped (``command: []``): the handler refuses it
+            return WRITE
         if command in BROWSER_PROXY_COMMANDS and is_forbidden_browser_proxy_mutation(
             p.get("params")
         ):

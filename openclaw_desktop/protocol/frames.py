@@ -3,6 +3,10 @@
 Decoding is done once per frame with orjson into plain dicts, then checked against the frame
 shapes with cheap type checks (:func:`decode_frame`). The pydantic models below describe the
 same shapes for validation where speed does not matter (tests, the gateway's bad-input path).
+
+Nesting is bounded by :data:`~openclaw_desktop.protocol.version.MAX_FRAME_DEPTH` in both
+directions: :func:`encode_frame` refuses a deeper frame with :class:`FrameEncodeError`, and
+the gateway answers a deeper request with ``INVALID_REQUEST`` (:func:`exceeds_depth`).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import orjson
 from pydantic import Field
 
 from openclaw_desktop.protocol.base import ClosedModel, OpenModel
+from openclaw_desktop.protocol.version import MAX_FRAME_DEPTH
 
 __all__ = [
     "CancelFrame",
@@ -20,17 +25,32 @@ __all__ = [
     "EventFrame",
     "Frame",
     "FrameDecodeError",
+    "FrameEncodeError",
     "RequestFrame",
     "ResponseFrame",
     "StateVersion",
     "decode_frame",
     "encode_frame",
     "error_shape",
+    "exceeds_depth",
 ]
 
 
 class FrameDecodeError(ValueError):
     """Bytes that are not a protocol frame. ``kind`` names the problem for logs."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(kind, detail)
+        self.kind = kind
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.detail}"
+
+
+class FrameEncodeError(ValueError):
+    """A frame that cannot go on the wire: nested deeper than ``limit`` levels, or holding a
+    value JSON has no form for. ``kind`` is ``too-deep`` or ``unencodable``."""
 
     def __init__(self, kind: str, detail: str) -> None:
         super().__init__(kind, detail)
@@ -108,9 +128,50 @@ class CancelFrame(ClosedModel):
 Frame = RequestFrame | ResponseFrame | EventFrame | CancelFrame
 
 
+def exceeds_depth(value: Any, limit: int = MAX_FRAME_DEPTH) -> bool:
+    """Whether ``value`` nests more than ``limit`` levels of lists and dicts (``value``
+    itself counting as level 1 when it is one). Iterative: any depth is safe to ask about."""
+    if limit < 1:
+        return isinstance(value, dict | list)
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        for child in children:
+            if isinstance(child, dict | list):
+                if depth >= limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
 def encode_frame(frame: dict[str, Any]) -> bytes:
-    """Serialise a frame dict to UTF-8 JSON bytes."""
-    return orjson.dumps(frame)
+    """Serialise a frame dict to UTF-8 JSON bytes.
+
+    Raises:
+        FrameEncodeError: the frame nests deeper than
+            :data:`~openclaw_desktop.protocol.version.MAX_FRAME_DEPTH` (``too-deep``), or
+            holds something JSON cannot represent (``unencodable``).
+    """
+    try:
+        data = orjson.dumps(frame)
+    except orjson.JSONEncodeError as exc:
+        if exceeds_depth(frame):
+            raise FrameEncodeError("too-deep", _too_deep_text()) from None
+        raise FrameEncodeError("unencodable", str(exc)) from None
+    # Only a frame with more brackets than the limit can be nested that deep.
+    if data.count(b"[") + data.count(b"{") > MAX_FRAME_DEPTH and exceeds_depth(frame):
+        raise FrameEncodeError("too-deep", _too_deep_text())
+    return data
+
+
+def _too_deep_text() -> str:
+    return f"nested deeper than {MAX_FRAME_DEPTH} levels"
 
 
 def error_shape(

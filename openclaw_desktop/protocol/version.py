@@ -8,6 +8,7 @@ __all__ = [
     "DEVICE_SIGNATURE_SKEW_MS",
     "HANDSHAKE_TIMEOUT_MS",
     "MAX_BUFFERED_BYTES",
+    "MAX_FRAME_DEPTH",
     "MAX_PAYLOAD_BYTES",
     "MAX_PREAUTH_PAYLOAD_BYTES",
     "MIN_CLIENT_PROTOCOL_VERSION",
@@ -31,6 +32,11 @@ MAX_PREAUTH_PAYLOAD_BYTES = 64 * 1024
 #: Frame cap after ``hello-ok`` (advertised as ``policy.maxPayload``).
 MAX_PAYLOAD_BYTES = 25 * 1024 * 1024
 MAX_BUFFERED_BYTES = 50 * 1024 * 1024
+#: Nesting limit of a frame, in arrays and objects, the frame object itself being level 1;
+#: the same in both directions. JSON parsing (orjson) reads 1,024 levels but encodes only
+#: 254, so frames are held to this bound on input, with room left for the few levels a
+#: gateway adds when it forwards a value (a node's result inside the operator's answer).
+MAX_FRAME_DEPTH = 128
 #: Assumed tick interval until ``hello-ok`` says otherwise.
 DEFAULT_TICK_INTERVAL_MS = 30_000
 HANDSHAKE_TIMEOUT_MS = 15_000

@@ -8,16 +8,19 @@ import pytest
 from pydantic import ValidationError
 
 from openclaw_desktop.protocol import (
+    MAX_FRAME_DEPTH,
     CancelFrame,
     ErrorShape,
     EventFrame,
     FrameDecodeError,
+    FrameEncodeError,
     RequestFrame,
     ResponseFrame,
     StateVersion,
     decode_frame,
     encode_frame,
     error_shape,
+    exceeds_depth,
 )
 
 pytestmark = pytest.mark.unit
@@ -135,6 +138,60 @@ def test_encode_frame_is_compact_utf8_json() -> None:
 def test_encode_then_decode_round_trips(frame: dict[str, Any]) -> None:
     """What we encode decodes back to the same dict."""
     assert decode_frame(encode_frame(frame)) == frame
+
+
+def _nested(levels: int, leaf: Any = "x") -> Any:
+    """``leaf`` inside ``levels`` lists."""
+    value = leaf
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("value", "limit", "deeper"),
+    [
+        ("text", 0, False),
+        ([], 0, True),
+        ([], 1, False),
+        ([[]], 1, True),
+        ({"a": [{"b": 1}]}, 3, False),
+        ({"a": [{"b": {}}]}, 3, True),
+        ({"a": 1, "b": [1, [2, [3]]]}, 4, False),
+        ({"a": 1, "b": [1, [2, [3]]]}, 3, True),
+        (_nested(MAX_FRAME_DEPTH), MAX_FRAME_DEPTH, False),
+        (_nested(MAX_FRAME_DEPTH + 1), MAX_FRAME_DEPTH, True),
+    ],
+)
+def test_exceeds_depth_counts_lists_and_dicts(value: Any, limit: int, deeper: bool) -> None:
+    """The value itself is level 1; only lists and dicts add levels."""
+    assert exceeds_depth(value, limit) is deeper
+
+
+def test_exceeds_depth_is_safe_at_any_depth() -> None:
+    """Far deeper than Python's recursion limit (or orjson's 1,024) is answered, not raised."""
+    assert exceeds_depth(_nested(100_000))
+
+
+def test_encode_frame_refuses_a_frame_deeper_than_the_limit() -> None:
+    """The same depth bound on output as on input: a typed error, not orjson's TypeError,
+    both below orjson's own 254-level limit and beyond it."""
+    ok = {"type": "req", "id": "1", "method": "x", "params": _nested(MAX_FRAME_DEPTH - 1)}
+    assert decode_frame(encode_frame(ok)) == ok
+    for levels in (MAX_FRAME_DEPTH, 300):
+        frame = {"type": "req", "id": "1", "method": "x", "params": _nested(levels)}
+        with pytest.raises(FrameEncodeError) as info:
+            encode_frame(frame)
+        assert info.value.kind == "too-deep"
+        assert str(info.value) == f"too-deep: nested deeper than {MAX_FRAME_DEPTH} levels"
+
+
+def test_encode_frame_names_an_unencodable_value() -> None:
+    """A value JSON has no form for is a typed ``unencodable`` error."""
+    with pytest.raises(FrameEncodeError) as info:
+        encode_frame({"type": "req", "id": "1", "method": "x", "params": {1, 2}})
+    assert info.value.kind == "unencodable"
+    assert isinstance(info.value, ValueError)
 
 
 def test_error_shape_leaves_out_absent_fields() -> None:
