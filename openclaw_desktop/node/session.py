@@ -8,6 +8,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import ValidationError
+
 from openclaw_desktop.errors import GatewayError, OpenClawError, PayloadTooLarge
 from openclaw_desktop.node.dispatcher import InvokeDispatcher
 from openclaw_desktop.node.results import InvokeResult
@@ -132,8 +134,8 @@ class NodeSession:
     def _start_invoke(self, payload: Any) -> None:
         try:
             request = NodeInvokeRequest.model_validate(payload)
-        except ValueError:
-            log.warning("ignored malformed node.invoke.request")
+        except ValidationError as exc:
+            self._refuse_malformed(payload, exc)
             return
         if request.id in self._tasks:
             return
@@ -145,6 +147,32 @@ class NodeSession:
             self._tasks.pop(rid, None)
 
         task.add_done_callback(forget)
+
+    def _refuse_malformed(self, payload: Any, exc: ValidationError) -> None:
+        """A request with an id but a bad field (``timeoutMs: "soon"``, an empty ``command``)
+        is answered ``INVALID_REQUEST`` naming the field, so the gateway does not wait out
+        its timeout; one without a usable id cannot be answered and is logged."""
+        invoke_id = payload.get("id") if isinstance(payload, dict) else None
+        if not isinstance(invoke_id, str) or not invoke_id or invoke_id in self._tasks:
+            log.warning("ignored malformed node.invoke.request")
+            return
+        node_id = payload.get("nodeId")
+        if not isinstance(node_id, str) or not node_id:
+            node_id = self._own_node_id()
+        command = payload.get("command")
+        command = command if isinstance(command, str) and command else "?"
+        request = NodeInvokeRequest.model_construct(id=invoke_id, node_id=node_id, command=command)
+        result = InvokeResult.error(NodeErrorCode.INVALID_REQUEST, _first_problem(exc))
+        log.warning("refused malformed node.invoke.request: %s", result.error_message)
+        task = asyncio.create_task(self._reply(request, result), name="invoke-refused")
+        self._tasks[invoke_id] = task
+        task.add_done_callback(lambda _task: self._tasks.pop(invoke_id, None))
+
+    def _own_node_id(self) -> str:
+        """This node's id (its device id), for answering a request that named none."""
+        options = getattr(self.connection, "options", None)
+        signer = getattr(options, "signer", None)
+        return str(getattr(signer, "device_id", "") or "")
 
     async def _run(self, request: NodeInvokeRequest) -> None:
         timeout_ms = (
@@ -187,3 +215,13 @@ class NodeSession:
                 await self._reply(request, too_large)
         except OpenClawError as exc:
             log.warning("could not deliver the result of %s: %s", request.command, exc)
+
+
+def _first_problem(exc: ValidationError) -> str:
+    """``invalid node.invoke.request: <field>: <problem>`` for the first bad field."""
+    errors = exc.errors(include_url=False, include_input=False)
+    if not errors:
+        return "invalid node.invoke.request"
+    first = errors[0]
+    where = ".".join(str(part) for part in first.get("loc", ())) or "payload"
+    return f"invalid node.invoke.request: {where}: {first.get('msg', 'invalid')}"

@@ -179,6 +179,35 @@ async def test_malformed_request_is_ignored(caplog: pytest.LogCaptureFixture) ->
     await session.aclose()
 
 
+@pytest.mark.parametrize(
+    ("payload", "problem"),
+    [
+        (invoke("m1", "system.notify", timeoutMs="soon"), "timeoutMs: Input should be a valid"),
+        (invoke("m2", ""), "command: String should have at least 1 character"),
+        (invoke("m3", "system.notify", timeoutMs=-1), "timeoutMs: Input should be greater"),
+        ({**invoke("m4", "system.notify"), "paramsJSON": 5}, "paramsJSON: Input should be"),
+        ({"id": "m5", "command": "system.notify"}, "nodeId: Field required"),
+    ],
+)
+async def test_request_with_an_id_and_a_bad_field_is_refused(
+    payload: dict[str, Any], problem: str
+) -> None:
+    """A request that has an id but a bad field is answered once with INVALID_REQUEST
+    naming the field (the gateway would otherwise wait out its timeout); no handler runs."""
+    conn = FakeConnection()
+    session = make(conn)
+    conn.emit("node.invoke.request", payload)
+    reply = await conn.next_reply()
+    assert reply["id"] == payload["id"]
+    assert reply["nodeId"] == payload.get("nodeId", "")
+    assert reply["ok"] is False
+    assert reply["error"]["code"] == "INVALID_REQUEST"
+    assert reply["error"]["message"].startswith(f"invalid node.invoke.request: {problem}")
+    await session.aclose()
+    assert len(conn.results()) == 1
+    assert session.handled == 0
+
+
 async def test_other_events_are_ignored() -> None:
     """Events other than invoke requests and cancels do nothing."""
     conn = FakeConnection()
