@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from gateway import __version__
 from gateway.config import GatewayConfig
 from gateway.hub import now_ms
+from gateway.proxies import parse_proxy_entry
 from gateway.setup_code import build_setup_payload, encode_setup_code, render_qr_terminal
 from gateway.state import GatewayState, read_or_create_shared_token
 from openclaw_desktop.log import JsonLinesFormatter, configure_logging
@@ -24,6 +25,14 @@ log = logging.getLogger("gateway")
 
 def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _proxy(value: str) -> str:
+    try:
+        parse_proxy_entry(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value.strip()
 
 
 def _add_run_args(parser: argparse.ArgumentParser) -> None:
@@ -60,6 +69,20 @@ def _add_run_args(parser: argparse.ArgumentParser) -> None:
         help="do not approve devices on this machine automatically",
     )
     parser.add_argument("--display-name", help="name shown to phones on the LAN")
+    parser.add_argument(
+        "--trusted-proxy",
+        type=_proxy,
+        action="append",
+        default=[],
+        metavar="IP_OR_CIDR",
+        help="a reverse proxy whose X-Forwarded-For names the client (repeatable; "
+        "gateway.trustedProxies); forwarded headers from anyone else are refused",
+    )
+    parser.add_argument(
+        "--allow-real-ip-fallback",
+        action="store_true",
+        help="from a trusted proxy, use X-Real-IP when X-Forwarded-For names no client",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -221,6 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     config.mdns_interfaces = args.mdns_interfaces or None
     config.auto_approve_local = not args.manual_pairing
     config.display_name = args.display_name
+    config.trusted_proxies = args.trusted_proxy
+    config.allow_real_ip_fallback = args.allow_real_ip_fallback
     if config.auth_mode == "password" and not config.password:
         print("error: --auth password needs --password", file=sys.stderr)
         return 2

@@ -145,14 +145,16 @@ class TrustedProxies:
         """The client of a request from the socket peer ``peer``; None when it names a
         forwarded client that cannot be trusted (answer :func:`proxy_attribution_required`)."""
         remote = normalize_ip(peer)
-        if self.networks and self.trusts(remote):
+        forwarded = has_forwarding_headers(headers)
+        address = _parse_ip(remote)
+        if not forwarded and address is not None and address.is_loopback:
+            return Attribution(remote)  # direct and local, even from a trusted proxy's address
+        if address is not None and self.trusts(address):
             client = self._forwarded_client(headers)
             if client is None or client.is_loopback:
                 return None
             return Attribution(str(client), via_proxy=True)
-        if has_forwarding_headers(headers):
-            return None
-        return Attribution(remote)
+        return None if forwarded else Attribution(remote)
 
     def _forwarded_client(self, headers: Headers) -> IPAddress | None:
         chain: list[IPAddress] = []

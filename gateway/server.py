@@ -213,8 +213,8 @@ class GatewayServer:
             if not self._warned_unattributable:  # once: the log must not grow with a flood
                 self._warned_unattributable = True
                 log.warning(
-                    "refused an upgrade with forwarded client headers from %s, which is not "
-                    "a trusted proxy (--trusted-proxy). %s",
+                    "refused an upgrade from %s: its forwarded client headers name no client "
+                    "a trusted proxy (--trusted-proxy) vouches for. %s",
                     peer,
                     PROXY_ATTRIBUTION_GUIDANCE,
                 )

@@ -45,6 +45,10 @@ def run_args(args: argparse.Namespace) -> list[str]:
         out.append("--manual-pairing")
     if args.display_name:
         out += ["--display-name", args.display_name]
+    for proxy in args.trusted_proxy:
+        out += ["--trusted-proxy", proxy]
+    if args.allow_real_ip_fallback:
+        out.append("--allow-real-ip-fallback")
     return out
 
 

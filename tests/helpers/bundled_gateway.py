@@ -410,6 +410,53 @@ async def bundled_gateway(state_dir: Path, **overrides: Any) -> AsyncIterator[Ga
         await server.close()
 
 
+@dataclass(frozen=True)
+class UpgradeAnswer:
+    """The HTTP answer to a raw WebSocket upgrade request (:func:`http_upgrade`)."""
+
+    status: int
+    reason: str
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
+async def http_upgrade(
+    port: int,
+    headers: Sequence[tuple[str, str]] = (),
+    *,
+    source: str = LOOPBACK,
+    timeout: float = 5.0,
+) -> UpgradeAnswer:
+    """Send a WebSocket upgrade request for ``/`` on 127.0.0.1:``port`` from ``source`` with
+    extra ``headers``; returns the status line, headers and body of the answer (what a 101
+    is followed by is not read). The socket is closed before returning."""
+    reader, writer = await asyncio.open_connection(LOOPBACK, port, local_addr=(source, 0))
+    try:
+        lines = [
+            "GET / HTTP/1.1",
+            f"Host: {LOOPBACK}:{port}",
+            "Upgrade: websocket",
+            "Connection: Upgrade",
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+            "Sec-WebSocket-Version: 13",
+            *(f"{name}: {value}" for name, value in headers),
+        ]
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        await writer.drain()
+        async with asyncio.timeout(timeout):
+            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+            status_line, *header_lines = head.rstrip("\r\n").split("\r\n")
+            _version, status, reason = status_line.split(" ", 2)
+            pairs = [(k, v) for k, _, v in (h.partition(": ") for h in header_lines)]
+            length = next((int(v) for k, v in pairs if k.lower() == "content-length"), 0)
+            body = await reader.readexactly(length) if int(status) != 101 else b""
+        return UpgradeAnswer(int(status), reason, pairs, body)
+    finally:
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+
+
 async def wait_for(predicate: Callable[[], object], timeout: float = 10.0) -> None:
     """Poll ``predicate()`` every 20 ms until it is truthy (TimeoutError after ``timeout``)."""
     async with asyncio.timeout(timeout):

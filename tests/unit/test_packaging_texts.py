@@ -241,6 +241,8 @@ def _run_namespace(**overrides: object) -> argparse.Namespace:
         "mdns_interfaces": None,
         "manual_pairing": False,
         "display_name": None,
+        "trusted_proxy": [],
+        "allow_real_ip_fallback": False,
     }
     return argparse.Namespace(**{**defaults, **overrides})
 
@@ -254,6 +256,7 @@ def test_gateway_service_args_keep_the_options_and_the_embedded_allowlist() -> N
             allow=["canvas.present", "device.info"],
             deny=["camera.clip"],
             display_name="Studio",
+            trusted_proxy=["10.0.0.1", "fd00::/64"],
         )
     )
     assert args[0] == "--state-dir=/srv/gw"
@@ -264,6 +267,9 @@ def test_gateway_service_args_keep_the_options_and_the_embedded_allowlist() -> N
     assert "--tls" in args
     assert args[args.index("--deny") + 1] == "camera.clip"
     assert args[args.index("--display-name") + 1] == "Studio"
+    proxies = [args[i + 1] for i, a in enumerate(args) if a == "--trusted-proxy"]
+    assert proxies == ["10.0.0.1", "fd00::/64"]
+    assert "--allow-real-ip-fallback" not in args
 
 
 def test_gateway_service_refuses_a_password_in_the_unit() -> None:
