@@ -228,11 +228,15 @@ class Atspi:
         predicate: Callable[[Seen], bool],
         what: str,
         timeout: float = 20.0,
+        alive: Callable[[], None] | None = None,
     ) -> list[Seen]:
         """The nodes under ``root`` for which ``predicate`` holds, waiting until there is at
-        least one (AssertionError naming ``what`` and listing the tree after ``timeout``)."""
+        least one (AssertionError naming ``what`` and listing the tree after ``timeout``).
+        ``alive`` is called on every round (it raises when waiting is pointless)."""
         deadline = time.monotonic() + timeout
         while True:
+            if alive is not None:
+                alive()
             nodes = await self.walk(root)
             matches = [n for n in nodes if predicate(n)]
             if matches:

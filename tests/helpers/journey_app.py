@@ -103,7 +103,14 @@ class DesktopAppProcess:
         self.launches += 1
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "ui.launcher", "--gateway-port", str(self.gateway_port)],
+                [
+                    sys.executable,
+                    "-m",
+                    "ui.launcher",
+                    "-v",
+                    "--gateway-port",
+                    str(self.gateway_port),
+                ],
                 env=self.env(),
                 cwd=Path(__file__).resolve().parents[2],
                 stdin=subprocess.DEVNULL,
@@ -162,10 +169,20 @@ class Journey:
         self.atspi = atspi
         self._root: Node | None = None
 
+    def alive(self) -> None:
+        """AssertionError with the app's output when it is no longer running."""
+        assert self.app.running(), f"the app exited:\n{self.app.output()[-4000:]}"
+
     async def root(self, timeout: float = 60.0) -> Node:
         """The app on the accessibility bus (after a launch it registers anew)."""
-        if self._root is None:
-            self._root = await self.atspi.application(APP_NAME, timeout=timeout)
+        deadline = time.monotonic() + timeout
+        while self._root is None:
+            self.alive()
+            try:
+                self._root = await self.atspi.application(APP_NAME, timeout=1.0)
+            except AtspiError:
+                if time.monotonic() > deadline:
+                    raise
         return self._root
 
     def relaunched(self) -> None:
@@ -182,6 +199,7 @@ class Journey:
                 lambda n: n.role == role and n.name == name,
                 f"{role} {name!r}",
                 timeout=max(0.1, deadline - time.monotonic()),
+                alive=self.alive,
             )
             for seen in found:
                 if SHOWING in await self.atspi.states(seen.node):
@@ -224,7 +242,7 @@ class Journey:
             rows = await self.messages()
             if check(rows):
                 return rows
-            assert self.app.running(), f"the app exited:\n{self.app.output()[-3000:]}"
+            self.alive()
             await asyncio.sleep(0.1)
         raise AssertionError(
             f"{what}: not seen in {timeout:g} s; rows: {rows}\n{self.app.output()[-3000:]}"
