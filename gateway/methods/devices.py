@@ -205,7 +205,8 @@ async def pair_remove(core: GatewayCore, peer: Peer, params: Any) -> Any:
         raise invalid_request("device pairing removal denied")
     if not core.state.devices.remove(device_id):
         raise invalid_request("unknown deviceId")
-    core.disconnect_device(device_id, "device removed")
+    # As the real gateway: its sessions are closed (4001 "device removed") after this answer.
+    core.disconnect_device(device_id, "device removed", code=4001)
     return {"deviceId": device_id, "removed": True}
 
 
@@ -249,7 +250,7 @@ async def token_rotate(core: GatewayCore, peer: Peer, params: Any) -> Any:
     granted = core.state.tokens.scopes(device_id, role)
     # As the real gateway: sessions holding the old token are closed after this answer, and
     # the new token is only handed to the device itself (another device's is withheld).
-    core.disconnect_device(device_id, "device token rotated", role=role, code=4001)
+    core.disconnect_device(device_id, "device removed", role=role, code=4001)
     own = peer.managing_device_id == device_id
     result: dict[str, Any] = {"deviceId": device_id, "role": role}
     if own:
@@ -274,7 +275,7 @@ async def token_revoke(core: GatewayCore, peer: Peer, params: Any) -> Any:
     if not core.state.tokens.revoke(device_id, role):
         raise invalid_request("unknown deviceId")
     # The token stops working at once: live sessions that used it are closed too.
-    core.disconnect_device(device_id, "device token revoked", role=role, code=4001)
+    core.disconnect_device(device_id, "device removed", role=role, code=4001)
     return {"deviceId": device_id, "role": role, "revokedAtMs": now_ms()}
 
 

@@ -302,7 +302,7 @@ async def node_pair_remove(core: GatewayCore, peer: Peer, params: Any) -> Any:
     # As the real gateway: the node's sessions are closed (4001) after this answer; it
     # comes back as a new node whose command surface awaits approval.
     core.disconnect_device(node_id, "device removed", role="node", code=4001)
-    return {"nodeId": node_id, "removed": True}
+    return {"nodeId": node_id}
 
 
 def _check_surface_ownership(peer: Peer, request: NodePairRequest | None, action: str) -> None:

@@ -1,0 +1,586 @@
+"""Who may approve, manage and invoke what: the REAL gateway and OUR gateway side by side.
+
+Issue #14 part A. Each story below runs over real sockets against one real OpenClaw gateway
+(token auth, manual pairing) and against our bundled gateway in a subprocess (token auth,
+``--manual-pairing``); the normalized steps (``ok``, ``error.code``/``message``/``details``,
+close codes and reasons, connect outcomes) must be equal:
+
+1. approving grants no more than the approver holds (``device.pair.approve`` against the
+   approver's scopes, ``node.pair.approve`` against the commands the node asks for);
+2. a device-token session manages only its own device unless admin
+   (``device.pair.remove``/``rename``, ``node.pair.remove``);
+3. ``device.token.revoke --role node`` keeps the node out until approved again, and
+   ``node.pair.remove`` closes the node, which comes back with its surface pending;
+4. the operator scope each node command needs (``operator.write`` against the admin-only
+   commands).
+
+Finally the real CLI (``openclaw devices revoke --role node``, ``openclaw nodes remove``)
+drives the same revoke and removal against OUR gateway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import subprocess
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from openclaw_desktop.identity import DeviceIdentity
+from tests.helpers.bundled_gateway import BundledGateway
+from tests.helpers.handshake_cases import CaseContext, Challenge, connect_frame, signed_params
+from tests.helpers.real_openclaw import (
+    GatewayFactory,
+    OpenClawInstall,
+    RealGateway,
+    parse_json_output,
+)
+
+pytestmark = pytest.mark.timeout(300)
+
+READ, WRITE, ADMIN = "operator.read", "operator.write", "operator.admin"
+PAIRING = "operator.pairing"
+#: What the node of the stories declares (the linux node host's host commands).
+NODE_COMMANDS = ["system.which", "system.run.prepare", "system.run", "system.notify"]
+#: The node commands probed with operator.write only (item 4 of the issue).
+WRITE_PROBES = [
+    "system.which",
+    "system.run.prepare",
+    "system.run",
+    "fs.listDir",
+    "browser.proxy",
+    "browser.proxy.upload.v1",
+    "terminal.upload",
+]
+_NODE_KW: dict[str, Any] = {"role": "node", "client_id": "node-host", "mode": "node"}
+_WAIT_S = 15.0
+
+
+@pytest.fixture(scope="module")
+def real(openclaw_install: OpenClawInstall) -> Iterator[RealGateway]:
+    """One real gateway for every story: token auth, unpaired devices need approval."""
+    factory = GatewayFactory(openclaw_install)
+    try:
+        yield factory(manual_pairing=True)
+    finally:
+        factory.close()
+
+
+@pytest.fixture(scope="module")
+def ours() -> Iterator[BundledGateway]:
+    """Our gateway in a subprocess: token auth, ``--manual-pairing``."""
+    with BundledGateway.start(args=["--manual-pairing"]) as gw:
+        yield gw
+
+
+class Session:
+    """One connection: its connect outcome, requests answered by id, events, its close.
+
+    A node session answers every ``node.invoke.request`` with ``{"ran": <command>}`` (when
+    ``answer_invokes``), so an invoke the gateway lets through comes back ``ok``.
+    """
+
+    def __init__(self, ws: ClientConnection, node_id: str | None, answer_invokes: bool) -> None:
+        self._ws = ws
+        self._node_id = node_id
+        self._answer = answer_invokes
+        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._sent = 0
+        self.outcome: dict[str, Any] = {}
+        self.invoked: list[str] = []
+        self._reader: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def open(
+        cls,
+        url: str,
+        token: str,
+        identity: DeviceIdentity | None,
+        *,
+        scopes: list[str],
+        auth: dict[str, Any] | None = None,
+        commands: list[str] | None = None,
+        answer_invokes: bool = False,
+        sign_token: str | None = None,
+        **kw: Any,
+    ) -> Session:
+        """Connect (``identity`` None: a deviceless loopback ``cli`` with the shared token;
+        ``sign_token`` is the token the device proof signs, the shared one by default)."""
+        ws = await connect(url, open_timeout=_WAIT_S, max_size=None)
+        challenge = json.loads(await asyncio.wait_for(ws.recv(), _WAIT_S))["payload"]
+        if identity is None:
+            params: dict[str, Any] = {
+                "minProtocol": 4,
+                "maxProtocol": 4,
+                "client": {"id": "cli", "version": "1.0", "platform": "linux", "mode": "cli"},
+                "role": "operator",
+                "scopes": scopes,
+                "auth": {"token": token},
+            }
+        else:
+            signed = token if sign_token is None else sign_token
+            ctx = CaseContext(Challenge(challenge["nonce"], challenge["ts"]), identity, signed)
+            params = signed_params(ctx, scopes=scopes, **kw)
+            if auth is not None:
+                params["auth"] = auth
+            if commands is not None:
+                params["commands"] = commands
+        session = cls(ws, identity.device_id if identity else None, answer_invokes)
+        await ws.send(connect_frame(params))
+        try:
+            while True:
+                frame = json.loads(await asyncio.wait_for(ws.recv(), _WAIT_S))
+                if frame.get("type") == "res":
+                    break
+        except ConnectionClosed:
+            frame = {"ok": False, "error": None}
+        if frame.get("ok"):
+            session.outcome = {"accepted": frame["payload"]["auth"]}
+            session._reader = asyncio.create_task(session._read(), name="authz-session-reader")
+        else:
+            session.outcome = {"error": frame.get("error"), "close": await session._close_seen()}
+        return session
+
+    @property
+    def accepted(self) -> bool:
+        """The connect was answered with hello-ok."""
+        return "accepted" in self.outcome
+
+    @property
+    def device_token(self) -> str:
+        """``hello-ok.auth.deviceToken``."""
+        return str(self.outcome["accepted"]["deviceToken"])
+
+    @property
+    def request_id(self) -> str:
+        """The ``requestId`` of a NOT_PAIRED answer."""
+        return str(self.outcome["error"]["details"]["requestId"])
+
+    async def _close_seen(self) -> list[Any] | None:
+        with contextlib.suppress(ConnectionClosed, TimeoutError):
+            while True:
+                await asyncio.wait_for(self._ws.recv(), _WAIT_S)
+        received = self._ws.protocol.close_rcvd
+        return [received.code, received.reason] if received else None
+
+    async def _read(self) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            async for raw in self._ws:
+                frame = json.loads(raw)
+                if frame.get("type") == "res":
+                    future = self._waiting.pop(str(frame.get("id")), None)
+                    if future is not None and not future.done():
+                        future.set_result(frame)
+                elif frame.get("event") == "node.invoke.request" and self._answer:
+                    await self._answer_invoke(frame["payload"])
+
+    async def _answer_invoke(self, request: dict[str, Any]) -> None:
+        self.invoked.append(request["command"])
+        self._sent += 1
+        result = {
+            "id": request["id"],
+            "nodeId": self._node_id,
+            "ok": True,
+            "payloadJSON": json.dumps({"ran": request["command"]}),
+        }
+        frame = {"type": "req", "id": f"r-{self._sent}", "method": "node.invoke.result"}
+        await self._ws.send(json.dumps({**frame, "params": result}))
+
+    async def call(self, method: str, params: Any) -> dict[str, Any]:
+        """One request; its ``res`` frame."""
+        self._sent += 1
+        request_id = f"q-{self._sent}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = future
+        frame = {"type": "req", "id": request_id, "method": method, "params": params}
+        await self._ws.send(json.dumps(frame))
+        return await asyncio.wait_for(future, _WAIT_S)
+
+    async def closed(self) -> list[Any] | None:
+        """Wait (bounded) for the gateway to close this connection: ``[code, reason]``."""
+        if self._reader is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._reader), _WAIT_S)
+        received = self._ws.protocol.close_rcvd
+        return [received.code, received.reason] if received else None
+
+    async def close(self) -> None:
+        """Close from our side."""
+        await self._ws.close()
+        if self._reader is not None:
+            await self._reader
+
+
+@contextlib.asynccontextmanager
+async def sessions() -> AsyncIterator[list[Session]]:
+    """Collects the sessions a story opens and closes them all at the end."""
+    opened: list[Session] = []
+    try:
+        yield opened
+    finally:
+        for session in opened:
+            with contextlib.suppress(Exception):
+                await session.close()
+
+
+def answer(frame: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """A response as compared: ``ok`` and the error, or the named payload keys."""
+    if not frame["ok"]:
+        return {"ok": False, "error": frame["error"]}
+    payload = frame.get("payload") or {}
+    return {"ok": True, **{key: payload.get(key) for key in keys}}
+
+
+def connect_outcome(session: Session, identity: DeviceIdentity) -> dict[str, Any]:
+    """A connect outcome as compared: the error (request id and device id masked) and close,
+    or the granted role and scopes."""
+    if session.accepted:
+        auth = session.outcome["accepted"]
+        return {"accepted": {"role": auth["role"], "scopes": auth["scopes"]}}
+    text = json.dumps(session.outcome).replace(identity.device_id, "<deviceId>")
+    outcome: dict[str, Any] = json.loads(text)
+    details = (outcome.get("error") or {}).get("details") or {}
+    if "requestId" in details:
+        details["requestId"] = "<requestId>"
+    close = outcome.get("close")
+    if close and isinstance(close[1], str) and "(requestId: " in close[1]:
+        close[1] = close[1].split("(requestId: ", 1)[0] + "(requestId: <id>)"
+    return outcome
+
+
+class Story:
+    """The steps of one story on one gateway, and what it needs to take them."""
+
+    def __init__(self, url: str, token: str, opened: list[Session]) -> None:
+        self.url, self.token, self._opened = url, token, opened
+        self.steps: list[tuple[str, Any]] = []
+
+    def record(self, name: str, value: Any) -> None:
+        self.steps.append((name, value))
+
+    async def open(self, identity: DeviceIdentity | None, scopes: list[str], **kw: Any) -> Session:
+        session = await Session.open(self.url, self.token, identity, scopes=scopes, **kw)
+        self._opened.append(session)
+        return session
+
+    async def on_device_token(
+        self, identity: DeviceIdentity, scopes: list[str], device_token: str
+    ) -> Session:
+        """A session authenticated with its device token only (it speaks for its device)."""
+        session = await self.open(
+            identity, scopes, sign_token=device_token, auth={"deviceToken": device_token}
+        )
+        assert session.outcome["accepted"]["method"] == "device-token", session.outcome
+        return session
+
+    async def paired(
+        self, admin: Session, identity: DeviceIdentity, scopes: list[str], **kw: Any
+    ) -> Session:
+        """Pair ``identity`` (the admin approves its request) and connect it again."""
+        first = await self.open(identity, scopes, **kw)
+        assert not first.accepted, first.outcome
+        approved = await admin.call("device.pair.approve", {"requestId": first.request_id})
+        assert approved["ok"], approved
+        session = await self.open(identity, scopes, **kw)
+        assert session.accepted, session.outcome
+        return session
+
+    async def approved_node(
+        self, admin: Session, identity: DeviceIdentity, commands: list[str]
+    ) -> Session:
+        """A paired node with ``commands`` approved by the admin, connected and answering."""
+        node = await self.paired(
+            admin, identity, [], commands=commands, answer_invokes=True, **_NODE_KW
+        )
+        request = await self.surface_request(admin, identity.device_id)
+        approved = await admin.call("node.pair.approve", {"requestId": request})
+        assert approved["ok"], approved
+        return node
+
+    async def surface_request(self, admin: Session, node_id: str) -> str:
+        """The pending surface request of ``node_id`` (bounded wait)."""
+        for _ in range(100):
+            listed = await admin.call("node.pair.list", {})
+            for pending in listed["payload"]["pending"]:
+                if pending["nodeId"] == node_id:
+                    return str(pending["requestId"])
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"no pending surface for {node_id}: {listed}")
+
+
+async def _paired_entry(admin: Session, device_id: str) -> dict[str, Any] | None:
+    listed = await admin.call("device.pair.list", {})
+    for device in listed["payload"]["paired"]:
+        if device["deviceId"] == device_id:
+            return {
+                "roles": sorted(device.get("roles") or []),
+                "connected": device.get("connected"),
+            }
+    return None
+
+
+# ------------------------------------------------------------------- 1. approvals
+async def approval_story(url: str, token: str) -> list[tuple[str, Any]]:
+    """Approvers with fewer scopes than a request asks for."""
+    async with sessions() as opened:
+        story = Story(url, token, opened)
+        admin = await story.open(None, [ADMIN])
+        pairer = await story.open(None, [READ, PAIRING])
+        for asked in ([ADMIN], [WRITE], [READ, WRITE], [READ, PAIRING], [PAIRING]):
+            identity = DeviceIdentity.generate()
+            first = await story.open(identity, asked)
+            res = await pairer.call("device.pair.approve", {"requestId": first.request_id})
+            story.record(f"read+pairing approves {asked}", answer(res))
+            again = await story.open(identity, asked)
+            story.record(f"{asked} connects again", connect_outcome(again, identity))
+        # A paired reader asking for write: a scope upgrade the pairer cannot grant.
+        reader_id = DeviceIdentity.generate()
+        await story.paired(admin, reader_id, [READ])
+        upgrade = await story.open(reader_id, [READ, WRITE])
+        res = await pairer.call("device.pair.approve", {"requestId": upgrade.request_id})
+        story.record("read+pairing approves a write upgrade", answer(res))
+        # A node role needs admin whatever the scopes.
+        node_id = DeviceIdentity.generate()
+        node = await story.open(node_id, [], **_NODE_KW)
+        res = await pairer.call("device.pair.approve", {"requestId": node.request_id})
+        story.record("read+pairing approves a node", answer(res))
+        # A device-token session approves only its own device.
+        own_id = DeviceIdentity.generate()
+        first = await story.paired(admin, own_id, [READ, PAIRING])
+        own = await story.on_device_token(own_id, [READ, PAIRING], first.device_token)
+        stranger = DeviceIdentity.generate()
+        pending = await story.open(stranger, [READ])
+        res = await own.call("device.pair.approve", {"requestId": pending.request_id})
+        story.record("device-token session approves another device", answer(res))
+        # A node surface holding host commands needs admin to approve.
+        surface_id = DeviceIdentity.generate()
+        await story.paired(admin, surface_id, [], commands=NODE_COMMANDS, **_NODE_KW)
+        request = await story.surface_request(admin, surface_id.device_id)
+        writer = await story.open(None, [READ, WRITE, PAIRING])
+        res = await writer.call("node.pair.approve", {"requestId": request})
+        story.record("read+write+pairing approves a host-command surface", answer(res))
+        res = await pairer.call("node.pair.approve", {"requestId": request})
+        story.record("read+pairing approves a host-command surface", answer(res))
+        res = await admin.call("node.pair.approve", {"requestId": request})
+        story.record("admin approves the surface", answer(res, "requestId"))
+        return [(n, _masked(v, request)) for n, v in story.steps]
+
+
+def _masked(value: Any, volatile: str, mask: str = "<requestId>") -> Any:
+    """``value`` with a per-run id replaced by ``mask``."""
+    return json.loads(json.dumps(value).replace(volatile, mask))
+
+
+# ------------------------------------------------------------------ 2. management
+async def management_story(url: str, token: str) -> list[tuple[str, Any]]:
+    """A device-token session with read + pairing against other devices, and itself."""
+    async with sessions() as opened:
+        story = Story(url, token, opened)
+        admin = await story.open(None, [ADMIN])
+        me_id, other_id, node_id = (DeviceIdentity.generate() for _ in range(3))
+        first = await story.paired(admin, me_id, [READ, PAIRING])
+        me = await story.on_device_token(me_id, [READ, PAIRING], first.device_token)
+        other = await story.paired(admin, other_id, [READ])
+        node = await story.paired(admin, node_id, [], **_NODE_KW)
+        targets = {"operator": other_id.device_id, "node": node_id.device_id}
+        for label, device_id in targets.items():
+            res = await me.call("device.pair.remove", {"deviceId": device_id})
+            story.record(f"remove the {label}", answer(res))
+            res = await me.call("device.pair.rename", {"deviceId": device_id, "label": "x"})
+            story.record(f"rename the {label}", answer(res))
+        res = await me.call("node.pair.remove", {"nodeId": node_id.device_id})
+        story.record("node.pair.remove the node", answer(res))
+        res = await me.call("device.pair.remove", {"deviceId": "f" * 64})
+        story.record("remove an unknown device", answer(res))
+        res = await me.call("device.pair.rename", {"deviceId": me_id.device_id, "label": "  "})
+        story.record("rename itself to blanks", answer(res))
+        res = await me.call("device.pair.rename", {"deviceId": me_id.device_id, "label": " me "})
+        story.record("rename itself", answer(res, "label"))
+        for label, device_id in targets.items():
+            story.record(f"the {label} afterwards", await _paired_entry(admin, device_id))
+        story.record("the operator still answers", answer(await other.call("health", {}), "ok"))
+        # A shared-token session speaks for no device: it may remove another device.
+        pairer = await story.open(None, [READ, PAIRING])
+        res = await pairer.call("device.pair.remove", {"deviceId": other_id.device_id})
+        story.record("shared-token read+pairing removes the operator", answer(res, "deviceId"))
+        story.record("the removed operator is closed", await other.closed())
+        del node
+        steps = story.steps
+        for identity, mask in ((me_id, "<me>"), (other_id, "<operator>"), (node_id, "<node>")):
+            steps = [(n, _masked(v, identity.device_id, mask)) for n, v in steps]
+        return steps
+
+
+# --------------------------------------------------------- 3. revoke and remove a node
+async def revoke_story(url: str, token: str) -> list[tuple[str, Any]]:
+    """Revoke a node's token, then remove the node: who is closed and who gets back in."""
+    async with sessions() as opened:
+        story = Story(url, token, opened)
+        admin = await story.open(None, [ADMIN])
+        identity = DeviceIdentity.generate()
+        node_id = identity.device_id
+        node = await story.approved_node(admin, identity, ["system.notify"])
+        res = await admin.call("device.token.revoke", {"deviceId": node_id, "role": "node"})
+        story.record("revoke the node token", answer(res, "role"))
+        story.record("the node is closed", await node.closed())
+        back = await story.open(identity, [], **_NODE_KW)
+        story.record("the node reconnects", connect_outcome(back, identity))
+        story.record("the node's record", await _paired_entry(admin, node_id))
+        if not back.accepted:
+            approved = await admin.call("device.pair.approve", {"requestId": back.request_id})
+            story.record("the owner approves it again", answer(approved))
+        node = await story.open(identity, [], commands=["system.notify"], **_NODE_KW)
+        story.record("the node connects after approval", connect_outcome(node, identity))
+        res = await admin.call("node.pair.remove", {"nodeId": node_id})
+        story.record("node.pair.remove", answer(res, "nodeId"))
+        story.record("the removed node is closed", await node.closed())
+        story.record("its record after removal", await _paired_entry(admin, node_id))
+        back = await story.open(identity, [], commands=["system.notify"], **_NODE_KW)
+        story.record("the removed node reconnects", connect_outcome(back, identity))
+        approved = await admin.call("device.pair.approve", {"requestId": back.request_id})
+        story.record("the owner pairs it again", answer(approved))
+        again = await story.open(identity, [], commands=["system.notify"], **_NODE_KW)
+        story.record("it connects", connect_outcome(again, identity))
+        await story.surface_request(admin, node_id)
+        story.record("its surface is pending again", True)
+        return [(n, _masked(v, node_id, "<nodeId>")) for n, v in story.steps]
+
+
+# ------------------------------------------------------------- 4. node command scopes
+async def invoke_scope_story(url: str, token: str) -> list[tuple[str, Any]]:
+    """``node.invoke`` with operator.write only, for each host command."""
+    async with sessions() as opened:
+        story = Story(url, token, opened)
+        admin = await story.open(None, [ADMIN])
+        identity = DeviceIdentity.generate()
+        node = await story.approved_node(admin, identity, NODE_COMMANDS)
+        writer = await story.open(None, [WRITE])
+        for command in WRITE_PROBES:
+            params = {
+                "nodeId": identity.device_id,
+                "command": command,
+                "params": {},
+                "timeoutMs": 10_000,
+                "idempotencyKey": f"authz-{command}",
+            }
+            res = await writer.call("node.invoke", params)
+            story.record(f"write invokes {command}", answer(res, "ok", "command", "payload"))
+        story.record("the node ran", node.invoked)
+        return story.steps
+
+
+def _compare(theirs: list[tuple[str, Any]], mine: list[tuple[str, Any]]) -> None:
+    assert [name for name, _ in mine] == [name for name, _ in theirs]
+    for (name, real_step), (_, our_step) in zip(theirs, mine, strict=True):
+        assert our_step == real_step, f"{name}\n  real: {real_step}\n  ours: {our_step}"
+
+
+async def test_approvals_side_by_side(real: RealGateway, ours: BundledGateway) -> None:
+    """An approver cannot grant scopes, roles or node commands beyond its own."""
+    _compare(await approval_story(real.url, real.token), await approval_story(ours.url, ours.token))
+
+
+async def test_device_management_side_by_side(real: RealGateway, ours: BundledGateway) -> None:
+    """A device-token session manages only itself; other devices and nodes are untouched."""
+    theirs = await management_story(real.url, real.token)
+    _compare(theirs, await management_story(ours.url, ours.token))
+
+
+async def test_revoke_and_remove_node_side_by_side(real: RealGateway, ours: BundledGateway) -> None:
+    """A revoked node stays out until approved again; a removed node is closed and comes
+    back as a new node with its surface pending."""
+    _compare(await revoke_story(real.url, real.token), await revoke_story(ours.url, ours.token))
+
+
+async def test_node_command_scopes_side_by_side(real: RealGateway, ours: BundledGateway) -> None:
+    """operator.write runs the host commands; the admin-only commands need operator.admin."""
+    theirs = await invoke_scope_story(real.url, real.token)
+    _compare(theirs, await invoke_scope_story(ours.url, ours.token))
+
+
+# ------------------------------------------------------ the real CLI against our gateway
+CliRunner = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+def _real_cli_for(install: OpenClawInstall, gw: BundledGateway, home: Path) -> CliRunner:
+    """``openclaw ARGS --url <ours> --token <ours>`` with a CLI home of its own."""
+    env = install.isolated_env(
+        {
+            "HOME": str(home / "home"),
+            "OPENCLAW_STATE_DIR": str(home / "state"),
+            "OPENCLAW_CONFIG_PATH": str(home / "openclaw.json"),
+            "OPENCLAW_DISABLE_BONJOUR": "1",
+            "OPENCLAW_NO_AUTO_UPDATE": "1",
+        }
+    )
+    for sub in ("home", "state"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        argv = install.argv(*args, "--url", gw.url, "--token", gw.token)
+        return subprocess.run(
+            argv,
+            env=env,
+            cwd=home,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=90,
+            check=False,
+        )
+
+    return run
+
+
+def _cli_answer(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    """A CLI run as compared: its exit code and the keys of its JSON output."""
+    try:
+        printed = parse_json_output(result.stdout)
+    except ValueError:
+        printed = None
+    keys = sorted(printed) if isinstance(printed, dict) else None
+    return {"exit": result.returncode, "keys": keys}
+
+
+async def cli_story(url: str, token: str, cli: CliRunner) -> list[tuple[str, Any]]:
+    """``openclaw devices revoke --role node`` and ``openclaw nodes remove`` on a node."""
+    async with sessions() as opened:
+        story = Story(url, token, opened)
+        admin = await story.open(None, [ADMIN])
+        identity = DeviceIdentity.generate()
+        node_id = identity.device_id
+        node = await story.approved_node(admin, identity, ["system.notify"])
+        revoke = ("devices", "revoke", "--device", node_id, "--role", "node", "--json")
+        result = await asyncio.to_thread(cli, *revoke)
+        assert result.returncode == 0, result.stderr[-2000:]
+        story.record("openclaw devices revoke --role node", _cli_answer(result))
+        story.record("the node is closed", await node.closed())
+        back = await story.open(identity, [], **_NODE_KW)
+        story.record("the node reconnects", connect_outcome(back, identity))
+        await admin.call("device.pair.approve", {"requestId": back.request_id})
+        node = await story.open(identity, [], commands=["system.notify"], **_NODE_KW)
+        story.record("approved again, it connects", connect_outcome(node, identity))
+        remove = ("nodes", "remove", "--node", node_id, "--json")
+        result = await asyncio.to_thread(cli, *remove)
+        assert result.returncode == 0, result.stderr[-2000:]
+        story.record("openclaw nodes remove", _cli_answer(result))
+        story.record("the removed node is closed", await node.closed())
+        back = await story.open(identity, [], commands=["system.notify"], **_NODE_KW)
+        story.record("the removed node reconnects", connect_outcome(back, identity))
+        return [(n, _masked(v, node_id, "<nodeId>")) for n, v in story.steps]
+
+
+async def test_real_cli_revokes_and_removes_a_node_on_both(
+    real: RealGateway, ours: BundledGateway, openclaw_install: OpenClawInstall, tmp_path: Path
+) -> None:
+    """The real CLI's ``devices revoke --role node`` and ``nodes remove`` do the same to a
+    node on our gateway as on the real one."""
+    theirs = await cli_story(real.url, real.token, real.cli)
+    mine = await cli_story(ours.url, ours.token, _real_cli_for(openclaw_install, ours, tmp_path))
+    _compare(theirs, mine)
