@@ -91,7 +91,7 @@ async def start_chat(core: GatewayCore) -> ChatService:
             payload["reason"] = reason
         core.hub.broadcast("sessions.changed", payload)
 
-    return ChatService(
+    service = ChatService(
         core.config.state_dir / "sessions",
         core.state.sessions,
         broadcast,
@@ -99,3 +99,5 @@ async def start_chat(core: GatewayCore) -> ChatService:
         providers,
         on_sessions_changed=sessions_changed,
     )
+    await service.recover_interrupted()
+    return service

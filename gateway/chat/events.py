@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from gateway.chat.checkpoint import ReplyCheckpoint
 from gateway.hub import now_ms
 
 __all__ = ["DELTA_INTERVAL_S", "Broadcast", "RunEvents", "now_ms"]
@@ -49,6 +50,8 @@ class RunEvents:
         self._pending_seq = 0
         self._flush: asyncio.TimerHandle | None = None
         self._last_flush = 0.0
+        #: Where the streaming text is checkpointed (a reply cut by a crash leaves a trace).
+        self.checkpoint: ReplyCheckpoint | None = None
 
     # ------------------------------------------------------------------ plumbing
     def _next(self) -> int:
@@ -106,6 +109,8 @@ class RunEvents:
         self.turn += 1
         self.text = ""
         self.thinking_text = ""
+        if self.checkpoint is not None:
+            self.checkpoint.turn(provider, model)
         self.lifecycle("model", provider=provider, model=model)
 
     def usage(self, output_tokens: int) -> None:
@@ -118,6 +123,8 @@ class RunEvents:
         if not text:
             return
         self.text += text
+        if self.checkpoint is not None:
+            self.checkpoint.update(self.text, self.thinking_text)
         seq = self._next()
         item = f"{self.run_id}:{self.turn}"
         self._agent("assistant", {"text": self.text, "delta": text, "itemId": item}, seq=seq)
@@ -150,6 +157,8 @@ class RunEvents:
         if not text:
             return
         self.thinking_text += text
+        if self.checkpoint is not None:
+            self.checkpoint.update(self.text, self.thinking_text)
         self._agent("thinking", {"text": self.thinking_text, "delta": text})
 
     # ------------------------------------------------------------------ tools

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.chat.agent import RunSpec, run_agent
+from gateway.chat.checkpoint import CheckpointFolder, ReplyCheckpoint, recover_interrupted
 from gateway.chat.events import Broadcast, RunEvents, now_ms
 from gateway.chat.offline import OFFLINE_REPLY, is_slash_command, run_slash_command
 from gateway.chat.providers.base import ModelRef
@@ -105,6 +106,7 @@ class ChatService:
         on_sessions_changed: Callable[[str, str | None], None] | None = None,
     ) -> None:
         self.store = TranscriptStore(folder, default_agent=agent_id)
+        self.checkpoints = CheckpointFolder(folder / "inflight")
         self.sessions = sessions
         self.broadcast = broadcast
         self.providers = providers
@@ -118,6 +120,13 @@ class ChatService:
         interrupted = sessions.mark_interrupted(now_ms())
         if interrupted:
             log.warning("%d chat run(s) were cut short by the last shutdown", interrupted)
+
+    async def recover_interrupted(self) -> None:
+        """At start, before any run: replies cut by the end of the last process (a crash,
+        ``kill -9``) become interrupted assistant messages with their partial text."""
+        keys = await asyncio.to_thread(recover_interrupted, self.checkpoints, self.store)
+        if keys:
+            log.warning("%d reply(ies) cut by the last shutdown recorded as interrupted", len(keys))
 
     # ------------------------------------------------------------------ queries
     def canonical(self, key: str) -> str:
@@ -248,6 +257,7 @@ class ChatService:
     async def _execute(self, run: ChatRun) -> None:
         key = run.session_key
         outcome = "failed"
+        checkpoint: ReplyCheckpoint | None = None
         try:
             row = self.sessions.ensure(key, self.agent_id, now_ms())
             self.sessions.update(key, now_ms(), status="running", last_run_id=run.run_id)
@@ -261,6 +271,9 @@ class ChatService:
                 session_id=row.session_id,
             )
             await asyncio.to_thread(transcript.append, self._user_message(run))
+            checkpoint = ReplyCheckpoint(self.checkpoints, run.run_id, key)
+            await checkpoint.start()
+            run.events.checkpoint = checkpoint
             outcome = await self._reply(run, transcript, row.model, row.thinking)
         except asyncio.CancelledError:
             outcome = "aborted"
@@ -279,6 +292,10 @@ class ChatService:
             queue = self._queued.get(key)
             if queue:
                 self._start(queue.popleft())
+            if checkpoint is not None:
+                # The run recorded its own end (reply, partial or error): no trace needed.
+                # (Last: the run is already over for re-sends and the next queued run.)
+                await checkpoint.finish()
 
     async def _reply(
         self, run: ChatRun, transcript: Transcript, model_ref: str | None, thinking: str | None
