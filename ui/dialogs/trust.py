@@ -6,8 +6,8 @@ only; anyone on the LAN can advertise it, so it never counts as proof.
 
 :func:`ask_trust` adapts the dialogs to :data:`openclaw_desktop.trust.TrustCallback` without a
 nested event loop (``open()`` plus a future), so the transport can await it under qasync.
-The small helpers here (:func:`await_dialog`, :func:`plain_label`, :func:`mono_font`) are
-shared by the other dialogs of this package.
+The small helpers here (:func:`await_dialog`, :func:`plain_label`, and :func:`mono_font`
+from :mod:`ui.fonts`) are shared by the other dialogs of this package.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QPalette
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from openclaw_desktop.chat.redact import strip_control
 from openclaw_desktop.trust import TrustPrompt, format_fingerprint, normalize_fingerprint
+from ui.fonts import mono_font
 
 __all__ = [
     "VERIFY_TEXT",
@@ -53,11 +54,6 @@ VERIFY_TEXT = (
 )
 #: Colour of warnings (a red that stays readable on light and dark backgrounds).
 WARNING_COLOR = QColor("#c62828")
-
-
-def mono_font() -> QFont:
-    """The system's fixed-pitch font (fingerprints, commands)."""
-    return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
 
 
 def plain_label(text: str, parent: QWidget | None = None, *, mono: bool = False) -> QLabel:

@@ -12,7 +12,6 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt, QUrl
 from PySide6.QtGui import (
     QColor,
-    QFontDatabase,
     QImage,
     QPainter,
     QPalette,
@@ -23,8 +22,10 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from openclaw_desktop.chat import ChatItem
+from ui.fonts import mono_font
 from ui.widgets.chat_model import ITEM_ROLE, item_text, row_signature
 from ui.widgets.highlight import CodeHighlighter
+from ui.widgets.markdown import SafeDocument, render_markdown, render_plain
 
 __all__ = [
     "THUMBNAIL",
@@ -69,20 +70,18 @@ def render_document(
     palette: QPalette,
     thumbnails: list[QImage | None] | None = None,
 ) -> QTextDocument:
-    """The laid-out document of one row at ``width`` (images under the text)."""
-    doc = QTextDocument()
+    """The laid-out document of one row at ``width`` (images under the text). Model text is
+    Markdown without HTML and loads nothing (:mod:`ui.widgets.markdown`); the only pictures
+    are the item's own images (attachments, tool results)."""
+    doc = SafeDocument()
     doc.setDocumentMargin(_MARGIN)
-    mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-    base = palette.color(QPalette.ColorRole.AlternateBase).name()
-    doc.setDefaultStyleSheet(f"pre, code {{ font-family: '{mono.family()}'; background: {base}; }}")
     text = item_text(item)
     if item.role in ("assistant", "user", "note"):
-        doc.setMarkdown(text)
-        highlighter = CodeHighlighter(doc, palette)  # owned by the document
-        highlighter.rehighlight()  # now, not on the next loop turn: the row paints at once
+        if render_markdown(doc, text, palette):  # else too complex: shown as plain text
+            highlighter = CodeHighlighter(doc, palette)  # owned by the document
+            highlighter.rehighlight()  # now, not on the next loop turn: the row paints at once
     else:
-        doc.setPlainText(text)
-        doc.setDefaultFont(mono)
+        render_plain(doc, text, mono_font())
     pictures = thumbnails if thumbnails is not None else [decode_image(i) for i in item.images]
     if any(p is not None for p in pictures):
         cursor = QTextCursor(doc)

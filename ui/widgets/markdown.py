@@ -1,0 +1,235 @@
+"""Model text as a laid-out document, safely.
+
+Model text is never HTML: Markdown is parsed with raw HTML off, so ``<node>``, ``<b>x</b>``
+and ``<img src=…>`` are shown as the characters they are. Images the text names
+(``![alt](url)``) become the words ``[image: alt]``: they are never loaded, and
+:class:`SafeDocument` loads no resource at all, from the network or the filesystem; the only
+pictures a row shows are the ones the renderer put in itself (attachments, tool results).
+
+Hostile input renders in bounded time. Qt lays out deep nesting, huge tables and long
+unbroken runs in time that grows faster than their size, so the input is bounded before Qt
+sees it: a row shows at most :data:`SHOWN_CHARS` characters (and says how many more there
+are), text with more table cells than :data:`MAX_TABLE_CELLS` is parsed without tables,
+text whose document would have more than :data:`MAX_BLOCKS` paragraphs or
+:data:`MAX_FRAGMENTS` formatting runs is shown as plain text, nesting is drawn at most
+:data:`MAX_DEPTH` levels deep, and a run of :data:`LONG_RUN` characters without a space
+makes the row wrap anywhere (word wrapping such a run is quadratic).
+
+The row never grows wider than its bubble: code blocks wrap (a chat row cannot scroll
+sideways), and table header cells are aligned with their columns.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import (
+    QFont,
+    QPalette,
+    QTextBlock,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+    QTextFrame,
+    QTextList,
+    QTextOption,
+    QTextTable,
+)
+
+__all__ = [
+    "LONG_RUN",
+    "MAX_BLOCKS",
+    "MAX_DEPTH",
+    "MAX_FRAGMENTS",
+    "MAX_TABLE_CELLS",
+    "SHOWN_CHARS",
+    "SafeDocument",
+    "render_markdown",
+    "render_plain",
+    "shown_text",
+]
+
+#: A row shows at most this many characters of a message (the transcript keeps them all).
+SHOWN_CHARS = 100_000
+#: Beyond this many table cells (estimated from the text), tables are shown as their text.
+MAX_TABLE_CELLS = 2_000
+#: Beyond this many paragraphs or formatting runs, the message is shown as plain text.
+MAX_BLOCKS = 5_000
+MAX_FRAGMENTS = 10_000
+#: Lists and quotes are indented at most this many levels.
+MAX_DEPTH = 6
+#: Pixels per level of lists and quotes.
+INDENT_PX = 24
+#: A run of this many characters without a space: the row wraps anywhere, not at words.
+LONG_RUN = 200
+
+_F = QTextDocument.MarkdownFeature
+#: GitHub's dialect (tables, strikethrough, task lists, autolinks) without raw HTML.
+_FEATURES = _F(_F.MarkdownDialectGitHub.value | _F.MarkdownNoHTML.value)
+_MD_FLAG_TABLES = 0x0100  # md4c's MD_FLAG_TABLES, part of the GitHub dialect
+_NO_TABLES = _F(_FEATURES.value & ~_MD_FLAG_TABLES)
+_LONG_RUN = re.compile(rf"\S{{{LONG_RUN}}}")
+#: A table's delimiter row (``|---|:--:|``): the text has a table only when it has one.
+_DELIMITER_ROW = re.compile(r"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-*:?[ \t]*)*\|?[ \t]*$", re.M)
+_QUOTE_LEVEL = QTextFormat.Property.BlockQuoteLevel
+
+
+class SafeDocument(QTextDocument):
+    """A text document that loads nothing by itself: every resource it shows was added with
+    :meth:`addResource` by the renderer. Qt's default would read any local file a URL names
+    (or block on a device such as ``/dev/zero``)."""
+
+    def loadResource(self, kind: int, name: QUrl | str) -> Any:  # noqa: N802
+        """Qt: a resource that was not added. There is none."""
+        return None
+
+
+def shown_text(text: str) -> str:
+    """``text`` cut to :data:`SHOWN_CHARS`, saying how much more there is."""
+    if len(text) <= SHOWN_CHARS:
+        return text
+    rest = len(text) - SHOWN_CHARS
+    return f"{text[:SHOWN_CHARS]}\n\n[… {rest:,} more characters not shown]"
+
+
+def _wrap(doc: QTextDocument, text: str) -> None:
+    option = QTextOption(doc.defaultTextOption())
+    anywhere = _LONG_RUN.search(text) is not None
+    option.setWrapMode(
+        QTextOption.WrapMode.WrapAnywhere
+        if anywhere
+        else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere
+    )
+    doc.setDefaultTextOption(option)
+
+
+def render_plain(doc: QTextDocument, text: str, font: QFont | None = None) -> None:
+    """``text`` as it is (bounded, wrapped inside the row)."""
+    text = shown_text(text)
+    _wrap(doc, text)
+    if font is not None:
+        doc.setDefaultFont(font)
+    doc.setPlainText(text)
+
+
+def _many_cells(text: str) -> bool:
+    """Whether the text could hold more table cells than :data:`MAX_TABLE_CELLS` (a table
+    row needs no pipe after the delimiter row, so lines count too)."""
+    if text.count("|") + text.count("\n") <= MAX_TABLE_CELLS:
+        return False
+    return _DELIMITER_ROW.search(text) is not None
+
+
+def render_markdown(doc: QTextDocument, text: str, palette: QPalette) -> bool:
+    """``text`` as Markdown without HTML into ``doc``; returns False when it was too complex
+    and was shown as plain text instead."""
+    text = shown_text(text)
+    _wrap(doc, text)
+    doc.setIndentWidth(INDENT_PX)
+    doc.setMarkdown(text, _NO_TABLES if _many_cells(text) else _FEATURES)
+    if doc.blockCount() > MAX_BLOCKS or not _tidy_blocks(doc, palette):
+        doc.clear()
+        doc.setPlainText(text)
+        return False
+    _tidy_tables(doc, doc.rootFrame())
+    return True
+
+
+def _tidy_blocks(doc: QTextDocument, palette: QPalette) -> bool:
+    """One pass over the paragraphs: code blocks wrap and get a background, nesting is
+    capped, images named by the text become words. False when there are more formatting
+    runs than :data:`MAX_FRAGMENTS` (nothing is changed then)."""
+    code_background = palette.color(QPalette.ColorRole.AlternateBase)
+    images: list[tuple[int, int, str]] = []
+    fixes: list[tuple[QTextBlock, QTextBlockFormat]] = []
+    fragments = 0
+    block = doc.begin()
+    while block.isValid():
+        fmt = block.blockFormat()
+        changed = False
+        if fmt.nonBreakableLines() or fmt.hasProperty(QTextFormat.Property.BlockCodeFence):
+            fmt.setNonBreakableLines(False)
+            fmt.setBackground(code_background)
+            changed = True
+        level = fmt.intProperty(_QUOTE_LEVEL)
+        if level:
+            fmt.setLeftMargin(INDENT_PX * min(level, MAX_DEPTH))
+            changed = True
+        if fmt.indent() > MAX_DEPTH:
+            fmt.setIndent(MAX_DEPTH)
+            changed = True
+        if changed:
+            fixes.append((block, fmt))
+        listed: QTextList | None = block.textList()  # None outside lists (the stub says not)
+        if listed is not None and listed.format().indent() > MAX_DEPTH:
+            list_format = listed.format()
+            list_format.setIndent(MAX_DEPTH)
+            listed.setFormat(list_format)
+        it = block.begin()
+        while not it.atEnd():
+            fragments += 1
+            if fragments > MAX_FRAGMENTS:
+                return False
+            fragment = it.fragment()
+            char_format = fragment.charFormat()
+            if char_format.isImageFormat():
+                image = char_format.toImageFormat()
+                alt = image.stringProperty(QTextFormat.Property.ImageAltText) or image.name()
+                images.append((fragment.position(), fragment.length(), alt))
+            it += 1
+        block = block.next()
+    cursor = QTextCursor(doc)
+    for block, fmt in fixes:
+        cursor.setPosition(block.position())
+        cursor.setBlockFormat(fmt)
+    for position, length, alt in reversed(images):
+        cursor.setPosition(position)
+        cursor.setPosition(position + length, QTextCursor.MoveMode.KeepAnchor)
+        words = QTextCharFormat()
+        words.setFontItalic(True)
+        cursor.insertText(f"[image: {alt[:80]}]", words)
+    return True
+
+
+def _cell_blocks(doc: QTextDocument, table: QTextTable, row: int, column: int) -> list[QTextBlock]:
+    cell = table.cellAt(row, column)
+    blocks = []
+    block = doc.findBlock(cell.firstPosition())
+    while block.isValid() and block.position() <= cell.lastPosition():
+        blocks.append(block)
+        block = block.next()
+    return blocks
+
+
+def _tidy_tables(doc: QTextDocument, frame: QTextFrame) -> None:
+    """Header cells aligned like their columns, bold, on the same line as each other (Qt
+    starts the first header cell with an empty paragraph)."""
+    for child in frame.childFrames():
+        if not isinstance(child, QTextTable):
+            _tidy_tables(doc, child)
+            continue
+        table = child
+        for column in range(table.columns()):
+            blocks = _cell_blocks(doc, table, 0, column)
+            if len(blocks) > 1 and not blocks[0].text():
+                cursor = QTextCursor(blocks[0])
+                cursor.deleteChar()  # the empty paragraph's end: the text moves up
+                blocks = _cell_blocks(doc, table, 0, column)
+            body = _cell_blocks(doc, table, 1, column) if table.rows() > 1 else []
+            align = body[0].blockFormat().alignment() if body else None
+            cell = table.cellAt(0, column)
+            cursor = cell.firstCursorPosition()
+            cursor.setPosition(cell.lastPosition(), QTextCursor.MoveMode.KeepAnchor)
+            header = QTextBlockFormat()
+            header.setTopMargin(0)
+            header.setBottomMargin(0)
+            if align is not None:
+                header.setAlignment(align)
+            cursor.mergeBlockFormat(header)
+            bold = QTextCharFormat()
+            bold.setFontWeight(QFont.Weight.Bold)
+            cursor.mergeCharFormat(bold)
