@@ -9,29 +9,25 @@ import logging
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QApplication
 
+from openclaw_desktop.chat.attachments import Attachment
 from openclaw_desktop.config import AppPaths, SettingsStore
 from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.devices.notify import Notice, Notifier
-from openclaw_desktop.discovery import GatewayBrowser
-from openclaw_desktop.errors import OpenClawError, ReconnectPaused, TrustError
-from openclaw_desktop.identity import CredentialStore, gateway_key, open_secret_store
-from openclaw_desktop.links import PairLink
+from openclaw_desktop.errors import OpenClawError, ReconnectPaused
 from openclaw_desktop.sdk import Approval, Event
 from openclaw_desktop.sdk.normalize import Normalizer
 from openclaw_desktop.session import EventReceived
-from openclaw_desktop.transport import ConnectionState, ConnectionStatus
-from openclaw_desktop.trust import TrustPrompt
 from ui.dialogs import PairingWaitPanel, ask_approval, ask_pairing, ask_trust
 from ui.dialogs.settings import SettingsDialog
+from ui.gateway_choice import GatewayChoice, known_gateways_file, last_gateway_file, pin_mismatch
 from ui.main_window import MainWindow
 from ui.menus import MenuActions, build_menus, log_folder, log_to_folder, run_doctor, show_report
 from ui.presenters.chat import ChatPresenter
-from ui.presenters.discovery import BrowserFactory
+from ui.presenters.discovery import BrowserFactory, LastGateway
 from ui.presenters.sessions import SessionsPresenter
 from ui.presenters.voice import VoicePresenter
 from ui.quitting import QuitFlow
@@ -42,10 +38,11 @@ from ui.tray import Tray
 from ui.widgets.activity import ActivityView
 from ui.widgets.capture import CaptureIndicator
 from ui.widgets.connect import ConnectScreen
+from ui.widgets.connection_status import ConnectionStatusView
 from ui.widgets.pair_phone import PairPhoneDialog
 from ui.widgets.sessions import SessionsPanel
 
-__all__ = ["DesktopApp", "known_gateways_file", "run"]
+__all__ = ["DesktopApp", "known_gateways_file", "last_gateway_file", "run"]
 
 if TYPE_CHECKING:
     from openclaw_desktop.node.host import NodeHost
@@ -53,12 +50,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("openclaw.ui")
 
 
-def known_gateways_file(paths: AppPaths) -> Path:
-    """Gateways the user connected to (names and URLs; never tokens)."""
-    return paths.config_dir / "known_gateways.json"
-
-
-class DesktopApp:
+class DesktopApp(GatewayChoice):
     """The window plus the runtime behind it."""
 
     def __init__(self, runtime: DesktopRuntime) -> None:
@@ -67,6 +59,12 @@ class DesktopApp:
         if runtime.trust_callback is None:
             runtime.trust_callback = functools.partial(ask_trust, parent=self.window)
         runtime.operator_status_listeners.append(self._operator_status)
+        runtime.gateway_status_listeners.append(self._gateway_status)
+        #: The bundled gateway's port (``--gateway-port``): *Use this computer* runs it there.
+        self.bundled_port = runtime.target.port
+        self._wired: DesktopRuntime | None = None
+        #: Messages carried over to the next gateway (session, text, attachments).
+        self._carry: list[tuple[str, str, list[Attachment]]] = []
         self.wait_panel: PairingWaitPanel | None = None
         self._pin_dialog_open = False
         self.notifier = Notifier()
@@ -101,35 +99,43 @@ class DesktopApp:
         self.tray.show()
         self.apply_theme()
         runtime.node_started_listeners.append(self._wire_node)
-        if not runtime.target.node:
-            self.window.node_status.setText("node: off")
-            self.tray.set_node("off")
+        self._wire_status()
 
     async def start(self) -> None:
-        """Connect and show the chat (errors are shown in the window, not raised). A changed
-        TLS certificate asks the user, and connects only if they replace the pin."""
+        """Connect and show the chat (errors are shown on a card in the window, not
+        raised). A changed TLS certificate asks the user, and connects only if they
+        replace the pin. Called again by the card's Retry / Edit token on the same
+        runtime: the chat is wired once per runtime."""
         while True:
             try:
                 client = await self.runtime.start()
                 break
             except ReconnectPaused as exc:
-                mismatch = _pin_mismatch(exc.cause)
-                await self.runtime.aclose()
-                self.runtime = self._fresh_runtime(self.runtime.target)
-                if mismatch is None or not await self._ask_pin_changed(mismatch):
-                    self._could_not_connect(exc)
-                    return
+                mismatch = pin_mismatch(exc.cause)
+                if mismatch is not None and await self._ask_pin_changed(mismatch):
+                    continue  # the pin was replaced and the sessions resumed: wait again
+                self._could_not_connect(exc)
+                return
             except (OpenClawError, OSError, TimeoutError) as exc:
                 self._could_not_connect(exc)
                 return
-        self.window.operator_status.setText(
-            f"operator: connected to {client.connection.endpoint.display}"
-        )
-        self.tray.set_operator("connected")
+        self.connection_view.hide_failure(self.window.chat or self.window.placeholder)
+        self.connection_view.refresh()
+        if self._wired is self.runtime:
+            return
+        self._wired = self.runtime
+        LastGateway(last_gateway_file(self.runtime.paths)).save(self.runtime.target)
         client.connection.on_event(self._gateway_event)
         self._spawn(self._follow_approvals())
-        self.activity = ActivityView()
-        self.window.show_activity(self.activity)
+        activity = ActivityView()
+        dock = getattr(self.window, "activity_dock", None)
+        if dock is not None and self.activity is not None:  # the previous gateway's dock
+            old, self.activity = self.activity, activity
+            dock.setWidget(activity)
+            old.deleteLater()
+        else:
+            self.activity = activity
+            self.window.show_activity(activity)
         self._spawn(self._follow_activity())
         if self.runtime.node is not None:
             self._wire_node(self.runtime.node)
@@ -142,6 +148,16 @@ class DesktopApp:
         self.window.show_sessions(self.panel)
         await self.open_session("main")
         await self.sessions.start()
+        await self._send_carried()
+
+    def _wire_status(self) -> None:
+        """The status bar, the tray and the error card follow the runtime's sessions."""
+        view = ConnectionStatusView(self.window, self.tray, lambda: self.runtime)
+        view.reconnect_requested.connect(lambda: self._spawn(self.runtime.reconnect_now()))
+        view.retry_requested.connect(lambda: self._spawn(self.retry()))
+        view.choose_requested.connect(lambda: self._spawn(self.choose_gateway()))
+        view.token_entered.connect(self._token_entered)
+        self.connection_view = view
 
     def _wire_node(self, node: NodeHost) -> None:
         """Show this node's captures (with Cancel) and its invokes in the activity view."""
@@ -161,121 +177,13 @@ class DesktopApp:
         """Tray “Pause node”: disconnect the node (the chat stays) or bring it back."""
         if paused:
             await self.runtime.pause_node()
-            self.window.node_status.setText("node: paused")
-            self.tray.set_node("paused")
+            self.connection_view.refresh()
         else:
             await self.runtime.resume_node()
         if self.tray.pause_action.isChecked() != paused:
             self.tray.pause_action.blockSignals(True)
             self.tray.pause_action.setChecked(paused)
             self.tray.pause_action.blockSignals(False)
-
-    def _could_not_connect(self, exc: BaseException) -> None:
-        log.error("could not connect: %s", exc)
-        self.window.show_message(f"Could not connect:\n{exc}")
-
-    def _fresh_runtime(self, target: RuntimeTarget) -> DesktopRuntime:
-        """A new runtime for ``target`` with this window's listeners."""
-        runtime = DesktopRuntime(self.runtime.paths, target, self.runtime.trust_callback)
-        runtime.node_status_listeners.append(self._node_status)
-        runtime.operator_status_listeners.append(self._operator_status)
-        runtime.node_started_listeners.append(self._wire_node)
-        return runtime
-
-    async def _ask_pin_changed(self, error: TrustError) -> bool:
-        """The distinct warning for a changed certificate (old and new fingerprints); the
-        new pin is stored only when the user explicitly replaces it."""
-        if self._pin_dialog_open or error.actual is None or error.expected is None:
-            return False
-        host, _, port = error.endpoint.rpartition(":")
-        prompt = TrustPrompt(
-            endpoint=error.endpoint,
-            host=host.strip("[]"),
-            port=int(port) if port.isdigit() else 0,
-            fingerprint=error.actual,
-            previous_pin=error.expected,
-        )
-        self._pin_dialog_open = True
-        try:
-            name = getattr(self.runtime.target, "name", None)
-            replaced = await ask_trust(prompt, self.window, gateway_name=name)
-        finally:
-            self._pin_dialog_open = False
-        if replaced:
-            self.runtime.replace_pin(error.actual)
-        return replaced
-
-    # ------------------------------------------------------------------ gateways
-    def open_pair_link(self, link: PairLink) -> None:
-        """An ``openclaw://pair`` link from another launch: show its code on the connect
-        screen. Never connects by itself: any web page can open such a link."""
-        self._raise()
-        if self.connect_screen is not None:
-            self.connect_screen.setup_code.setText(link.code)
-            self.connect_screen.connect_code.setFocus()
-        else:
-            self._spawn(self.choose_gateway(link))
-
-    async def choose_gateway(self, pair_link: PairLink | None = None) -> None:
-        """The connect screen (first run, “Connect to another gateway…”, or a pairing link):
-        this computer's bundled gateway, one found on the LAN, a URL or a setup code."""
-        paths = self.runtime.paths
-        try:
-            camera = SettingsStore(paths.settings_file).load().node.camera_source or ""
-        except OpenClawError:
-            camera = ""
-        screen = ConnectScreen(
-            known_gateways_file(paths),
-            browser_factory=self.browser_factory or GatewayBrowser,
-            parent=self.window,
-            camera_source=camera,
-        )
-        self.window.stack.addWidget(screen)
-        self.window.stack.setCurrentWidget(screen)
-        chosen: asyncio.Future[RuntimeTarget] = asyncio.get_running_loop().create_future()
-
-        def pick(target: RuntimeTarget) -> None:
-            if not chosen.done():
-                chosen.set_result(target)
-
-        screen.chosen.connect(pick)
-        screen.forgotten.connect(self._forget_gateway)
-        self.connect_screen = screen
-        log.info("connect screen shown")
-        if pair_link is not None:
-            screen.setup_code.setText(pair_link.code)  # decoded and checked by the screen
-            screen.connect_code.setFocus()
-        await screen.start()
-        try:
-            target = await chosen
-        finally:
-            self.connect_screen = None
-            await screen.aclose()
-        self.window.stack.removeWidget(screen)
-        screen.deleteLater()
-        if target.url is None:
-            known_gateways_file(paths).parent.mkdir(parents=True, exist_ok=True)
-            if not known_gateways_file(paths).exists():
-                known_gateways_file(paths).write_text("[]\n", encoding="utf-8")
-        await self.switch_gateway(target)
-
-    async def switch_gateway(self, target: RuntimeTarget) -> None:
-        """Close the current connection (if any) and connect to ``target``."""
-        await self.tasks.cancel()
-        for presenter in self.presenters.values():
-            await presenter.aclose()
-        self.presenters.clear()
-        if self.sessions is not None:
-            await self.sessions.aclose()
-        await self.runtime.aclose()
-        self.runtime = self._fresh_runtime(target)
-        await self.start()
-
-    def _forget_gateway(self, url: str) -> None:
-        """Forget a gateway: its TLS pin and tokens go with it."""
-        paths = self.runtime.paths
-        CredentialStore(open_secret_store(paths.secrets_file)).forget_gateway(gateway_key(url))
-        self.window.statusBar().showMessage(f"forgot {url}")
 
     def _spawn(self, coro: Any) -> None:
         self.tasks.spawn(coro)
@@ -411,29 +319,6 @@ class DesktopApp:
         return presenter
 
     # ------------------------------------------------------------------ pairing and approvals
-    def _operator_status(self, status: ConnectionStatus) -> None:
-        mismatch = _pin_mismatch(status.error)
-        if status.state is ConnectionState.PAUSED and mismatch is not None:
-            self.tray.set_operator("paused: the gateway's certificate changed")
-            if self.runtime.client is not None:  # connected before: ask here
-                self._spawn(self._ask_pin_changed(mismatch))
-            return
-        if status.state is ConnectionState.AWAITING_APPROVAL and status.pairing is not None:
-            rid = status.pairing.request_id or "?"
-            command = status.pairing.approve_command or f"openclaw devices approve {rid}"
-            if self.wait_panel is None:
-                self.wait_panel = PairingWaitPanel(rid, command, self.window)
-                self.window.stack.addWidget(self.wait_panel)
-            self.window.stack.setCurrentWidget(self.wait_panel)
-            self.tray.set_operator("waiting for approval")
-        elif status.state is ConnectionState.CONNECTED and self.wait_panel is not None:
-            self.wait_panel.stop("Approved")
-            if self.window.chat is not None:
-                self.window.stack.setCurrentWidget(self.window.chat)
-        elif status.state is not ConnectionState.CONNECTED:
-            wait = f" in {status.retry_in_s:.0f}s" if status.retry_in_s is not None else ""
-            self.tray.set_operator(f"{status.state.value}{wait}")
-
     def _gateway_event(self, event: EventReceived) -> None:
         """Another device asks to pair with a gateway this app operates."""
         if event.event not in ("device.pair.requested", "node.pair.requested"):
@@ -495,13 +380,6 @@ class DesktopApp:
             except OpenClawError as exc:
                 self.window.statusBar().showMessage(f"approval not sent: {exc}")
 
-    def _node_status(self, status: ConnectionStatus) -> None:
-        text = status.state.value
-        if status.retry_in_s is not None:
-            text += f" in {status.retry_in_s:.0f}s"
-        self.window.node_status.setText(f"node: {text}")
-        self.tray.set_node(text)
-
     async def aclose(self) -> None:
         """Stop following events, cancel what the window started, close the runtime."""
         await self.tasks.cancel()
@@ -510,13 +388,6 @@ class DesktopApp:
         if self.sessions is not None:
             await self.sessions.aclose()
         await self.runtime.aclose()
-
-
-def _pin_mismatch(error: BaseException | None) -> TrustError | None:
-    """The error when it says a pinned gateway shows another certificate."""
-    if isinstance(error, TrustError) and error.kind == "mismatch":
-        return error
-    return None
 
 
 def run(argv: Sequence[str], target: RuntimeTarget) -> int:
@@ -537,7 +408,11 @@ def run(argv: Sequence[str], target: RuntimeTarget) -> int:
     asyncio.set_event_loop(loop)
     paths = AppPaths.default()
     log_to_folder(paths)
-    desktop = DesktopApp(DesktopRuntime(paths, target))
+    # The gateway chosen last (remote or this computer's), unless a link opens the screen.
+    remembered = None
+    if getattr(target, "pair_link", None) is None and target.url is None:
+        remembered = LastGateway(last_gateway_file(paths)).target(target.port)
+    desktop = DesktopApp(DesktopRuntime(paths, remembered or target))
     desktop.window.show()
     closed = asyncio.Event()
     desktop.quitter.on_quit.append(closed.set)

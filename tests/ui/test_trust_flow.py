@@ -122,7 +122,10 @@ def test_discover_trust_and_changed_pin(
             dialog.cancel_button.click()
             await asyncio.wait_for(choosing, 30)
             assert not has_chat(app)
-            assert "was not trusted" in app.window.placeholder.text()
+            card = app.connection_view.card
+            assert card is not None and app.window.stack.currentWidget() is card
+            assert card.title.text() == "You did not trust the gateway's certificate"
+            assert "was not trusted" in card.details.toPlainText()  # only under details
             assert pins.tls_pin(gateway_key(gw.url)) is None
 
             # 2. Trust: the pin is stored and the chat opens.

@@ -172,6 +172,11 @@ class ChatPresenter(QObject):
         self.changed.emit()
         await self._dispatch(run_id, entry[1], "interrupt", entry[2])
 
+    def unsent(self) -> list[tuple[str, list[Attachment]]]:
+        """Messages the gateway has not got yet (waiting for it to come back, or queued
+        behind the running turn), oldest first: what switching gateways asks about."""
+        return [(text, files) for _run, text, files in [*self._offline, *self._pending]]
+
     async def stop(self) -> None:
         """Stop the running reply (the partial answer stays)."""
         try:

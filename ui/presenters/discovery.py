@@ -25,6 +25,7 @@ __all__ = [
     "GatewaySource",
     "KnownGateway",
     "KnownGateways",
+    "LastGateway",
     "short_fingerprint",
 ]
 
@@ -211,3 +212,61 @@ class KnownGateways:
         entries = [e for e in self.load() if e.url != url]
         self.save(entries)
         return entries
+
+
+class LastGateway:
+    """The gateway the app connected to last, for the next launch: ``{"url", "name"}`` of a
+    remote one, ``{"bundled": true}`` for this computer's (its port comes from the
+    command line). Never a token: a typed token is kept in the keyring by the runtime.
+
+    A missing, unreadable or malformed file means "no choice yet" (logged).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self) -> KnownGateway | bool | None:
+        """The remote gateway, True for the bundled one, or None (no choice remembered)."""
+        try:
+            if self.path.stat().st_size > _MAX_KNOWN_BYTES:
+                return None
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            log.warning("ignoring unreadable last gateway file %s: %s", self.path, exc)
+            return None
+        if not isinstance(raw, dict):
+            return None
+        if raw.get("bundled") is True:
+            return True
+        url, name = raw.get("url"), raw.get("name")
+        if not isinstance(url, str) or not url:
+            return None
+        label = name[:_MAX_NAME_CHARS] if isinstance(name, str) and name else url
+        return KnownGateway(label, url)
+
+    def save(self, target: RuntimeTarget) -> None:
+        """Remember ``target`` (atomically)."""
+        if target.url is None:
+            data: dict[str, object] = {"bundled": True}
+        else:
+            name = getattr(target, "name", None) or target.url
+            data = {"url": target.url, "name": str(name)[:_MAX_NAME_CHARS]}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        try:
+            tmp.write_text(json.dumps(data) + "\n", encoding="utf-8")
+            os.replace(tmp, self.path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+
+    def target(self, bundled_port: int) -> RuntimeTarget | None:
+        """The remembered choice as a target (None: nothing remembered)."""
+        last = self.load()
+        if last is None:
+            return None
+        if isinstance(last, bool):
+            return RuntimeTarget(port=bundled_port)
+        return ConnectTarget(url=last.url, name=last.name, port=bundled_port)

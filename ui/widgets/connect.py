@@ -36,6 +36,7 @@ from openclaw_desktop.discovery import (
     decode_setup_code,
 )
 from openclaw_desktop.errors import ConfigError
+from openclaw_desktop.protocol import DEFAULT_GATEWAY_PORT
 from openclaw_desktop.transport import Endpoint
 from ui.presenters.discovery import (
     BrowserFactory,
@@ -57,8 +58,8 @@ class ConnectScreen(QWidget):
     """Choose a gateway.
 
     Signals:
-        chosen: a :class:`RuntimeTarget` — plain ``RuntimeTarget()`` for the bundled
-            gateway, else a :class:`ConnectTarget` (url, token, name, tls_hint, and for a
+        chosen: a :class:`RuntimeTarget` — ``RuntimeTarget(port=bundled_port)`` for the
+            bundled gateway, else a :class:`ConnectTarget` (url, token, name, tls_hint, and for a
             setup code its bootstrap token).
         forgotten: the URL of a known gateway the user forgot (drop its pin and tokens).
 
@@ -66,6 +67,8 @@ class ConnectScreen(QWidget):
         known_file: The known gateways JSON file (read now, written on choose/forget).
         browser_factory: Makes the LAN browser; :meth:`start` starts it, :meth:`aclose`
             (or closing the widget) stops it.
+        bundled_port: where *Use this computer* runs the bundled gateway (the app's
+            ``--gateway-port``).
     """
 
     chosen = Signal(object)
@@ -77,8 +80,11 @@ class ConnectScreen(QWidget):
         browser_factory: BrowserFactory = GatewayBrowser,
         parent: QWidget | None = None,
         camera_source: str = "",
+        bundled_port: int = DEFAULT_GATEWAY_PORT,
     ) -> None:
         super().__init__(parent)
+        #: The bundled gateway's port (``--gateway-port``) for *Use this computer*.
+        self.bundled_port = bundled_port
         self.setWindowTitle("Connect to OpenClaw")
         self.known = KnownGateways(known_file)
         self.discovery = DiscoveryPresenter(browser_factory, self)
@@ -95,7 +101,9 @@ class ConnectScreen(QWidget):
         font.setPointSizeF(font.pointSizeF() * 1.25)
         font.setBold(True)
         self.local_button.setFont(font)
-        self.local_button.clicked.connect(lambda: self.chosen.emit(RuntimeTarget()))
+        self.local_button.clicked.connect(
+            lambda: self.chosen.emit(RuntimeTarget(port=self.bundled_port))
+        )
         layout.addWidget(self.local_button)
 
         other = QGroupBox("Or connect to another gateway", self)

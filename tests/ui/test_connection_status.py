@@ -1,0 +1,349 @@
+"""Honest status, error cards and recovery, in the real window (offscreen) against real
+gateway processes on loopback: a wrong token fixed from the card, the bundled gateway killed
+and restarted by the app's supervisor, and a switch between two gateways (remembered for the
+next launch, unsent messages asked about). At every step the status bar and the tray say
+what the transport's state machines are in."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox
+
+from openclaw_desktop.config import AppPaths
+from openclaw_desktop.transport import ConnectionState, ConnectionStatus
+from tests.helpers.bundled_gateway import BundledGateway
+from tests.helpers.chat_trace import write_fake_providers
+from tests.helpers.fake_llm import FakeLLM
+from tests.helpers.ports import free_port
+from tests.helpers.qt import run_in_qt, screenshot_folder, shot, window_home  # noqa: F401 (autouse)
+from tests.ui.test_chat_window import until
+from ui.app import DesktopApp, last_gateway_file
+from ui.presenters.discovery import ConnectTarget, LastGateway
+from ui.presenters.failure import CardAction
+from ui.runtime import DesktopRuntime, RuntimeTarget
+
+pytestmark = [pytest.mark.ui, pytest.mark.timeout(180)]
+
+#: The words each transport state must be shown with (independent of the presenter).
+WORDS = {
+    ConnectionState.IDLE: "connecting",
+    ConnectionState.CONNECTING: "connecting",
+    ConnectionState.CONNECTED: "connected to ",
+    ConnectionState.RECONNECTING: "reconnecting",
+    ConnectionState.AWAITING_APPROVAL: "waiting for approval",
+    ConnectionState.PAUSED: "paused: needs action — ",
+    ConnectionState.CLOSED: "stopped",
+}
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLM]:
+    """The fake model."""
+    with FakeLLM() as fake:
+        yield fake
+
+
+def gateway_with_model(root: Path, llm: FakeLLM) -> BundledGateway:
+    """Our gateway in its own process, answering with the fake model."""
+    write_fake_providers(root / "state", llm.port)
+    return BundledGateway.start(root=root)
+
+
+def assert_honest(app: DesktopApp) -> None:
+    """The status bar and the tray show exactly the transport's states, now."""
+    runtime = app.runtime
+    shown = app.window.operator_status.text()
+    tip = app.tray.icon.toolTip()
+    client = runtime.client
+    if client is not None:
+        status = client.connection.status
+        assert shown.startswith(f"chat: {WORDS[status.state]}"), (shown, status)
+        if status.state is ConnectionState.CONNECTED:
+            assert shown == f"chat: connected to {client.connection.endpoint.display}"
+        assert f"chat: {shown.removeprefix('chat: ')}" in tip
+    node = runtime.node
+    node_shown = app.window.node_status.text()
+    if node is not None:
+        state = node.connection.status.state
+        assert node_shown.startswith(f"node: {WORDS[state]}"), (node_shown, state)
+        assert node_shown.removeprefix("node: ") in tip
+    waiting = any(
+        c.status.state in (ConnectionState.RECONNECTING, ConnectionState.AWAITING_APPROVAL)
+        for c in runtime.connections
+    )
+    connected = all(c.status.state is ConnectionState.CONNECTED for c in runtime.connections)
+    button = app.connection_view.reconnect_button.isVisibleTo(app.window)
+    if waiting:
+        assert button, "Reconnect now is offered wherever a wait is shown"
+    elif connected and runtime.connections:
+        assert not button
+
+
+def record_states(app: DesktopApp) -> list[tuple[ConnectionState, str]]:
+    """Every operator status change with the text shown right after it."""
+    seen: list[tuple[ConnectionState, str]] = []
+
+    def on_status(status: ConnectionStatus) -> None:
+        seen.append((status.state, app.window.operator_status.text()))
+
+    client = app.runtime.client
+    assert client is not None
+    client.connection.on_status(on_status)  # after the app's own listener: its text is shown
+    return seen
+
+
+def screen_width(app: DesktopApp) -> int:
+    screen = app.window.screen()
+    return screen.availableGeometry().width()
+
+
+def test_wrong_token_card_then_edit_token_connects(
+    qapp: QApplication, tmp_path: Path, llm: FakeLLM, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A wrong token: paused with the reason in words, a wrapped card with Edit token /
+    Retry / Choose another gateway / Show details; the right token from the card connects."""
+    screens = screenshot_folder(tmp_path_factory, "wrong-token")
+    gw = gateway_with_model(tmp_path / "gw", llm)
+    target = ConnectTarget(url=gw.url, token="not-the-token-" + "x" * 200, node=False, name="gw")
+    app = DesktopApp(DesktopRuntime(AppPaths.default(), target))
+    app.window.resize(700, 500)
+    app.window.show()
+
+    async def scenario() -> None:
+        await app.start()
+        client = app.runtime.client
+        assert client is not None
+        assert client.connection.status.state is ConnectionState.PAUSED
+        assert app.window.operator_status.text() == (
+            "chat: paused: needs action — the gateway refused this token"
+        )
+        assert_honest(app)
+        card = app.connection_view.card
+        assert card is not None and app.window.stack.currentWidget() is card
+        assert card.title.text() == "The gateway refused this token"
+        assert card.title.wordWrap() and card.body.wordWrap()
+        assert "AUTH_TOKEN_MISMATCH" not in card.title.text() + card.body.text()
+        assert list(card.buttons) == [
+            CardAction.EDIT_TOKEN,
+            CardAction.RETRY,
+            CardAction.CHOOSE_GATEWAY,
+            CardAction.SHOW_DETAILS,
+        ]
+        QApplication.processEvents()
+        assert app.window.width() <= screen_width(app)
+        assert app.window.width() <= 700, "the card does not widen the window"
+        shot(app.window, screens / "01-card.png")
+
+        # Show details: the raw text is there, wrapped, and hides again.
+        card.buttons[CardAction.SHOW_DETAILS].click()
+        assert card.details.isVisible() and "AUTH_TOKEN_MISMATCH" in card.details.toPlainText()
+        QApplication.processEvents()
+        assert app.window.width() <= 700
+        shot(app.window, screens / "02-details.png")
+        card.buttons[CardAction.SHOW_DETAILS].click()
+        assert not card.details.isVisible()
+
+        # Retry with the same wrong token: paused again, honestly.
+        seen = record_states(app)
+        card.buttons[CardAction.RETRY].click()
+        await until(
+            lambda: (
+                (ConnectionState.PAUSED, app.window.operator_status.text()) in seen
+                and len(seen) >= 2
+            ),
+            "paused again",
+        )
+        assert all(text.startswith(f"chat: {WORDS[state]}") for state, text in seen), seen
+
+        # Edit token: the field appears; the right token connects; the card goes.
+        card = app.connection_view.card
+        assert card is not None
+        card.buttons[CardAction.EDIT_TOKEN].click()
+        assert card.token.isVisible()
+        card.token.setText(gw.token)
+        card.use_token.click()
+        await until(lambda: app.window.chat is not None, "the chat", 30)
+        assert client.connection.status.state.value == "connected"
+        assert app.connection_view.card is None
+        assert app.window.stack.currentWidget() is app.window.chat
+        assert app.window.operator_status.text() == f"chat: connected to 127.0.0.1:{gw.port}"
+        assert_honest(app)
+        assert all(text.startswith(f"chat: {WORDS[state]}") for state, text in seen), seen
+        shot(app.window, screens / "03-connected.png")
+        await app.aclose()
+
+    try:
+        run_in_qt(qapp, scenario, timeout=120)
+    finally:
+        gw.cleanup()
+
+
+def test_bundled_gateway_killed_is_restarted_and_waiting_messages_go_once(
+    qapp: QApplication, llm: FakeLLM, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """kill -9 of the bundled gateway: reconnecting is shown honestly with Reconnect now,
+    the app restarts the gateway, both sessions come back, and a message sent meanwhile is
+    delivered exactly once with its label updated."""
+    screens = screenshot_folder(tmp_path_factory, "gateway-killed")
+    paths = AppPaths.default()
+    write_fake_providers(paths.gateway_state_dir, llm.port)
+    port = free_port()
+    app = DesktopApp(DesktopRuntime(paths, RuntimeTarget(port=port, node=True)))
+    app.window.show()
+
+    async def scenario() -> None:
+        await app.start()
+        runtime = app.runtime
+        supervisor, node, client = runtime.supervisor, runtime.node, runtime.client
+        assert supervisor is not None and node is not None and client is not None
+        await until(lambda: node.connection.status.state is ConnectionState.CONNECTED, "node")
+        assert_honest(app)
+        assert app.window.operator_status.text() == f"chat: connected to 127.0.0.1:{port}"
+        seen = record_states(app)
+
+        pid = supervisor.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        await until(
+            lambda: client.connection.status.state is not ConnectionState.CONNECTED, "the drop"
+        )
+        assert_honest(app)
+        presenter = app.presenter
+        assert presenter is not None
+        run_id = await presenter.send("sent while the gateway was down")
+        assert run_id is not None
+        item = presenter.timeline.get(f"{run_id}:user")
+        assert item is not None and item.status == "waiting"
+        shot(app.window, screens / "01-down.png")
+        await until(lambda: supervisor.status.restarts == 1, "the restart", 60)
+        await until(
+            lambda: all(c.status.state is ConnectionState.CONNECTED for c in runtime.connections),
+            "both sessions back",
+            60,
+        )
+        assert_honest(app)
+        assert runtime.last_interruption is not None
+        assert runtime.last_interruption.cause == "gateway-stopped"
+        states = [state for state, _text in seen]
+        assert ConnectionState.RECONNECTING in states and states[-1] is ConnectionState.CONNECTED
+        assert all(text.startswith(f"chat: {WORDS[state]}") for state, text in seen), seen
+
+        await until(lambda: item.status != "waiting", "the label updated", 30)
+
+        def replied() -> bool:
+            return any(
+                i.run_id == run_id and i.role == "assistant" and i.status == "done"
+                for i in presenter.timeline.items
+            )
+
+        await until(replied, "the reply to the waiting message", 60)
+        history = await client.sessions.history("main", limit=50)
+        users = [
+            m
+            for m in history
+            if m.get("role") == "user" and "sent while the gateway was down" in json.dumps(m)
+        ]
+        assert len(users) == 1, "delivered exactly once"
+        shot(app.window, screens / "02-back.png")
+        await app.aclose()
+
+    run_in_qt(qapp, scenario, timeout=150)
+
+
+def test_switching_gateways_moves_everything_and_is_remembered(
+    qapp: QApplication, tmp_path: Path, llm: FakeLLM, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """From gateway A to B: a live chat on B (not A's history), one Activity dock, the
+    status names B, the choice is remembered; a message waiting for a stopped B is sent to
+    A only after the user says so."""
+    screens = screenshot_folder(tmp_path_factory, "switch-gateway")
+    a = gateway_with_model(tmp_path / "a", llm)
+    b = gateway_with_model(tmp_path / "b", llm)
+    paths = AppPaths.default()
+    app = DesktopApp(
+        DesktopRuntime(paths, ConnectTarget(url=a.url, token=a.token, node=False, name="A"))
+    )
+    app.window.show()
+
+    async def scenario() -> None:
+        await app.start()
+        assert app.presenter is not None
+        await app.presenter.send("only on A")
+        first = app.presenter
+        await until(lambda: any(i.status == "done" for i in first.timeline.items), "A")
+
+        await app.switch_gateway(ConnectTarget(url=b.url, token=b.token, node=False, name="B"))
+        presenter = app.presenters["main"]
+        assert presenter is not first and app.presenter is presenter
+        assert app.window.chat is not None
+        assert presenter.client.connection.endpoint.port == b.port
+        assert app.window.chat.presenter is presenter, "the chat shown is the new gateway's"
+        assert not any("only on A" in i.text for i in presenter.timeline.items)
+        assert len(app.window.findChildren(QDockWidget, "activity-dock")) == 1
+        assert app.window.operator_status.text() == f"chat: connected to 127.0.0.1:{b.port}"
+        assert_honest(app)
+        await presenter.send("hello B")
+        await until(lambda: any(i.status == "done" for i in presenter.timeline.items), "B")
+        shot(app.window, screens / "01-on-b.png")
+        remembered = LastGateway(last_gateway_file(paths)).target(18789)
+        assert remembered is not None and remembered.url == b.url
+        assert "token" not in last_gateway_file(paths).read_text()
+
+        # B stops; a message waits; switching back to A asks, and "Send" sends it there.
+        await asyncio.to_thread(b.stop)
+        await until(
+            lambda: presenter.client.connection.status.state is not ConnectionState.CONNECTED,
+            "B gone",
+        )
+        assert_honest(app)
+        await presenter.send("waiting for B")
+        assert presenter.unsent()
+        switching = asyncio.ensure_future(
+            app.switch_gateway(ConnectTarget(url=a.url, token=a.token, node=False, name="A"))
+        )
+        await until(lambda: ask_box() is not None, "the question")
+        box = ask_box()
+        assert box is not None
+        shot(app.window, screens / "02-asked.png")
+        send = next(b for b in box.buttons() if b.text() == "Send them there")
+        send.click()
+        await asyncio.wait_for(switching, 60)
+        assert app.presenter is not None
+        assert app.presenter.client.connection.endpoint.port == a.port
+        client = app.runtime.client
+        assert client is not None
+
+        async def on_a() -> int:
+            history = await client.sessions.history("main", limit=50)
+            return sum(
+                1 for m in history if m.get("role") == "user" and "waiting for B" in json.dumps(m)
+            )
+
+        async with asyncio.timeout(30):
+            while await on_a() != 1:
+                await asyncio.sleep(0.1)
+        assert_honest(app)
+        await app.aclose()
+
+    try:
+        run_in_qt(qapp, scenario, timeout=150)
+    finally:
+        a.cleanup()
+        b.cleanup()
+
+
+def ask_box() -> QMessageBox | None:
+    """The visible "messages not sent yet" question, if any."""
+    for widget in QApplication.topLevelWidgets():
+        named = isinstance(widget, QMessageBox) and widget.objectName() == "unsentMessages"
+        if named and widget.isVisible():
+            assert isinstance(widget, QMessageBox)
+            return widget
+    return None
