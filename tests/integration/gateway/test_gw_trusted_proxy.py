@@ -19,9 +19,11 @@ from gateway.server import GatewayServer
 from openclaw_desktop.identity import DeviceIdentity
 from tests.helpers.bundled_gateway import (
     TOKEN,
+    BundledGateway,
     RawClient,
     bundled_gateway,
     http_upgrade,
+    run_gateway_cli,
     wait_for,
 )
 
@@ -140,3 +142,19 @@ async def test_a_forwarded_loopback_client_is_not_local(tmp_path: Path) -> None:
         assert res["ok"] is False
         assert res["error"]["details"]["code"] == "PAIRING_REQUIRED", res
         assert gw.state.devices.get(identity.device_id) is None
+
+
+async def test_the_cli_option_names_the_trusted_proxies() -> None:
+    """``gateway run --trusted-proxy 127.0.0.0/8``: a forwarded client is upgraded; without
+    the option the same request gets the 403."""
+    headers = [("X-Forwarded-For", "203.0.113.7")]
+    with BundledGateway.start(args=["--trusted-proxy", "127.0.0.0/8"]) as gw:
+        assert (await http_upgrade(gw.port, headers, source="127.0.0.3")).status == 101
+    with BundledGateway.start() as gw:
+        assert (await http_upgrade(gw.port, headers)).status == 403
+
+
+def test_the_cli_refuses_an_entry_that_is_not_an_address() -> None:
+    result = run_gateway_cli("run", "--port", "0", "--trusted-proxy", "proxy.example")
+    assert result.returncode == 2
+    assert "not an IP address or CIDR network" in result.stderr
