@@ -1,18 +1,32 @@
 """Chat rows render Markdown (code in monospace, coloured by language), inline images, and
-grow with their text."""
+grow with their text; model text is never HTML, loads nothing, and hostile Markdown is
+bounded and stays inside its bubble."""
 
 from __future__ import annotations
 
 import base64
+import contextlib
+import urllib.error
+import urllib.request
+from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QBuffer, QIODevice
-from PySide6.QtGui import QColor, QImage, QPalette, QTextDocument
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QUrl
+from PySide6.QtGui import QColor, QFont, QImage, QPalette, QTextDocument, QTextTable
+from PySide6.QtWidgets import QApplication, QListView
 
-from openclaw_desktop.chat import ChatItem, ToolCard
-from ui.widgets.chat_delegate import THUMBNAIL, bubble_colour, decode_image, render_document
+from openclaw_desktop.chat import ChatItem, ChatTimeline, ToolCard
+from tests.helpers.fake_llm import FakeLLM
+from ui.widgets.chat_delegate import (
+    THUMBNAIL,
+    ChatDelegate,
+    bubble_colour,
+    decode_image,
+    render_document,
+)
+from ui.widgets.chat_model import ChatListModel
 from ui.widgets.highlight import language_rules
+from ui.widgets.markdown import MAX_BLOCKS, SHOWN_CHARS, SafeDocument
 
 pytestmark = pytest.mark.ui
 
@@ -103,3 +117,144 @@ def test_dark_palette_keeps_rows_readable(qapp: QApplication) -> None:
     for role in ("user", "assistant", "error"):
         assert bubble_colour(role, dark).lightness() < 128, role
     assert bubble_colour("error", QPalette()).lightness() > 128
+
+
+# ---------------------------------------------------------------- model text is never HTML
+def _image_names(doc: QTextDocument) -> list[str]:
+    """The names of the images a document would draw."""
+    names = []
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fmt = it.fragment().charFormat()
+            if fmt.isImageFormat():
+                names.append(fmt.toImageFormat().name())
+            it += 1
+        block = block.next()
+    return names
+
+
+def _paint_in_a_view(qapp: QApplication, items: list[ChatItem]) -> QImage:
+    """The rows laid out and painted by the chat's own list view and delegate."""
+    timeline = ChatTimeline("agent:main:main")
+    timeline.items.extend(items)
+    model = ChatListModel(timeline)
+    model.refresh()
+    view = QListView()
+    view.setModel(model)
+    view.setItemDelegate(ChatDelegate(view))
+    view.setWordWrap(True)
+    view.resize(520, 900)
+    view.show()
+    qapp.processEvents()
+    picture = view.grab().toImage()
+    qapp.processEvents()
+    view.close()
+    return picture
+
+
+def test_markup_in_model_text_is_shown_literally_and_fetches_nothing(
+    qapp: QApplication, tmp_path: Path
+) -> None:
+    """``<node>``, ``<b>x</b>`` and ``<img src=http://…>`` are text, the rest of the reply
+    after them is shown, and neither raw HTML nor a Markdown image reaches the network (a
+    real HTTP server on loopback records every request) or the filesystem."""
+    on_disk = tmp_path / "secret.png"
+    QImage.fromData(QByteArray(base64.b64decode(_png(8, 8)))).save(str(on_disk))
+    with FakeLLM() as server:
+        pixel = f"http://127.0.0.1:{server.port}/pixel.png"
+        text = (
+            "Commands that work without a model: /nodes <node> list, <b>x</b> and "
+            f"<img src={pixel}> then the rest.\n\n"
+            f"<div>a block</div>\n\n![tracker]({pixel}?md=1) and ![local]({on_disk.as_uri()})"
+            f" and ![relative]({on_disk})\n\nLast line."
+        )
+        item = ChatItem("r:assistant", "assistant", text)
+        doc = render_document(item, 480, QPalette())
+        shown = doc.toPlainText()
+        for literal in ("<node>", "<b>x</b>", f"<img src={pixel}>", "<div>a block</div>"):
+            assert literal in shown, (literal, shown)
+        assert "then the rest." in shown and "Last line." in shown
+        assert "[image: tracker]" in shown and "[image: local]" in shown
+        assert _image_names(doc) == [], "no image named by the model is left to load"
+        _paint_in_a_view(qapp, [item, ChatItem("u:user", "user", text)])
+        assert server.requests == [], [r.path for r in server.requests]
+        # The recorder works: a real fetch of the same address is seen.
+        with contextlib.suppress(urllib.error.HTTPError):
+            urllib.request.urlopen(pixel, timeout=5).close()
+        assert [r.path for r in server.requests] == ["/pixel.png"]
+
+
+def test_row_documents_load_no_resource(qapp: QApplication, tmp_path: Path) -> None:
+    """A plain QTextDocument reads any local file an image URL names; a row's document
+    loads nothing it was not given (only the item's own images are shown)."""
+    on_disk = tmp_path / "file.png"
+    QImage.fromData(QByteArray(base64.b64decode(_png(4, 4)))).save(str(on_disk))
+    url = QUrl.fromLocalFile(str(on_disk))
+    kind = QTextDocument.ResourceType.ImageResource
+    assert QTextDocument().resource(kind, url) is not None, "Qt's default reads the file"
+    assert SafeDocument().resource(kind, url) is None
+    images = [{"mimeType": "image/png", "data": _png(40, 30)}]
+    doc = render_document(
+        ChatItem("i", "assistant", "![x](file.png)", images=images), 400, QPalette()
+    )
+    assert _image_names(doc) == ["chat-image:0"]
+
+
+# ---------------------------------------------------------------- bounded, and inside the bubble
+HOSTILE = {
+    "10,000 nested lists": "- " * 10_000 + "x\n",
+    "10,000 nested quotes": ">" * 10_000 + " x\n",
+    "indented nesting": "".join("  " * i + "- x\n" for i in range(300)),
+    "a huge table": "|" + "h|" * 60 + "\n|" + "-|" * 60 + "\n" + ("|" + "c|" * 60 + "\n") * 3_000,
+    "a one-column table without pipes": "a|\n-|\n" + "row\n" * 20_000,
+    "a 1 MB line": "x" * 1_000_000,
+    "a 1 MB line of words": "word " * 200_000,
+    "a 1 MB code line": "```\n" + "y" * 1_000_000 + "\n```\n",
+    "an emphasis bomb": "*a" * 50_000,
+    "a bracket bomb": "[" * 100_000,
+    "a link bomb": "[a](b)" * 20_000,
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_hostile_markdown_renders_bounded_and_inside_the_row(qapp: QApplication, name: str) -> None:
+    """Each renders (within the test's timeout: the figures are in bench/ui_markdown.py),
+    its document is bounded, and nothing is wider than the bubble."""
+    text = HOSTILE[name]
+    doc = render_document(ChatItem("h", "assistant", text), 400, QPalette())
+    assert doc.characterCount() <= min(len(text), SHOWN_CHARS) + 100
+    assert doc.blockCount() <= MAX_BLOCKS + 1
+    assert doc.size().width() <= 400 + 1, f"{name}: {doc.size().width()} px wide"
+    if len(text) > SHOWN_CHARS:
+        assert f"{len(text) - SHOWN_CHARS:,} more characters not shown" in doc.toPlainText()
+
+
+def test_long_code_lines_and_wide_tables_stay_inside_the_bubble(qapp: QApplication) -> None:
+    """Code blocks wrap instead of running out of the bubble; a table's header cells are
+    bold, start on their first line, and are aligned like their columns."""
+    text = (
+        '```bash\nfor f in *.log; do grep -c ERROR "$f"; done | sort -n | tail -n 5 && '
+        'echo "done with every log of this folder and the next one"\n```\n\n'
+        "| species | max weight | region |\n|---|---:|:---:|\n"
+        "| American lobster | 20 kg | North Atlantic, Labrador to North Carolina |\n"
+        "| European lobster | 6 kg | Eastern Atlantic |\n\n"
+        "| " + " | ".join(f"column{i}withalongname" for i in range(12)) + " |\n"
+        "|" + "---|" * 12 + "\n| " + " | ".join("v" for _ in range(12)) + " |\n"
+    )
+    doc = render_document(ChatItem("c", "assistant", text), 360, QPalette())
+    assert doc.size().width() <= 361, doc.size().width()
+    code = doc.begin()
+    assert code.text().startswith("for f in") and code.layout().lineCount() > 1, "wrapped"
+    tables = [f for f in doc.rootFrame().childFrames() if isinstance(f, QTextTable)]
+    assert len(tables) == 2
+    table = tables[0]
+    for column in range(3):
+        header = doc.findBlock(table.cellAt(0, column).firstPosition())
+        body = doc.findBlock(table.cellAt(1, column).firstPosition())
+        assert header.text() == ("species", "max weight", "region")[column]
+        assert header.blockFormat().alignment() == body.blockFormat().alignment()
+        assert header.charFormat().fontWeight() == QFont.Weight.Bold or all(
+            r.format.fontWeight() == QFont.Weight.Bold for r in header.textFormats()
+        )

@@ -25,7 +25,7 @@ from openclaw_desktop.chat import ChatItem
 from ui.fonts import mono_font
 from ui.widgets.chat_model import ITEM_ROLE, item_text, row_signature
 from ui.widgets.highlight import CodeHighlighter
-from ui.widgets.markdown import SafeDocument, render_markdown, render_plain
+from ui.widgets.markdown import SafeDocument, fits, render_markdown, render_plain
 
 __all__ = [
     "THUMBNAIL",
@@ -80,28 +80,40 @@ def render_document(
         if render_markdown(doc, text, palette):  # else too complex: shown as plain text
             highlighter = CodeHighlighter(doc, palette)  # owned by the document
             highlighter.rehighlight()  # now, not on the next loop turn: the row paints at once
+            doc.setTextWidth(width)
+            if not fits(doc, width):  # a table with more columns than the bubble has room
+                doc.clear()
+                render_plain(doc, text)
     else:
         render_plain(doc, text, mono_font())
     pictures = thumbnails if thumbnails is not None else [decode_image(i) for i in item.images]
     if any(p is not None for p in pictures):
-        cursor = QTextCursor(doc)
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        for index, picture in enumerate(pictures):
-            if picture is None:
-                cursor.insertText(" [image that could not be shown] ")
-                continue
-            name = f"chat-image:{index}"
-            doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl(name), picture)
-            fmt = QTextImageFormat()
-            fmt.setName(name)
-            fmt.setWidth(picture.width())
-            fmt.setHeight(picture.height())
-            if index == 0 and text:
-                cursor.insertBlock()
-            cursor.insertImage(fmt)
-            cursor.insertText(" ")
+        _add_pictures(doc, pictures, width - 2 * _MARGIN, after_text=bool(text))
     doc.setTextWidth(width)
     return doc
+
+
+def _add_pictures(
+    doc: QTextDocument, pictures: list[QImage | None], room: float, *, after_text: bool
+) -> None:
+    """The item's own images under its text, no wider than the bubble."""
+    cursor = QTextCursor(doc)
+    cursor.movePosition(QTextCursor.MoveOperation.End)
+    for index, picture in enumerate(pictures):
+        if picture is None:
+            cursor.insertText(" [image that could not be shown] ")
+            continue
+        name = f"chat-image:{index}"
+        doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl(name), picture)
+        scale = min(1.0, max(1.0, room) / max(1, picture.width()))
+        fmt = QTextImageFormat()
+        fmt.setName(name)
+        fmt.setWidth(picture.width() * scale)
+        fmt.setHeight(picture.height() * scale)
+        if index == 0 and after_text:
+            cursor.insertBlock()
+        cursor.insertImage(fmt)
+        cursor.insertText(" ")
 
 
 class ChatDelegate(QStyledItemDelegate):

@@ -35,6 +35,7 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextFormat,
     QTextFrame,
+    QTextLength,
     QTextList,
     QTextOption,
     QTextTable,
@@ -48,6 +49,7 @@ __all__ = [
     "MAX_TABLE_CELLS",
     "SHOWN_CHARS",
     "SafeDocument",
+    "fits",
     "render_markdown",
     "render_plain",
     "shown_text",
@@ -135,8 +137,33 @@ def render_markdown(doc: QTextDocument, text: str, palette: QPalette) -> bool:
         doc.clear()
         doc.setPlainText(text)
         return False
-    _tidy_tables(doc, doc.rootFrame())
+    _tidy_tables(doc)
     return True
+
+
+def fits(doc: QTextDocument, width: float) -> bool:
+    """After laying ``doc`` out at ``width``: whether it fits, once tables too wide for it
+    are made compact (thinner padding and borders, the full width). When it still does not
+    fit, the caller shows the text plain."""
+    if doc.size().width() <= width + 0.5:
+        return True
+    for table in _tables(doc.rootFrame()):
+        fmt = table.format()
+        fmt.setCellPadding(1)
+        fmt.setBorder(0.5)
+        fmt.setWidth(QTextLength(QTextLength.Type.PercentageLength, 100))
+        table.setFormat(fmt)
+    return doc.size().width() <= width + 0.5
+
+
+def _tables(frame: QTextFrame) -> list[QTextTable]:
+    out: list[QTextTable] = []
+    for child in frame.childFrames():
+        if isinstance(child, QTextTable):
+            out.append(child)
+        else:
+            out.extend(_tables(child))
+    return out
 
 
 def _tidy_blocks(doc: QTextDocument, palette: QPalette) -> bool:
@@ -205,20 +232,15 @@ def _cell_blocks(doc: QTextDocument, table: QTextTable, row: int, column: int) -
     return blocks
 
 
-def _tidy_tables(doc: QTextDocument, frame: QTextFrame) -> None:
+def _tidy_tables(doc: QTextDocument) -> None:
     """Header cells aligned like their columns, bold, on the same line as each other (Qt
     starts the first header cell with an empty paragraph)."""
-    for child in frame.childFrames():
-        if not isinstance(child, QTextTable):
-            _tidy_tables(doc, child)
-            continue
-        table = child
+    for table in _tables(doc.rootFrame()):
         for column in range(table.columns()):
             blocks = _cell_blocks(doc, table, 0, column)
             if len(blocks) > 1 and not blocks[0].text():
                 cursor = QTextCursor(blocks[0])
                 cursor.deleteChar()  # the empty paragraph's end: the text moves up
-                blocks = _cell_blocks(doc, table, 0, column)
             body = _cell_blocks(doc, table, 1, column) if table.rows() > 1 else []
             align = body[0].blockFormat().alignment() if body else None
             cell = table.cellAt(0, column)
