@@ -285,3 +285,14 @@ async def journey(
             app.close()
             atspi.close()
             print(f"app log ({app.log}):\n{app.output()[-2000:]}")
+
+
+async def read_row(j: Journey, prefix: str, name: str) -> str:
+    """OCR of the chat row whose accessible name starts with ``prefix`` (what is painted)."""
+    listing = await j.control("list", "Messages")
+    for row in await j.atspi.children(listing):
+        with contextlib.suppress(AtspiError, DBusError):
+            if (await j.atspi.name(row)).startswith(prefix):
+                box = await j.atspi.extents(row)
+                return await j.desktop.read(name, box.x, box.y, box.width, box.height)
+    raise AssertionError(f"no row starting with {prefix!r}")

@@ -13,10 +13,12 @@
 and stops them all (the whole process group of each) when the block ends, even on failure.
 :class:`Desktop` is what the test does with them: keys and clicks through ``xdotool`` (real X
 input events), closing a window the way a window manager's close button does
-(``WM_DELETE_WINDOW``), and screenshots of the whole screen (an X-level capture with mss).
+(``WM_DELETE_WINDOW``), screenshots of the whole screen (an X-level capture with mss), and
+reading what a part of the screen shows (OCR with tesseract: what is painted, not what the
+model holds).
 
-Missing binaries raise :class:`MissingBinary` naming the Debian package (``./dev test``
-installs them); the journey fixtures skip on it only outside CI.
+Missing binaries (also ``tesseract``) raise :class:`MissingBinary` naming the Debian package
+(``./dev test`` installs them); the journey fixtures skip on it only outside CI.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from tests.helpers.tray_host import TrayHost
 __all__ = ["AT_SPI_LAUNCHER", "Desktop", "MissingBinary", "journey_desktop"]
 
 AT_SPI_LAUNCHER = "/usr/libexec/at-spi-bus-launcher"
-_PACKAGES = {"xdotool": "xdotool", AT_SPI_LAUNCHER: "at-spi2-core"}
+_PACKAGES = {"xdotool": "xdotool", AT_SPI_LAUNCHER: "at-spi2-core", "tesseract": "tesseract-ocr"}
 STOP_TIMEOUT = 5.0
 
 
@@ -144,6 +146,28 @@ class Desktop:
         await asyncio.to_thread(_capture, self.display, path)
         return path
 
+    async def read(self, name: str, x: int, y: int, width: int, height: int) -> str:
+        """What a person reads in this part of the screen: a screenshot cut to the
+        rectangle, enlarged, read by tesseract (OCR). The cut-out is kept as ``name``."""
+        shot = await self.screenshot(name)
+        part = shot.with_name(f"{shot.stem}-read.png")
+        await asyncio.to_thread(_cut_out, shot, part, (x, y, width, height))
+        binary = _require("tesseract")
+        proc = await asyncio.create_subprocess_exec(
+            binary,
+            str(part),
+            "-",
+            "--psm",
+            "6",
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        if proc.returncode != 0:
+            raise RuntimeError(f"tesseract: {err.decode(errors='replace')}")
+        return out.decode(errors="replace")
+
 
 def _capture(display: str, path: Path) -> None:
     import mss
@@ -152,6 +176,25 @@ def _capture(display: str, path: Path) -> None:
     with mss.MSS(display=display) as grabber:
         image = grabber.grab(grabber.monitors[0])
         mss.tools.to_png(image.rgb, image.size, output=str(path))
+
+
+def _cut_out(source: Path, target: Path, rect: tuple[int, int, int, int]) -> None:
+    from PySide6.QtCore import QRect, Qt
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(source))
+    if image.isNull():
+        raise RuntimeError(f"cannot read the screenshot {source}")
+    x, y, width, height = rect
+    part = image.copy(QRect(x, y, width, height)).convertToFormat(QImage.Format.Format_Grayscale8)
+    part = part.scaled(
+        width * 3,
+        height * 3,
+        Qt.AspectRatioMode.KeepAspectRatio,
+        Qt.TransformationMode.SmoothTransformation,
+    )
+    if not part.save(str(target)):
+        raise RuntimeError(f"cannot write {target}")
 
 
 class _ClientMessage(ctypes.Structure):
@@ -282,8 +325,8 @@ async def journey_desktop(
     Raises:
         MissingBinary: Xvfb, dbus-daemon, at-spi-bus-launcher or xdotool is not installed.
     """
-    _require("xdotool")
-    _require(AT_SPI_LAUNCHER)
+    for binary in ("xdotool", AT_SPI_LAUNCHER, "tesseract"):
+        _require(binary)
     with xvfb(width, height) as server, session_bus() as address:
         desktop = Desktop(server.display, width, height, address, screens)
         async with contextlib.AsyncExitStack() as stack:
