@@ -244,7 +244,9 @@ class _Gate:
         keeps working, but only for exactly that: this machine, local auto-approval on, a
         shared-secret connect, an operator record this gateway approved silently itself, and
         the desktop node's client (``openclaw-linux``/``openclaw-macos``, or ``node-host``
-        on Windows) in node mode. Every other node upgrade asks, as on the real gateway.
+        on Windows) in node mode, asking for the node role for the first time (a node role
+        whose token an owner revoked is asked for again). Every other node upgrade asks, as
+        on the real gateway.
         """
         client = self.client
         desktop_node = client.mode.value == "node" and (
@@ -253,6 +255,7 @@ class _Gate:
         )
         return (
             reason == "role-upgrade"
+            and self.role not in existing.roles  # never a role whose token was revoked
             and desktop_node
             and self.local
             and self.core.config.auto_approve_local
