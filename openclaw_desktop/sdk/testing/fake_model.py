@@ -15,6 +15,8 @@ gateway appends a synthetic user message after them):
 * default: ``FAKE-LLM reply #<n>: <prompt>`` in several chunks, a few ms apart;
 * ``CALLTOOL:<name>:<json>``: one tool call; once a tool result follows the prompt, a text
   reply quoting the result (``FAKE-LLM tool result: ...``);
+* ``PREAMBLE`` with ``CALLTOOL``: a sentence of text first, then the tool call (a reply
+  with text before a tool and a final answer after it);
 * ``BADJSON:<name>``: a tool call with invalid JSON arguments (then like CALLTOOL);
 * ``THINK``: reasoning deltas before the reply;
 * ``SLOW:<ms>``: 20 chunks, ``<ms>`` apart;

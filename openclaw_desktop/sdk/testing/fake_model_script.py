@@ -20,6 +20,7 @@ __all__ = [
     "find_prompt",
     "parse_script",
     "plan_reply",
+    "preamble",
 ]
 
 #: The real gateway 2026.9.6 appends a synthetic user message starting with this after the
@@ -101,6 +102,16 @@ def parse_script(prompt: str) -> Script:
         if word in prompt:
             return Script(word.lower())
     return Script("reply")
+
+
+#: What the model says before its tool call when the prompt also holds ``PREAMBLE``.
+PREAMBLE_TEXT = "Let me look that up first."
+
+
+def preamble(prompt: str, script: Script) -> str:
+    """The text streamed before a ``CALLTOOL`` call ("" unless the prompt says ``PREAMBLE``):
+    a reply with text, then a tool call, then (after the result) a final answer."""
+    return PREAMBLE_TEXT if script.kind == "calltool" and "PREAMBLE" in prompt else ""
 
 
 def chunks(text: str, size: int = 8) -> list[str]:

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from openclaw_desktop.sdk.testing.fake_model_script import Script, chunks, plan_reply
+from openclaw_desktop.sdk.testing.fake_model_script import Script, chunks, plan_reply, preamble
 
 __all__ = ["REASONS", "HttpExchange", "Turn", "stream_anthropic", "stream_openai"]
 
@@ -99,6 +99,10 @@ async def stream_openai(conn: HttpExchange, turn: Turn) -> None:
     await send({"role": "assistant", "content": ""})
     if script.kind in ("calltool", "badjson") and result is None:
         args = script.extra if script.kind == "calltool" else '{"path": "/tmp/x", '
+        if said := preamble(prompt, script):
+            for piece in chunks(said):
+                await asyncio.sleep(turn.chunk_delay_s)
+                await send({"content": piece})
         await send(
             {
                 "tool_calls": [
@@ -170,10 +174,23 @@ async def stream_anthropic(conn: HttpExchange, turn: Turn) -> None:
     await send("ping", {})
     if script.kind in ("calltool", "badjson") and result is None:
         args = script.extra if script.kind == "calltool" else '{"path": "/tmp/x", '
+        index = 0
+        if said := preamble(prompt, script):
+            await send(
+                "content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}
+            )
+            for piece in chunks(said):
+                await asyncio.sleep(turn.chunk_delay_s)
+                await send(
+                    "content_block_delta",
+                    {"index": 0, "delta": {"type": "text_delta", "text": piece}},
+                )
+            await send("content_block_stop", {"index": 0})
+            index = 1
         await send(
             "content_block_start",
             {
-                "index": 0,
+                "index": index,
                 "content_block": {
                     "type": "tool_use",
                     "id": f"toolu_fake_{n}",
@@ -186,9 +203,9 @@ async def stream_anthropic(conn: HttpExchange, turn: Turn) -> None:
             await asyncio.sleep(turn.chunk_delay_s)
             await send(
                 "content_block_delta",
-                {"index": 0, "delta": {"type": "input_json_delta", "partial_json": piece}},
+                {"index": index, "delta": {"type": "input_json_delta", "partial_json": piece}},
             )
-        await send("content_block_stop", {"index": 0})
+        await send("content_block_stop", {"index": index})
         stop, count = "tool_use", 3
     else:
         text, delay, thinking = plan_reply(n, prompt, result, script, turn.chunk_delay_s)

@@ -287,3 +287,18 @@ async def test_abort_mid_stream_closes_the_connection(provider: Provider, fake: 
     await stream.aclose()  # type: ignore[attr-defined]
     assert time.monotonic() - started < 2.0
     assert len(fake.requests) == 1
+
+
+async def test_text_before_a_tool_call(provider: Provider) -> None:
+    """PREAMBLE with CALLTOOL: the model says a sentence, then calls the tool, in one turn
+    (the shape of a reply with text before a tool and a final answer after it)."""
+    from openclaw_desktop.sdk.testing.fake_model_script import PREAMBLE_TEXT
+
+    events = await collect(provider, req(provider, [user('PREAMBLE CALLTOOL:read:{"path": "a"}')]))
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert text == PREAMBLE_TEXT
+    [call] = [e for e in events if isinstance(e, ToolCall)]
+    assert (call.name, call.arguments, call.error) == ("read", {"path": "a"}, None)
+    first_call = next(i for i, e in enumerate(events) if isinstance(e, ToolCallDelta | ToolCall))
+    assert all(not isinstance(e, TextDelta) for e in events[first_call:])
+    assert isinstance(events[-1], Done) and events[-1].stop_reason == "toolUse"
