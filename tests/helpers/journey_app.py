@@ -296,3 +296,15 @@ async def read_row(j: Journey, prefix: str, name: str) -> str:
                 box = await j.atspi.extents(row)
                 return await j.desktop.read(name, box.x, box.y, box.width, box.height)
     raise AssertionError(f"no row starting with {prefix!r}")
+
+
+async def idle(j: Journey, timeout: float = 60.0) -> None:
+    """Wait until no reply is running (the Stop button is disabled again)."""
+    from tests.helpers.atspi import ENABLED
+
+    stop = await j.control("push button", "Stop")
+    deadline = time.monotonic() + timeout
+    while ENABLED in await j.atspi.states(stop):
+        j.alive()
+        assert time.monotonic() < deadline, "the reply did not end"
+        await asyncio.sleep(0.1)
