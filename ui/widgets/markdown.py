@@ -78,6 +78,7 @@ _LONG_RUN = re.compile(rf"\S{{{LONG_RUN}}}")
 #: A table's delimiter row (``|---|:--:|``): the text has a table only when it has one.
 _DELIMITER_ROW = re.compile(r"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-*:?[ \t]*)*\|?[ \t]*$", re.M)
 _QUOTE_LEVEL = QTextFormat.Property.BlockQuoteLevel
+_KEEP = QTextCursor.MoveMode.KeepAnchor
 
 
 class SafeDocument(QTextDocument):
@@ -133,11 +134,13 @@ def render_markdown(doc: QTextDocument, text: str, palette: QPalette) -> bool:
     _wrap(doc, text)
     doc.setIndentWidth(INDENT_PX)
     doc.setMarkdown(text, _NO_TABLES if _many_cells(text) else _FEATURES)
-    if doc.blockCount() > MAX_BLOCKS or not _tidy_blocks(doc, palette):
+    scan = "![" in text or _markup(text) > MAX_FRAGMENTS
+    if doc.blockCount() > MAX_BLOCKS or not _tidy_blocks(doc, palette, scan=scan):
         doc.clear()
         doc.setPlainText(text)
         return False
-    _tidy_tables(doc)
+    if "|" in text:
+        _tidy_tables(doc)
     return True
 
 
@@ -166,38 +169,37 @@ def _tables(frame: QTextFrame) -> list[QTextTable]:
     return out
 
 
-def _tidy_blocks(doc: QTextDocument, palette: QPalette) -> bool:
+def _markup(text: str) -> int:
+    """How many characters of ``text`` could start or end a formatting run."""
+    return sum(text.count(c) for c in "*_`~[")
+
+
+def _tidy_blocks(doc: QTextDocument, palette: QPalette, *, scan: bool) -> bool:
     """One pass over the paragraphs: code blocks wrap and get a background, nesting is
-    capped, images named by the text become words. False when there are more formatting
-    runs than :data:`MAX_FRAGMENTS` (nothing is changed then)."""
-    code_background = palette.color(QPalette.ColorRole.AlternateBase)
+    capped; with ``scan``, the formatting runs are counted too and images named by the text
+    become words. False when there are more runs than :data:`MAX_FRAGMENTS` (nothing is
+    changed then). Consecutive paragraphs that need the same change get it at once (one
+    format change per paragraph is what costs)."""
     images: list[tuple[int, int, str]] = []
-    fixes: list[tuple[QTextBlock, QTextBlockFormat]] = []
+    runs: list[tuple[tuple[bool, int, bool], int, int]] = []  # (change, first, last position)
     fragments = 0
     block = doc.begin()
     while block.isValid():
         fmt = block.blockFormat()
-        changed = False
-        if fmt.nonBreakableLines() or fmt.hasProperty(QTextFormat.Property.BlockCodeFence):
-            fmt.setNonBreakableLines(False)
-            fmt.setBackground(code_background)
-            changed = True
-        level = fmt.intProperty(_QUOTE_LEVEL)
-        if level:
-            fmt.setLeftMargin(INDENT_PX * min(level, MAX_DEPTH))
-            changed = True
-        if fmt.indent() > MAX_DEPTH:
-            fmt.setIndent(MAX_DEPTH)
-            changed = True
-        if changed:
-            fixes.append((block, fmt))
+        code = fmt.nonBreakableLines() or fmt.hasProperty(QTextFormat.Property.BlockCodeFence)
+        change = (code, min(fmt.intProperty(_QUOTE_LEVEL), MAX_DEPTH), fmt.indent() > MAX_DEPTH)
+        if change != (False, 0, False):
+            if runs and runs[-1][0] == change and runs[-1][2] == block.position() - 1:
+                runs[-1] = (change, runs[-1][1], block.position() + block.length() - 1)
+            else:
+                runs.append((change, block.position(), block.position() + block.length() - 1))
         listed: QTextList | None = block.textList()  # None outside lists (the stub says not)
         if listed is not None and listed.format().indent() > MAX_DEPTH:
             list_format = listed.format()
             list_format.setIndent(MAX_DEPTH)
             listed.setFormat(list_format)
-        it = block.begin()
-        while not it.atEnd():
+        it = block.begin() if scan else None
+        while it is not None and not it.atEnd():
             fragments += 1
             if fragments > MAX_FRAGMENTS:
                 return False
@@ -210,12 +212,22 @@ def _tidy_blocks(doc: QTextDocument, palette: QPalette) -> bool:
             it += 1
         block = block.next()
     cursor = QTextCursor(doc)
-    for block, fmt in fixes:
-        cursor.setPosition(block.position())
-        cursor.setBlockFormat(fmt)
+    code_background = palette.color(QPalette.ColorRole.AlternateBase)
+    for (code, level, deep), first, last in runs:
+        fix = QTextBlockFormat()
+        if code:
+            fix.setNonBreakableLines(False)
+            fix.setBackground(code_background)
+        if level:
+            fix.setLeftMargin(INDENT_PX * level)
+        if deep:
+            fix.setIndent(MAX_DEPTH)
+        cursor.setPosition(first)
+        cursor.setPosition(last, _KEEP)
+        cursor.mergeBlockFormat(fix)
     for position, length, alt in reversed(images):
         cursor.setPosition(position)
-        cursor.setPosition(position + length, QTextCursor.MoveMode.KeepAnchor)
+        cursor.setPosition(position + length, _KEEP)
         words = QTextCharFormat()
         words.setFontItalic(True)
         cursor.insertText(f"[image: {alt[:80]}]", words)
@@ -234,24 +246,30 @@ def _cell_blocks(doc: QTextDocument, table: QTextTable, row: int, column: int) -
 
 def _tidy_tables(doc: QTextDocument) -> None:
     """Header cells aligned like their columns, bold, on the same line as each other (Qt
-    starts the first header cell with an empty paragraph)."""
+    starts the first header cell with an empty paragraph). A row's cells are consecutive in
+    the document: the whole header row is changed at once."""
     for table in _tables(doc.rootFrame()):
+        first = _cell_blocks(doc, table, 0, 0)
+        if len(first) > 1 and not first[0].text():
+            QTextCursor(first[0]).deleteChar()  # the empty paragraph's end: the text moves up
+        cursor = table.cellAt(0, 0).firstCursorPosition()
+        cursor.setPosition(table.cellAt(0, table.columns() - 1).lastPosition(), _KEEP)
+        header = QTextBlockFormat()
+        header.setTopMargin(0)
+        header.setBottomMargin(0)
+        cursor.mergeBlockFormat(header)
+        bold = QTextCharFormat()
+        bold.setFontWeight(QFont.Weight.Bold)
+        cursor.mergeCharFormat(bold)
+        if table.rows() < 2:
+            continue
         for column in range(table.columns()):
-            blocks = _cell_blocks(doc, table, 0, column)
-            if len(blocks) > 1 and not blocks[0].text():
-                cursor = QTextCursor(blocks[0])
-                cursor.deleteChar()  # the empty paragraph's end: the text moves up
-            body = _cell_blocks(doc, table, 1, column) if table.rows() > 1 else []
-            align = body[0].blockFormat().alignment() if body else None
-            cell = table.cellAt(0, column)
-            cursor = cell.firstCursorPosition()
-            cursor.setPosition(cell.lastPosition(), QTextCursor.MoveMode.KeepAnchor)
-            header = QTextBlockFormat()
-            header.setTopMargin(0)
-            header.setBottomMargin(0)
-            if align is not None:
-                header.setAlignment(align)
-            cursor.mergeBlockFormat(header)
-            bold = QTextCharFormat()
-            bold.setFontWeight(QFont.Weight.Bold)
-            cursor.mergeCharFormat(bold)
+            body = doc.findBlock(table.cellAt(1, column).firstPosition()).blockFormat()
+            head = doc.findBlock(table.cellAt(0, column).firstPosition()).blockFormat()
+            if body.alignment() != head.alignment():
+                cell = table.cellAt(0, column)
+                cursor = cell.firstCursorPosition()
+                cursor.setPosition(cell.lastPosition(), _KEEP)
+                aligned = QTextBlockFormat()
+                aligned.setAlignment(body.alignment())
+                cursor.mergeBlockFormat(aligned)
