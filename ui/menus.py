@@ -18,7 +18,7 @@ from pathlib import Path
 
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QFontDatabase, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from openclaw_desktop import __version__
 from openclaw_desktop.config import AppPaths
+from ui.fonts import mono_font
 
 __all__ = [
     "THEMES",
@@ -191,7 +192,7 @@ def show_report(parent: QWidget, title: str, text: str) -> QDialog:
     view.setAccessibleName("Report")
     view.setReadOnly(True)
     view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-    view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+    view.setFont(mono_font())
     view.setPlainText(text)
     buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, dialog)
     buttons.rejected.connect(dialog.reject)
