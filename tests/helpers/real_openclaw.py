@@ -728,8 +728,10 @@ def _gateway_config(
     manual_pairing: bool,
     allow: Sequence[str],
     fake_llm_port: int | None,
+    gateway_extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The gateway config of ``real-openclaw.sh start`` (see real-gateway-observed.md §1)."""
+    """The gateway config of ``real-openclaw.sh start`` (see real-gateway-observed.md §1),
+    plus ``gateway_extra`` keys of ``gateway`` (e.g. ``{"trustedProxies": ["127.0.0.1"]}``)."""
     nodes: dict[str, Any] = {"commands": {"allow": [a for a in allow if a]}}
     gateway: dict[str, Any] = {
         "mode": "local",
@@ -740,6 +742,7 @@ def _gateway_config(
     }
     if manual_pairing:
         nodes["pairing"] = {"autoApproveLocal": False, "sshVerify": False}
+    gateway.update(gateway_extra or {})
     if tls:
         gateway["tls"] = {"enabled": True}
     models: dict[str, Any] = {"catalogRefresh": {"enabled": False}}
@@ -839,6 +842,7 @@ class RealGateway(_ManagedProcess):
         manual_pairing: bool = False,
         allow: Sequence[str] = (),
         fake_llm_port: int | None = None,
+        gateway_extra: Mapping[str, Any] | None = None,
         ready_timeout: float = 120,
     ) -> RealGateway:
         """Start a gateway in a fresh temp state dir and wait until it is ready.
@@ -853,6 +857,8 @@ class RealGateway(_ManagedProcess):
             allow: extra ``gateway.nodes.commands.allow`` entries, e.g. ``("camera.snap",)``.
             fake_llm_port: use the OpenAI-compatible server on 127.0.0.1:PORT as the default
                 model ``fake/fake-model``.
+            gateway_extra: more keys of the ``gateway`` config section, e.g.
+                ``{"trustedProxies": ["127.0.0.1"]}``.
             ready_timeout: seconds to wait for ``[gateway] ready`` (5-12 s is typical).
 
         Raises:
@@ -869,6 +875,7 @@ class RealGateway(_ManagedProcess):
                 manual_pairing=manual_pairing,
                 allow=allow,
                 fake_llm_port=fake_llm_port,
+                gateway_extra=gateway_extra,
             )
             try:
                 gw._spawn_and_wait(ready_timeout)
@@ -895,6 +902,7 @@ class RealGateway(_ManagedProcess):
         manual_pairing: bool,
         allow: Sequence[str],
         fake_llm_port: int | None,
+        gateway_extra: Mapping[str, Any] | None = None,
     ) -> RealGateway:
         state_dir = Path(tempfile.mkdtemp(prefix="openclaw-real-"))
         for sub in ("home", "state", "workspace"):
@@ -907,6 +915,7 @@ class RealGateway(_ManagedProcess):
             manual_pairing=manual_pairing,
             allow=allow,
             fake_llm_port=fake_llm_port,
+            gateway_extra=gateway_extra,
         )
         (state_dir / "openclaw.json").write_text(json.dumps(config, indent=1) + "\n", "utf-8")
         return cls(install, state_dir=state_dir, port=port, token=token, tls=tls, config=config)
@@ -1057,6 +1066,7 @@ class GatewayFactory:
         manual_pairing: bool = False,
         allow: Sequence[str] = (),
         fake_llm_port: int | None = None,
+        gateway_extra: Mapping[str, Any] | None = None,
         ready_timeout: float = 120,
     ) -> RealGateway:
         """Start a ready gateway (see :meth:`RealGateway.start`); a random token by default."""
@@ -1068,6 +1078,7 @@ class GatewayFactory:
             manual_pairing=manual_pairing,
             allow=allow,
             fake_llm_port=fake_llm_port,
+            gateway_extra=gateway_extra,
             ready_timeout=ready_timeout,
         )
         self.started.append(gateway)
