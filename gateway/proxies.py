@@ -9,7 +9,9 @@ The rules of the real gateway's ``gateway.trustedProxies`` and ``gateway.allowRe
   client can neither pass for local nor spend another client's failed-auth budget.
 - From a trusted proxy the client is the right-most ``X-Forwarded-For`` hop that is neither
   loopback nor a trusted proxy itself (``X-Real-IP`` only with the fallback on). A request
-  with no such hop is refused in the same way. The ``Forwarded`` header is not read.
+  with no such hop is refused in the same way, and so is one with no forwarding header at
+  all unless it came over loopback (then it is a direct local client, as any other). The
+  ``Forwarded`` header is not read.
 - A client that comes through a proxy is never local, whatever its address.
 
 Trusted proxies are IP addresses or CIDR networks (``10.0.0.1``, ``10.0.0.0/24``, ``::1``).
