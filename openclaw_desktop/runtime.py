@@ -36,7 +36,12 @@ from openclaw_desktop.protocol import (
     Role,
 )
 from openclaw_desktop.sdk import OpenClaw
-from openclaw_desktop.supervisor import GatewaySupervisor, SupervisorState, SupervisorStatus
+from openclaw_desktop.supervisor import (
+    GatewaySupervisor,
+    RestartPolicy,
+    SupervisorState,
+    SupervisorStatus,
+)
 from openclaw_desktop.transport import ConnectionOptions, ConnectionState, ConnectionStatus
 from openclaw_desktop.trust import TrustCallback
 
@@ -101,6 +106,8 @@ class DesktopRuntime:
         self.node: NodeHost | None = None
         #: The bundled gateway's supervisor (None for a gateway given by URL).
         self.supervisor: GatewaySupervisor | None = None
+        #: How the bundled gateway is restarted (backoff, cap per minute).
+        self.restart_policy = RestartPolicy()
         #: The last cut of a live session (the chat layer labels cut replies with it).
         self.last_interruption: Interruption | None = None
         #: The user paused the node from the tray (it stays off until resumed).
@@ -138,7 +145,9 @@ class DesktopRuntime:
         url, token = self.target.url, self.target.token
         if url is None:
             port = self.target.port
-            supervisor = GatewaySupervisor([*gateway_argv(), *bundled_gateway_args(port)], port)
+            supervisor = GatewaySupervisor(
+                [*gateway_argv(), *bundled_gateway_args(port)], port, policy=self.restart_policy
+            )
             for listener in self.gateway_status_listeners:
                 supervisor.on_status(listener)
             supervisor.on_status(self._gateway_changed)

@@ -25,7 +25,7 @@ from tests.helpers import mdns
 from tests.helpers.mdns import LOOPBACK
 from tests.helpers.ports import free_port
 from tests.helpers.qt import run_in_qt, screenshot_folder
-from ui.presenters.discovery import ConnectTarget, DiscoveryPresenter, KnownGateways
+from ui.presenters.discovery import ConnectTarget, DiscoveryPresenter, KnownGateways, LastGateway
 from ui.runtime import RuntimeTarget
 from ui.widgets.connect import ConnectScreen
 
@@ -107,6 +107,31 @@ def test_default_choice_emits_the_bundled_target(screen: ConnectScreen) -> None:
     assert type(chosen[0]) is RuntimeTarget
     assert chosen[0] == RuntimeTarget()
     assert screen.known.load() == []  # the bundled gateway is not a "known gateway"
+
+
+def test_use_this_computer_honours_the_gateway_port(qtbot: QtBot, tmp_path: Path) -> None:
+    """*Use this computer* runs the bundled gateway on the app's ``--gateway-port``."""
+    widget = ConnectScreen(tmp_path / "known.json", browser_factory=NoBrowser, bundled_port=28123)
+    qtbot.addWidget(widget)
+    chosen, _ = record(widget)
+    widget.local_button.click()
+    assert chosen == [RuntimeTarget(port=28123)]
+
+
+def test_the_last_choice_is_remembered_without_its_token(tmp_path: Path) -> None:
+    """The next launch's target: a remote gateway by URL and name, or this computer's
+    gateway on the port of that launch; never a token; a broken file is no choice."""
+    last = LastGateway(tmp_path / "last.json")
+    assert last.target(18789) is None
+    last.save(ConnectTarget(url="ws://127.0.0.1:9/", token="s3cret", name="Lab"))
+    assert "s3cret" not in last.path.read_text()
+    target = last.target(18789)
+    assert isinstance(target, ConnectTarget)
+    assert (target.url, target.name, target.token) == ("ws://127.0.0.1:9/", "Lab", None)
+    last.save(RuntimeTarget(port=1234))
+    assert last.target(28123) == RuntimeTarget(port=28123)
+    last.path.write_text("{not json", encoding="utf-8")
+    assert last.target(18789) is None
 
 
 # ---------------------------------------------------------------------------- LAN

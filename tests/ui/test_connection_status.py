@@ -17,6 +17,7 @@ import pytest
 from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox
 
 from openclaw_desktop.config import AppPaths
+from openclaw_desktop.supervisor import RestartPolicy, SupervisorState
 from openclaw_desktop.transport import ConnectionState, ConnectionStatus
 from tests.helpers.bundled_gateway import BundledGateway
 from tests.helpers.chat_trace import write_fake_providers
@@ -257,12 +258,71 @@ def test_bundled_gateway_killed_is_restarted_and_waiting_messages_go_once(
     run_in_qt(qapp, scenario, timeout=150)
 
 
+def test_a_gateway_that_keeps_stopping_gets_a_card_and_try_again_recovers(
+    qapp: QApplication, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Killed past the cap per minute: no more restarts by itself, a "keeps stopping" card
+    with its last log lines; the card's Retry starts it again and both sessions reconnect."""
+    screens = screenshot_folder(tmp_path_factory, "gateway-keeps-stopping")
+    paths = AppPaths.default()
+    runtime = DesktopRuntime(paths, RuntimeTarget(port=free_port(), node=True))
+    runtime.restart_policy = RestartPolicy(backoff_s=(0.1,), max_per_minute=1)
+    app = DesktopApp(runtime)
+    app.window.resize(700, 500)
+    app.window.show()
+
+    async def scenario() -> None:
+        await app.start()
+        supervisor = runtime.supervisor
+        assert supervisor is not None
+        for kill in range(2):
+            await until(lambda: supervisor.status.state is SupervisorState.RUNNING, "running")
+            pid = supervisor.pid
+            assert pid is not None
+            os.kill(pid, signal.SIGKILL)
+
+            def replaced(old: int = pid) -> bool:
+                return supervisor.pid != old
+
+            await until(replaced, f"kill {kill + 1} seen")
+        await until(lambda: supervisor.status.state is SupervisorState.FAILED, "giving up")
+        card = app.connection_view.card
+        assert card is not None and app.window.stack.currentWidget() is card
+        assert card.title.text() == "The bundled gateway keeps stopping"
+        assert card.details.toPlainText(), "its last log lines"
+        assert set(card.buttons) >= {CardAction.RETRY, CardAction.SHOW_DETAILS}
+        assert app.connection_view.reconnect_button.isVisibleTo(app.window)
+        assert_honest(app)
+        await asyncio.sleep(0.5)
+        assert supervisor.status.state is SupervisorState.FAILED, "it stays stopped"
+        QApplication.processEvents()
+        assert app.window.width() <= 700
+        shot(app.window, screens / "01-keeps-stopping.png")
+
+        card.buttons[CardAction.RETRY].click()
+        await until(
+            lambda: (
+                runtime.connections
+                and all(c.status.state is ConnectionState.CONNECTED for c in runtime.connections)
+            ),
+            "both sessions back",
+            60,
+        )
+        await until(lambda: app.connection_view.card is None, "the card gone")
+        assert app.window.stack.currentWidget() is app.window.chat
+        assert_honest(app)
+        shot(app.window, screens / "02-back.png")
+        await app.aclose()
+
+    run_in_qt(qapp, scenario, timeout=150)
+
+
 def test_switching_gateways_moves_everything_and_is_remembered(
     qapp: QApplication, tmp_path: Path, llm: FakeLLM, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """From gateway A to B: a live chat on B (not A's history), one Activity dock, the
     status names B, the choice is remembered; a message waiting for a stopped B is sent to
-    A only after the user says so."""
+    A only after the user says so; a relaunch goes back to the gateway chosen last."""
     screens = screenshot_folder(tmp_path_factory, "switch-gateway")
     a = gateway_with_model(tmp_path / "a", llm)
     b = gateway_with_model(tmp_path / "b", llm)
@@ -331,6 +391,19 @@ def test_switching_gateways_moves_everything_and_is_remembered(
                 await asyncio.sleep(0.1)
         assert_honest(app)
         await app.aclose()
+
+        # The app restarted: it goes back to A (not the bundled gateway), with the token
+        # the user gave kept in the keyring, and says so honestly.
+        remembered = LastGateway(last_gateway_file(paths)).target(18789)
+        assert remembered is not None and remembered.url == a.url and remembered.token is None
+        again = DesktopApp(DesktopRuntime(paths, remembered))
+        again.window.show()
+        assert again.window.operator_status.text() == "chat: starting…"
+        await again.start()
+        assert again.window.chat is not None
+        assert again.window.operator_status.text() == f"chat: connected to 127.0.0.1:{a.port}"
+        assert_honest(again)
+        await again.aclose()
 
     try:
         run_in_qt(qapp, scenario, timeout=150)

@@ -64,9 +64,16 @@ class ConnectionStatusView(QObject):
         self.operator_label: QLabel = getattr(window, "operator_status")  # noqa: B009
         self.node_label: QLabel = getattr(window, "node_status")  # noqa: B009
         for label in (self.operator_label, self.node_label):
-            # Long reasons must never widen the window: the label is clipped, the card wraps.
-            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-            label.setMinimumWidth(120)
+            # Long reasons must never widen the window: the label takes the room there is
+            # (a small minimum overrides its text's width), the tooltip has all of it.
+            label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+            label.setMinimumWidth(80)
+        # Both lines stay in view: temporary messages (a send failed, a session renamed)
+        # take the left part of the bar, never the place of the status.
+        bar = window.statusBar()
+        bar.removeWidget(self.operator_label)
+        bar.insertPermanentWidget(0, self.operator_label)
+        self.operator_label.show()
         self.reconnect_button = QPushButton("Reconnect now", window)
         self.reconnect_button.setObjectName("reconnectNow")
         self.reconnect_button.setAccessibleName("Reconnect now")

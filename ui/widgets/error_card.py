@@ -47,7 +47,8 @@ class ErrorCard(QFrame):
         super().__init__(parent)
         self.setObjectName("errorCard")
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # As wide as its buttons at least (a few hundred pixels); every text wraps.
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         layout = QVBoxLayout(self)
         self.title = _wrapping("", self, "errorTitle")
         font = self.title.font()
