@@ -2,108 +2,52 @@
 timeline items out (no Qt, no I/O), so the UI only renders and tests need no display.
 
 * a sent message appears at once (``sending``), or ``queued`` while another run goes on;
-* the reply streams into one assistant item per run;
+  until its run starts (or, steered, until the run that takes it in starts its next
+  message) it stays below everything the running reply adds;
+* every assistant message of a run is its own item, in transcript order (text before a tool
+  call, the card, the text after it), keyed as in :mod:`openclaw_desktop.chat.items`;
 * tool calls become cards that fill in when their result arrives (arguments are counted,
   never shown; output previews are redacted);
-* after a reconnect, ``chat.history`` is merged without duplicates: items are matched by the
-  message id or, for our own sends, by the ``<runId>:user`` idempotency key.
+* ``chat.history`` gives the same items (:mod:`openclaw_desktop.chat.history`); merging it
+  after a reconnect keeps what only the live stream knows (a message still streaming, a
+  send not yet stored, a reply the gateway cut before storing it) and duplicates nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
-from openclaw_desktop.chat.redact import redact, strip_control
+from openclaw_desktop.chat.history import from_history
+from openclaw_desktop.chat.items import (
+    INTERRUPTED,
+    ChatItem,
+    ItemStatus,
+    ToolCard,
+    arg_count,
+    assistant_key,
+    images_of,
+    preview,
+)
 from openclaw_desktop.sdk.events import Event
-from openclaw_desktop.sdk.normalize import message_text
 
 __all__ = ["ChatItem", "ChatTimeline", "ItemStatus", "ToolCard"]
 
-ItemStatus = Literal[
-    "sending", "waiting", "queued", "sent", "streaming", "done", "aborted", "failed"
-]
-PREVIEW_CHARS = 400
 #: Local items that history does not know yet and must survive a merge.
-_LIVE = frozenset({"sending", "waiting", "queued", "streaming", "failed"})
+_LIVE = frozenset({"sending", "waiting", "queued", "streaming", "failed", "interrupted"})
+#: User messages that stay below a running reply until their run (or message) starts.
+_FLOATING = frozenset({"sending", "waiting", "queued"})
+_TERMINAL = frozenset({"run.completed", "run.cancelled", "run.failed", "run.timed_out"})
 
 
 @dataclass
-class ToolCard:
-    """One tool call as a card."""
+class _RunState:
+    """Where the live stream of one run is."""
 
-    call_id: str
-    name: str
-    status: Literal["running", "completed", "failed"] = "running"
-    arg_count: int = 0
-    preview: str = ""
-
-
-@dataclass
-class ChatItem:
-    """One row of the chat."""
-
-    key: str
-    role: Literal["user", "assistant", "tool", "note", "error"]
-    text: str = ""
-    status: ItemStatus = "done"
-    run_id: str | None = None
-    message_id: str | None = None
-    tool: ToolCard | None = None
-    timestamp: int = 0
-    #: Inline images ``{mimeType, data}`` (base64), shown under the text.
-    images: list[dict[str, Any]] = field(default_factory=list)
-    #: Attached files, as ``name (size)`` labels.
-    files: list[str] = field(default_factory=list)
-
-
-def _preview(result: Any) -> str:
-    if isinstance(result, dict):
-        content = result.get("content")
-        if isinstance(content, list):
-            text = "\n".join(
-                str(b.get("text", "")) for b in content if isinstance(b, dict) and "text" in b
-            )
-        else:
-            text = str(result.get("text") or "")
-    else:
-        text = "" if result is None else str(result)
-    text = redact(strip_control(text))
-    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
-
-
-def _images(content: Any) -> list[dict[str, Any]]:
-    """The image blocks of a message's content (``{type: image, data, mimeType}``)."""
-    if not isinstance(content, list):
-        return []
-    return [
-        {"mimeType": str(b.get("mimeType") or "image/png"), "data": b["data"]}
-        for b in content
-        if isinstance(b, dict) and b.get("type") == "image" and isinstance(b.get("data"), str)
-    ]
-
-
-_FILE_HEAD = "[attached file "
-
-
-def _user_content(content: Any) -> tuple[str, list[str]]:
-    """A user message's own text and its attached files' labels (file text is not shown)."""
-    if isinstance(content, str):
-        return content, []
-    texts = [b for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
-    own = [
-        str(b.get("text", "")) for b in texts if not str(b.get("text", "")).startswith(_FILE_HEAD)
-    ]
-    files = [
-        str(b["text"]).split("\n", 1)[0][len(_FILE_HEAD) : -1]
-        for b in texts
-        if str(b.get("text", "")).startswith(_FILE_HEAD)
-    ]
-    return "\n".join(own), files
-
-
-def _arg_count(args: Any) -> int:
-    return len(args) if isinstance(args, dict) else 0
+    index: int = 0  # the assistant message text now goes to
+    highest: int = -1
+    tools_since_text: bool = False  # for gateways that do not number their messages
+    numbered: bool = False
 
 
 class ChatTimeline:
@@ -114,19 +58,53 @@ class ChatTimeline:
         self.items: list[ChatItem] = []
         self._by_key: dict[str, ChatItem] = {}
         self.active_run: str | None = None
+        self._runs: dict[str, _RunState] = {}
+        #: Keys of user messages kept at the bottom (see the module docstring).
+        self._floating: list[str] = []
+        #: Steered message's run id -> the run that takes it in.
+        self._steered: dict[str, str] = {}
+        self._stop_requested: set[str] = set()
 
     # ------------------------------------------------------------------ helpers
-    def _add(self, item: ChatItem) -> ChatItem:
+    def _insert(self, item: ChatItem, *, floating: bool = False) -> ChatItem:
+        """Add ``item`` above the floating messages (or, floating, at the very end)."""
         existing = self._by_key.get(item.key)
         if existing is not None:
             return existing
-        self.items.append(item)
+        if floating or not self._floating:
+            self.items.append(item)
+        else:
+            self.items.insert(self._first_floating(), item)
         self._by_key[item.key] = item
+        if floating:
+            self._floating.append(item.key)
         return item
+
+    def _first_floating(self) -> int:
+        keys = set(self._floating)
+        return next((i for i, it in enumerate(self.items) if it.key in keys), len(self.items))
+
+    def _settle(self, key: str) -> None:
+        """A floating message takes its place: above the others still floating."""
+        if key not in self._floating:
+            return
+        self._floating.remove(key)
+        item = self._by_key[key]
+        self.items.remove(item)
+        self.items.insert(self._first_floating(), item)
 
     def get(self, key: str) -> ChatItem | None:
         """An item by its key."""
         return self._by_key.get(key)
+
+    def of_run(self, run_id: str, role: str | None = None) -> list[ChatItem]:
+        """The items of one run (its user message, replies, cards, error), in order."""
+        return [i for i in self.items if i.run_id == run_id and (role is None or i.role == role)]
+
+    def reply(self, run_id: str) -> ChatItem | None:
+        """The run's latest assistant text (the answer once the run is over)."""
+        replies = self.of_run(run_id, "assistant")
+        return replies[-1] if replies else None
 
     @property
     def queued(self) -> list[ChatItem]:
@@ -145,27 +123,36 @@ class ChatTimeline:
     ) -> ChatItem:
         """The user's message, shown at once; queued while another run goes on."""
         status: ItemStatus = "queued" if self.active_run else "sending"
-        item = self._add(
-            ChatItem(
-                f"{run_id}:user",
-                "user",
-                text,
-                status,
-                run_id,
-                timestamp=now_ms,
-                images=list(images or []),
-                files=list(files or []),
-            )
+        item = ChatItem(
+            f"{run_id}:user",
+            "user",
+            text,
+            status,
+            run_id,
+            timestamp=now_ms,
+            images=list(images or []),
+            files=list(files or []),
         )
+        item = self._insert(item, floating=item.key not in self._by_key)
         if self.active_run is None:
             self.active_run = run_id
         return item
 
     def steered(self, run_id: str) -> None:
-        """A queued message was injected into the running turn."""
+        """A queued message was injected into the running turn: it takes its place when
+        that run's next message starts."""
         item = self._by_key.get(f"{run_id}:user")
         if item is not None:
             item.status = "sent"
+            if self.active_run and self.active_run != run_id:
+                self._steered[run_id] = self.active_run
+
+    def stop_requested(self, run_id: str | None = None) -> None:
+        """The user pressed Stop (on ``run_id``, else on the running reply): its end is
+        shown as stopped, where an end nobody here asked for is an interruption."""
+        target = run_id or self.active_run
+        if target:
+            self._stop_requested.add(target)
 
     def waiting(self, run_id: str) -> None:
         """The gateway is away: the message waits and goes out when it is back."""
@@ -178,7 +165,8 @@ class ChatTimeline:
         item = self._by_key.get(f"{run_id}:user")
         if item is not None:
             item.status = "failed"
-        self._add(ChatItem(f"{run_id}:error", "error", reason, "failed", run_id))
+            self._settle(item.key)
+        self._insert(ChatItem(f"{run_id}:error", "error", reason, "failed", run_id))
         if self.active_run == run_id:
             self.active_run = None
 
@@ -191,172 +179,216 @@ class ChatTimeline:
             return None
         run_id = event.run_id or ""
         kind = event.type
-        if kind in ("run.started", "assistant.delta") and run_id:
-            user = self._by_key.get(f"{run_id}:user")
-            if user is not None and user.status in ("sending", "queued"):
-                user.status = "sent"
-            self.active_run = run_id
+        if not run_id:
+            return None
+        if kind in ("run.started", "assistant.delta", "tool.call.started"):
+            self._started(run_id)
         if kind == "assistant.delta":
-            item = self._assistant(run_id, event.ts)
-            item.status = "streaming"
-            cumulative = event.data.get("cumulative")
-            if isinstance(cumulative, str) and cumulative:
-                item.text = cumulative
-            elif event.data.get("replace"):
-                item.text = str(event.data.get("text") or "")
-            else:
-                item.text += str(event.data.get("text") or "")
-            return item
+            return self._delta(run_id, event)
         if kind == "stream.reset":
-            item = self._assistant(run_id, event.ts)
             cumulative = event.data.get("cumulative")
-            if isinstance(cumulative, str) and cumulative:
+            item = self.reply(run_id)
+            if item is not None and isinstance(cumulative, str) and cumulative:
                 item.text = cumulative
             return item
         if kind == "assistant.message":
-            item = self._assistant(run_id, event.ts)
-            item.text = str(event.data.get("text") or "")
-            return item
-        if kind in ("run.completed", "run.cancelled", "run.failed", "run.timed_out"):
+            return self._message(run_id, event)
+        if kind in _TERMINAL:
             return self._finish(run_id, kind, event)
         if kind.startswith("tool.call."):
             return self._tool(run_id, kind, event)
+        if kind == "run.started":
+            return self._by_key.get(f"{run_id}:user")
         return None
 
-    def _assistant(self, run_id: str, ts: int) -> ChatItem:
-        return self._add(
-            ChatItem(f"{run_id}:assistant", "assistant", "", "streaming", run_id, timestamp=ts)
-        )
+    def _started(self, run_id: str) -> None:
+        user = self._by_key.get(f"{run_id}:user")
+        if user is not None:
+            if user.status in ("sending", "queued", "waiting"):
+                user.status = "sent"
+            self._settle(user.key)
+            self._steered.pop(run_id, None)
+        self.active_run = run_id
+
+    def _state(self, run_id: str) -> _RunState:
+        state = self._runs.get(run_id)
+        if state is None:
+            state = self._runs[run_id] = _RunState()
+        return state
+
+    def _text_item(self, run_id: str, index: int, ts: int) -> ChatItem:
+        key = assistant_key(run_id, index)
+        item = self._by_key.get(key)
+        if item is not None:
+            return item
+        # A new message of the run: the earlier ones are complete, and messages steered
+        # into this run were taken in before it.
+        for earlier in self.of_run(run_id, "assistant"):
+            if earlier.status == "streaming":
+                earlier.status = "done"
+        for steered, target in list(self._steered.items()):
+            if target == run_id:
+                del self._steered[steered]
+                self._settle(f"{steered}:user")
+        return self._insert(ChatItem(key, "assistant", "", "streaming", run_id, timestamp=ts))
+
+    def _delta(self, run_id: str, event: Event) -> ChatItem:
+        state = self._state(run_id)
+        index = event.data.get("messageIndex")
+        if isinstance(index, int):
+            if not state.numbered and state.highest >= 0:
+                # Joined text of ``chat`` deltas (their agent events were missed): the
+                # numbered message supersedes it.
+                stale = self._by_key.get(assistant_key(run_id, state.index))
+                fresh = assistant_key(run_id, index)
+                if stale is not None and stale.status == "streaming" and stale.key != fresh:
+                    self.items.remove(stale)
+                    del self._by_key[stale.key]
+            state.numbered = True
+        else:  # no numbers: text after a tool call starts the next message
+            index = (
+                state.index + 1 if state.tools_since_text and state.highest >= 0 else state.index
+            )
+        state.index, state.tools_since_text = index, False
+        state.highest = max(state.highest, index)
+        item = self._text_item(run_id, index, event.ts)
+        item.status = "streaming"
+        cumulative = event.data.get("cumulative")
+        if isinstance(cumulative, str) and (cumulative or event.data.get("replace")):
+            item.text = cumulative
+        elif event.data.get("replace"):
+            item.text = str(event.data.get("text") or "")
+        else:
+            item.text += str(event.data.get("text") or "")
+        return item
+
+    def _message(self, run_id: str, event: Event) -> ChatItem | None:
+        """The run's final text. Where messages are numbered it adds nothing (the real
+        gateway's is the whole reply, its messages joined); otherwise it completes the
+        message that streamed, or is the reply of a run that streamed none."""
+        text = str(event.data.get("text") or "")
+        state = self._runs.get(run_id)
+        if self.reply(run_id) is None:
+            if not text:
+                return None
+            item = self._text_item(run_id, state.index if state else 0, event.ts)
+        elif state is not None and not state.numbered and state.highest >= 0:
+            item = self._text_item(run_id, state.index, event.ts)
+        else:
+            return None
+        if text:
+            item.text = text
+        return item
 
     def _finish(self, run_id: str, kind: str, event: Event) -> ChatItem | None:
         if self.active_run == run_id:
             self.active_run = None
-        item = self._by_key.get(f"{run_id}:assistant")
-        status: ItemStatus = {"run.completed": "done", "run.cancelled": "aborted"}.get(
-            kind, "failed"
-        )  # type: ignore[assignment]
-        if item is not None:
-            item.status = status
-        if kind in ("run.failed", "run.timed_out"):
-            reason = str(event.data.get("errorMessage") or "the run failed")
-            return self._add(
-                ChatItem(f"{run_id}:error", "error", reason, "failed", run_id, timestamp=event.ts)
+        self._runs.pop(run_id, None)
+        requested = run_id in self._stop_requested
+        self._stop_requested.discard(run_id)
+        interrupted = event.data.get("errorKind") == "interrupted" or (
+            kind == "run.cancelled" and not requested
+        )
+        status: ItemStatus = "done"
+        if interrupted:
+            status = "interrupted"
+        elif kind == "run.cancelled":
+            status = "aborted"
+        elif kind in ("run.failed", "run.timed_out"):
+            status = "failed"
+        changed: ChatItem | None = None
+        for item in self.of_run(run_id):
+            if item.role == "assistant" and item.status == "streaming":
+                item.status = status
+                changed = item
+        if interrupted or kind in ("run.failed", "run.timed_out"):
+            reason = INTERRUPTED if interrupted else event.data.get("errorMessage")
+            error = ChatItem(
+                f"{run_id}:error", "error", str(reason or "the run failed"), "failed", run_id
             )
-        return item
+            error.timestamp = event.ts
+            return self._insert(error)
+        return changed
 
     def _tool(self, run_id: str, kind: str, event: Event) -> ChatItem:
         call_id = str(event.data.get("toolCallId") or "")
         key = f"{run_id}:tool:{call_id}"
         item = self._by_key.get(key)
+        state = self._state(run_id)
         if item is None:
+            for text in self.of_run(run_id, "assistant"):
+                if text.status == "streaming":
+                    text.status = "done"  # the message's text is complete once it calls
             card = ToolCard(call_id, str(event.data.get("name") or "tool"))
-            item = self._add(
+            item = self._insert(
                 ChatItem(key, "tool", "", "streaming", run_id, tool=card, timestamp=event.ts)
             )
+        state.tools_since_text = True
         assert item.tool is not None
         if kind == "tool.call.started":
-            item.tool.arg_count = _arg_count(event.data.get("args"))
+            item.tool.arg_count = arg_count(event.data.get("args"))
         elif kind == "tool.call.delta":
-            item.tool.preview = _preview(event.data.get("partial"))
+            item.tool.preview = preview(event.data.get("partial"))
         else:
             item.tool.status = "failed" if kind == "tool.call.failed" else "completed"
-            item.tool.preview = _preview(event.data.get("result"))
+            item.tool.preview = preview(event.data.get("result"))
             result = event.data.get("result")
-            item.images = _images(result.get("content") if isinstance(result, dict) else None)
+            item.images = images_of(result.get("content") if isinstance(result, dict) else None)
             item.status = "done"
         return item
 
     # ------------------------------------------------------------------ history
     def merge_history(self, messages: list[dict[str, Any]]) -> None:
         """Reconcile with ``chat.history`` (after connecting or reconnecting): every history
-        message appears once, in history order, and live items it does not know yet (a
-        reply still streaming) stay after it."""
+        message appears once, in history order; what only the live stream knows stays,
+        after its run's last item (or at the end): a message still streaming, a reply the
+        gateway cut before storing it (marked interrupted once the history shows its run
+        ended), a send not stored yet, an error of a send."""
+        view = from_history(messages)
         merged: list[ChatItem] = []
-        seen: set[str] = set()
-        calls: dict[str, ChatItem] = {}
-        for message in messages:
-            for item in self._from_history(message, calls):
-                if item.key in seen:
-                    continue
-                seen.add(item.key)
-                live = self._by_key.get(item.key)
-                if live is not None and item.role == "assistant" and live.status == "streaming":
-                    item = live
-                merged.append(item)
-        for item in self.items:
-            if item.key not in seen and item.status in _LIVE:
-                merged.append(item)
-                seen.add(item.key)
+        for item in view.items:
+            live = self._by_key.get(item.key)
+            if live is not None and live.role == "assistant" and not item.text:
+                item.text = live.text
+            merged.append(item)
+        known = {i.key for i in merged}
+        tail: list[ChatItem] = []
+        going = {*self._runs, *self._steered, *(self._steered.values()), self.active_run}
+        first = next((n for n, i in enumerate(self.items) if i.key in known), 0)
+        for position, item in enumerate(self.items):
+            if item.key in known:
+                continue
+            if position < first and item.key not in self._floating:
+                continue  # above the page: older than anything the history shows
+            if item.status not in _LIVE and not (item.role == "user" and item.run_id in going):
+                continue  # history is the truth for what it no longer shows
+            run = view.runs.get(item.run_id or "")
+            if item.role == "assistant" and run is not None and run.ended is not None:
+                if run.last_text:
+                    continue  # the run's end is in the history, with its text
+                # The history lost the reply the gateway cut: it stays, marked.
+                item.status = "interrupted" if item.status == "streaming" else item.status
+            if item.role == "user" and item.key not in self._floating:
+                tail.append(item)
+                continue
+            after = max(
+                (n for n, m in enumerate(merged) if item.run_id and m.run_id == item.run_id),
+                default=None,
+            )
+            if after is None or item.key in self._floating:
+                tail.append(item)
+            else:
+                merged.insert(after + 1, item)
+        merged += tail
         self.items = merged
         self._by_key = {i.key: i for i in merged}
-
-    def _from_history(self, message: dict[str, Any], calls: dict[str, ChatItem]) -> list[ChatItem]:
-        meta = message.get("__openclaw") if isinstance(message.get("__openclaw"), dict) else {}
-        assert isinstance(meta, dict)
-        role = message.get("role")
-        ts = int(message.get("timestamp") or 0)
-        mid = str(meta.get("id") or "")
-        run_id = meta.get("runId")
-        if role == "user":
-            ikey = str(message.get("idempotencyKey") or meta.get("idempotencyKey") or "")
-            rid = ikey[: -len(":user")] if ikey.endswith(":user") else None
-            content = message.get("content")
-            text, files = _user_content(content)
-            return [
-                ChatItem(
-                    f"{rid}:user" if rid else f"msg:{mid}",
-                    "user",
-                    text,
-                    "sent",
-                    rid,
-                    mid,
-                    timestamp=ts,
-                    images=_images(content),
-                    files=files,
-                )
-            ]
-        if role == "assistant":
-            out: list[ChatItem] = []
-            content = message.get("content") if isinstance(message.get("content"), list) else []
-            assert isinstance(content, list)
-            for block in content:
-                if isinstance(block, dict) and block.get("type") == "toolCall":
-                    call_id = str(block.get("id"))
-                    card = ToolCard(
-                        call_id,
-                        str(block.get("name")),
-                        "running",
-                        _arg_count(block.get("arguments")),
-                    )
-                    item = ChatItem(
-                        f"{run_id}:tool:{call_id}", "tool", "", "streaming", run_id, mid, card, ts
-                    )
-                    calls[call_id] = item
-                    out.append(item)
-            text = message_text(message)
-            stop = message.get("stopReason")
-            if text or stop != "toolUse":
-                status: ItemStatus = "aborted" if stop == "aborted" else "done"
-                role_name: Literal["assistant", "note"] = "assistant" if run_id else "note"
-                key = f"{run_id}:assistant" if run_id else f"msg:{mid}"
-                out.append(
-                    ChatItem(
-                        key,
-                        role_name,
-                        text,
-                        status,
-                        run_id,
-                        mid,
-                        timestamp=ts,
-                        images=_images(content),
-                    )
-                )
-            return out
-        if role == "toolResult":
-            answered = calls.get(str(message.get("toolCallId")))
-            if answered is not None and answered.tool is not None:
-                answered.tool.status = "failed" if message.get("isError") else "completed"
-                answered.tool.preview = _preview(message)
-                answered.images = _images(message.get("content"))
-                answered.status = "done"
-        return []
+        self._floating = [k for k in self._floating if k in self._by_key and k not in known]
+        self._steered = {s: t for s, t in self._steered.items() if f"{s}:user" not in known}
+        for run_id, run in view.runs.items():
+            state = self._runs.get(run_id)
+            if run.ended is not None:
+                self._runs.pop(run_id, None)
+                if self.active_run == run_id:
+                    self.active_run = None
+            elif state is not None:
+                state.highest = max(state.highest, run.messages - 1)

@@ -3,7 +3,14 @@
 Mapping (the same for the real gateway and the bundled one):
 
 * ``agent`` lifecycle ``start`` -> ``run.started``;
-* ``chat`` ``delta`` -> ``assistant.delta`` ``{text, cumulative, replace}``;
+* ``agent`` ``assistant`` (with an ``itemId``) -> ``assistant.delta`` ``{text, cumulative,
+  replace, itemId, messageIndex}``: one item per assistant message of the run, ``cumulative``
+  is that message's text so far and ``messageIndex`` its place among the run's assistant
+  messages (0 first, counting messages without text, as ``chat.history`` does). Both gateways
+  end the ``itemId`` with the message's 1-based number in the run;
+* ``chat`` ``delta`` -> ``assistant.delta`` ``{text, cumulative, replace}`` only for runs that
+  sent no such ``agent`` event (the real gateway's ``chat`` text is the whole run's, its
+  messages joined by blank lines, so it cannot tell where one message ends);
 * ``agent`` ``thinking`` -> ``thinking.delta`` ``{text}``;
 * ``agent`` ``tool`` ``start`` / ``update`` / ``result`` -> ``tool.call.started`` ``{toolCallId,
   name, args}`` / ``tool.call.delta`` / ``tool.call.completed|failed`` ``{toolCallId, name,
@@ -24,6 +31,9 @@ sorting in stream order, so they work as replay cursors.
 from __future__ import annotations
 
 import itertools
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 from openclaw_desktop.sdk.events import Event
@@ -50,11 +60,46 @@ def message_text(message: Any) -> str:
     )
 
 
+#: Runs whose ``agent`` assistant items are followed at once (older ones are forgotten).
+MAX_ITEM_RUNS = 256
+_NUMBERED = re.compile(r"^(.*):(\d+)$")
+
+
+@dataclass
+class _Items:
+    """Where one run's assistant messages are: the last item id, its stream (the id without
+    its number) and index, and the offset added when a new stream (a retried attempt) starts."""
+
+    item_id: str = ""
+    stream: str | None = None
+    index: int = -1
+    offset: int = 0
+    highest: int = -1
+
+    def index_of(self, item_id: str) -> int:
+        if item_id == self.item_id:
+            return self.index
+        match = _NUMBERED.match(item_id)
+        if match is None:
+            index = self.highest + 1  # unnumbered: the next message
+        else:
+            stream, number = match.group(1), int(match.group(2))
+            if self.stream is not None and stream != self.stream:
+                self.offset = self.highest + 1 - max(number - 1, 0)
+            self.stream = stream
+            index = max(number - 1, 0) + self.offset
+        self.item_id, self.index = item_id, index
+        self.highest = max(self.highest, index)
+        return index
+
+
 class Normalizer:
     """Turns one connection's gateway events into :class:`Event` objects."""
 
     def __init__(self) -> None:
         self._counter = itertools.count(1)
+        #: Runs that sent ``agent`` assistant items (their ``chat`` deltas are then ignored).
+        self._items: OrderedDict[str, _Items] = OrderedDict()
 
     def feed(self, name: str, payload: Any, received_ms: int) -> list[Event]:
         """The normalized events for one gateway event (often none)."""
@@ -91,12 +136,16 @@ class Normalizer:
         state = p.get("state")
         message = p.get("message")
         if state == "delta":
+            if str(p.get("runId") or "") in self._items:
+                return []  # the run's agent events carry the same text, message by message
             data = {
                 "text": str(p.get("deltaText") or ""),
                 "cumulative": message_text(message),
                 "replace": bool(p.get("replace")),
             }
             return [self._run_event(p, "assistant.delta", data, ts)]
+        if state in ("final", "aborted", "error"):
+            self._items.pop(str(p.get("runId") or ""), None)
         if state == "final":
             text = message_text(message)
             done = {"stopReason": p.get("stopReason"), "usage": p.get("usage")}
@@ -128,6 +177,8 @@ class Normalizer:
         phase = data.get("phase")
         if stream == "lifecycle" and phase == "start":
             return [self._run_event(p, "run.started", {"startedAt": data.get("startedAt")}, ts)]
+        if stream == "assistant" and isinstance(data.get("itemId"), str) and data["itemId"]:
+            return [self._assistant_item(p, data, ts)]
         if stream == "thinking":
             text = data.get("delta") or data.get("text") or ""
             return [self._run_event(p, "thinking.delta", {"text": str(text)}, ts)]
@@ -154,6 +205,25 @@ class Normalizer:
         if stream == "compaction" and phase == "end":
             return [self._run_event(p, "session.compacted", dict(data), ts)]
         return []
+
+    def _assistant_item(self, p: dict[str, Any], data: dict[str, Any], ts: int) -> Event:
+        run_id = str(p.get("runId") or "")
+        items = self._items.get(run_id)
+        if items is None:
+            items = self._items[run_id] = _Items()
+            while len(self._items) > MAX_ITEM_RUNS:
+                self._items.popitem(last=False)
+        item_id = str(data["itemId"])
+        cumulative = data.get("text")
+        delta = str(data.get("delta") or "")
+        out = {
+            "text": delta,
+            "cumulative": cumulative if isinstance(cumulative, str) else None,
+            "replace": bool(data.get("replace")),
+            "itemId": item_id,
+            "messageIndex": items.index_of(item_id),
+        }
+        return self._run_event(p, "assistant.delta", out, ts)
 
     # ------------------------------------------------------------------ others
     def _plain(

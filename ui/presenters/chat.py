@@ -178,7 +178,8 @@ class ChatPresenter(QObject):
         return [(text, files) for _run, text, files in [*self._offline, *self._pending]]
 
     async def stop(self) -> None:
-        """Stop the running reply (the partial answer stays)."""
+        """Stop the running reply (the partial answer stays, marked stopped)."""
+        self.timeline.stop_requested()
         try:
             await self.client.sessions.abort(self.session_key)
         except OpenClawError as exc:

@@ -28,9 +28,10 @@ def item_text(item: ChatItem) -> str:
         return f"{_ICONS[card.status]} {card.name} ({args}){preview}"
     marker = {
         "queued": " (queued: double-click to steer it in now)",
-        "failed": " (not sent)",
+        "failed": " (not sent)" if item.role == "user" else "",
         "waiting": " (waiting for the gateway: sent when it is back)",
         "aborted": " (stopped)",
+        "interrupted": " (interrupted)",
     }
     files = "".join(f"\n\nAttached: {name}" for name in item.files)
     return item.text + files + marker.get(item.status, "")

@@ -128,3 +128,168 @@ def test_control_characters_are_stripped() -> None:
     """Terminal escapes and bidi overrides cannot disguise a command."""
     assert strip_control("rm\x1b[8m -rf /\x1b[0m\u202e txt.exe") == "rm -rf / txt.exe"
     assert strip_control("line1\nline2\ttab") == "line1\nline2\ttab"
+
+
+# ------------------------------------------------------------------ one item per message
+def events_of(frames: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    normalizer = Normalizer()
+    return [e for name, payload in frames for e in normalizer.feed(name, payload, 0)]
+
+
+def agent(run: str, seq: int, stream: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    payload = {"runId": run, "sessionKey": "agent:main:main", "seq": seq, "stream": stream}
+    return "agent", {**payload, "data": data, "ts": seq}
+
+
+def text(run: str, seq: int, n: int, cumulative: str) -> tuple[str, dict[str, Any]]:
+    return agent(run, seq, "assistant", {"text": cumulative, "delta": "", "itemId": f"s:{n}"})
+
+
+def chat(run: str, seq: int, state: str, **fields: Any) -> tuple[str, dict[str, Any]]:
+    return "chat", {"runId": run, "sessionKey": "agent:main:main", "seq": seq, "state": state,
+                    **fields}  # fmt: skip
+
+
+def tool(run: str, seq: int, phase: str, call: str) -> tuple[str, dict[str, Any]]:
+    data: dict[str, Any] = {"phase": phase, "name": "nodes_list", "toolCallId": call}
+    if phase == "result":
+        data |= {"isError": False, "result": {"content": [{"type": "text", "text": "[]"}]}}
+    return agent(run, seq, "tool", data)
+
+
+def test_text_before_a_tool_call_and_the_answer_after_it_are_two_items() -> None:
+    """The screenshot of issue 15: the first text stays, above the card, and the final
+    answer is its own row below it (the real gateway's final joins both: it changes
+    nothing)."""
+    timeline = ChatTimeline("agent:main:main")
+    timeline.send("r", "TEXTTOOL check the nodes")
+    for event in events_of(
+        [
+            agent("r", 1, "lifecycle", {"phase": "start"}),
+            text("r", 2, 1, "Let me check the nodes first."),
+            tool("r", 3, "start", "c1"),
+            tool("r", 4, "result", "c1"),
+            text("r", 5, 2, "The end."),
+            chat(
+                "r",
+                6,
+                "final",
+                message={
+                    "role": "assistant",
+                    "content": [
+                        {"type": "text", "text": "Let me check the nodes first.\n\nThe end."}
+                    ],
+                },
+            ),
+        ]
+    ):
+        timeline.apply(event)
+    assert [(i.key, i.text, i.status) for i in timeline.items] == [
+        ("r:user", "TEXTTOOL check the nodes", "sent"),
+        ("r:assistant", "Let me check the nodes first.", "done"),
+        ("r:tool:c1", "", "done"),
+        ("r:assistant:1", "The end.", "done"),
+    ]
+
+
+def test_a_steered_message_takes_its_place_when_the_next_message_starts() -> None:
+    timeline = ChatTimeline("agent:main:main")
+    timeline.send("a", "first")
+    events = events_of(
+        [
+            text("a", 1, 1, "Looking."),
+            tool("a", 2, "start", "c1"),
+            tool("a", 3, "result", "c1"),
+            text("a", 4, 2, "Also that."),
+            chat("a", 5, "final"),
+        ]
+    )
+    timeline.apply(events[0])
+    queued = timeline.send("s", "and that too")
+    assert queued.status == "queued"
+    timeline.steered("s")
+    for event in events[1:3]:
+        timeline.apply(event)
+    assert [i.key for i in timeline.items][-1] == "s:user"  # below the card meanwhile
+    for event in events[3:]:
+        timeline.apply(event)
+    assert [i.key for i in timeline.items] == [
+        "a:user",
+        "a:assistant",
+        "a:tool:c1",
+        "s:user",
+        "a:assistant:1",
+    ]
+
+
+@pytest.mark.parametrize(("pressed", "status"), [(True, "aborted"), (False, "interrupted")])
+def test_a_stop_is_shown_as_stopped_only_when_the_user_asked(pressed: bool, status: str) -> None:
+    timeline = ChatTimeline("agent:main:main")
+    timeline.send("r", "write a poem")
+    for event in events_of([text("r", 1, 1, "Roses")]):
+        timeline.apply(event)
+    if pressed:
+        timeline.stop_requested()
+    for event in events_of([chat("r", 2, "aborted", stopReason="aborted")]):
+        timeline.apply(event)
+    reply = timeline.get("r:assistant")
+    assert reply is not None and (reply.text, reply.status) == ("Roses", status)
+    error = timeline.get("r:error")
+    assert (error is None) == pressed
+    assert error is None or error.text == "interrupted: the gateway stopped"
+
+
+def test_a_reply_cut_by_a_crash_stays_and_the_history_marker_is_rendered() -> None:
+    """Killed mid-reply: the live partial stays; the restarted gateway's record of it
+    (the bundled gateway's checkpoint: ``stopReason: aborted``, ``openclawAbort`` of origin
+    ``interrupted``) marks it interrupted, not stopped."""
+    timeline = ChatTimeline("agent:main:main")
+    timeline.send("r", "write a poem")
+    for event in events_of([text("r", 1, 1, "Roses are red, vio")]):
+        timeline.apply(event)
+    user = {"role": "user", "content": "write a poem", "idempotencyKey": "r:user"}
+    timeline.merge_history([user])  # reconnected before the gateway died: still streaming
+    assert timeline.get("r:assistant") is not None
+    marker = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Roses are red"}],
+        "stopReason": "aborted",
+        "errorMessage": "the gateway stopped before this reply finished (interrupted)",
+        "openclawAbort": {"aborted": True, "origin": "interrupted", "runId": "r"},
+        "__openclaw": {"runId": "r"},
+    }
+    timeline.merge_history([user, marker])
+    assert [(i.key, i.text, i.status) for i in timeline.items] == [
+        ("r:user", "write a poem", "sent"),
+        ("r:assistant", "Roses are red", "interrupted"),
+        ("r:error", "interrupted: the gateway stopped", "failed"),
+    ]
+    assert timeline.active_run is None
+    cut = ChatTimeline("agent:main:main")  # the history lost the text: the live one stays
+    cut.send("r", "write a poem")
+    for event in events_of([text("r", 1, 1, "Roses")]):
+        cut.apply(event)
+    cut.merge_history([user, {**marker, "content": []}])
+    reply = cut.get("r:assistant")
+    assert reply is not None and (reply.text, reply.status) == ("Roses", "interrupted")
+
+
+def test_the_real_gateways_restart_abort_is_an_interruption() -> None:
+    timeline = ChatTimeline("agent:main:main")
+    timeline.merge_history(
+        [
+            {"role": "user", "content": "hi", "idempotencyKey": "r:user"},
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "Hel"}],
+                "stopReason": "error",
+                "errorCode": "OPENCLAW_RESTART_ABORT",
+                "errorMessage": "agent run aborted for restart",
+                "__openclaw": {"runId": "r"},
+            },
+        ]
+    )
+    assert [(i.role, i.status, i.text) for i in timeline.items][1:] == [
+        ("assistant", "interrupted", "Hel"),
+        ("error", "failed", "interrupted: the gateway stopped"),
+    ]

@@ -113,7 +113,9 @@ def test_recorded_plain_run() -> None:
     assert events[-1].data == {"stopReason": "stop", "usage": None}
     assert events[0].data == {"startedAt": 1796036314959}
     assert events[0].ts == 1796036314959  # the gateway's own ts
-    assert deltas[0].ts == NOW  # chat events carry none: receipt time
+    assert deltas[0].ts == 1796036315289  # from the agent event, which carries one
+    assert all(e.raw is not None and "stream" in e.raw for e in deltas)  # not the chat ones
+    assert [e.data["messageIndex"] for e in deltas] == [0, 0, 0]
     ids = [e.id for e in events]
     assert ids == sorted(ids) and len(set(ids)) == len(ids)
     assert all(e.session_key == KEY and e.agent_id == "main" for e in events)
@@ -136,6 +138,49 @@ def test_recorded_tool_run() -> None:
     assert "".join(e.data["text"] for e in deltas) == events[-2].data["text"]
     ids = [e.id for e in events]
     assert ids == sorted(ids)  # chat and agent seqs share one counter per run
+
+
+def test_recorded_tool_run_numbers_the_reply_after_the_call() -> None:
+    """The reply after the tool call is the run's second assistant message (the first only
+    called ``ls``), as ``chat.history`` counts them."""
+    deltas = [e for e in normalize_run(TOOL_RUN) if e.type == "assistant.delta"]
+    assert {e.data["messageIndex"] for e in deltas} == {1}
+    assert deltas[-1].data["cumulative"] == normalize_run(TOOL_RUN)[-2].data["text"]
+
+
+def item(seq: int, item_id: str, text: str, delta: str, **extra: Any) -> dict[str, Any]:
+    """An ``agent`` ``assistant`` payload of one message item."""
+    return agent("assistant", seq, {"text": text, "delta": delta, "itemId": item_id, **extra})
+
+
+def test_assistant_items_delimit_messages_and_chat_deltas_are_dropped() -> None:
+    """Text before a tool call and the text after it are two messages; the ``chat`` deltas
+    of the run (the real gateway's join both with a blank line) add nothing."""
+    normalizer = Normalizer()
+    out = normalizer.feed("agent", item(3, "s:1", "Let me look.", "Let me look."), NOW)
+    out += normalizer.feed("chat", chat("delta", 3, deltaText="x", message=assistant("x")), NOW)
+    out += normalizer.feed("agent", item(6, "s:2", "Done", "Done"), NOW)
+    out += normalizer.feed("agent", item(7, "s:2", "Done.", "."), NOW)
+    joined = assistant("Let me look.\n\nDone.")
+    out += normalizer.feed("chat", chat("delta", 7, deltaText=".", message=joined), NOW)
+    assert [(e.data["messageIndex"], e.data["cumulative"], e.data["text"]) for e in out] == [
+        (0, "Let me look.", "Let me look."),
+        (1, "Done", "Done"),
+        (1, "Done.", "."),
+    ]
+    normalizer.feed("chat", chat("final", 8, stopReason="stop", message=joined), NOW)
+    (again,) = normalizer.feed("chat", chat("delta", 9, deltaText="y", message=assistant("y")), NOW)
+    assert again.data == {"text": "y", "cumulative": "y", "replace": False}  # state forgotten
+
+
+def test_a_new_item_stream_continues_the_numbering() -> None:
+    """A retried attempt numbers its messages from 1 again: they still follow the others."""
+    normalizer = Normalizer()
+    first = normalizer.feed("agent", item(3, "a:1", "x", "x"), NOW)
+    second = normalizer.feed("agent", item(4, "b:1", "y", "y"), NOW)
+    third = normalizer.feed("agent", item(5, "b:2", "z", "z"), NOW)
+    unnumbered = normalizer.feed("agent", item(6, "free", "w", "w"), NOW)
+    assert [e.data["messageIndex"] for e in first + second + third + unnumbered] == [0, 1, 2, 3]
 
 
 def test_the_same_frames_give_the_same_ids() -> None:
