@@ -284,12 +284,12 @@ async def admit(
     return peer
 
 
-def _legacy_token_scopes(
+def _replacement_scopes(
     core: GatewayCore, device_id: str, role: str, scopes: list[str]
 ) -> list[str]:
-    """Scopes for the token that replaces one whose plaintext is not stored (written before
-    schema 3): the old token's scopes while they are still approved and cover this
-    connection, so the one-time replacement does not narrow the device's token."""
+    """Scopes for the token that replaces the device's current one: the old token's scopes
+    while they are still approved and cover this connection, so the replacement does not
+    narrow the device's token (a narrower connect never narrows it)."""
     existing = core.state.tokens.get(device_id, role)
     record = core.state.devices.get(device_id)
     if existing is None or not existing.active or record is None:
@@ -304,24 +304,18 @@ def _legacy_token_scopes(
 def _ensure_token(
     core: GatewayCore, device_id: str, role: str, scopes: list[str], now: int
 ) -> tuple[str, list[str], int]:
-    """The real gateway's ``ensureDeviceToken``: the device's existing token for ``role`` when
-    it is still within the device's approved scopes and covers ``scopes`` (so a narrower
-    connect never narrows it), else a new token with ``scopes``.
+    """The device token for a device that authenticated some other way (shared token,
+    password, setup code). The real gateway's ``ensureDeviceToken`` hands back the device's
+    existing token; only token hashes are kept here (see :mod:`gateway.state.tokens`), so the
+    device gets a new token, with :func:`_replacement_scopes`, and the old one stops working.
 
     Returns:
         The token, its scopes and when it was issued (``issuedAtMs``).
     """
-    current = core.state.tokens.reusable(device_id, role)
-    record = core.state.devices.get(device_id)
-    if current is not None and record is not None:
-        token, existing = current
-        if _token_covers(role, existing.scopes, record.scopes) and _token_covers(
-            role, scopes, existing.scopes
-        ):
-            return token, list(existing.scopes), existing.rotated_at_ms or existing.created_at_ms
-        wanted = scopes
-    else:
-        wanted = _legacy_token_scopes(core, device_id, role, scopes)
+    wanted = _replacement_scopes(core, device_id, role, scopes)
+    existing = core.state.tokens.get(device_id, role)
+    if existing is not None and existing.active:
+        return core.state.tokens.rotate(device_id, role, wanted, now), wanted, now
     return core.state.tokens.issue(device_id, role, wanted, now), wanted, now
 
 
@@ -335,9 +329,8 @@ def _issue_tokens(
     *,
     handoff: bool = False,
 ) -> dict[str, Any]:
-    """``hello-ok.auth``: the device token (the presented one, the device's existing one, or
-    a new one) and, for the setup-code hand-off, the bounded tokens of the code's other
-    roles (``deviceTokens``).
+    """``hello-ok.auth``: the device token (the presented one, or a new one) and, for the
+    setup-code hand-off, the bounded tokens of the code's other roles (``deviceTokens``).
 
     A setup code is used up by the hand-off, or once the connects that redeemed it cover
     every role of its profile (the real gateway's ``redeemDeviceBootstrapTokenProfile``):

@@ -217,7 +217,35 @@ _V4 = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4)
+_V5 = Migration(
+    version=5,
+    description="device tokens: only their SHA-256 is kept (the plaintext column goes)",
+    statements=(
+        # Freed pages and cells are zeroed, so the dropped plaintext does not linger in the
+        # file's free space (the WAL is checkpointed over it when the database closes).
+        "PRAGMA secure_delete = ON",
+        """
+        CREATE TABLE device_tokens_v5 (
+            device_id       TEXT NOT NULL REFERENCES devices (device_id) ON DELETE CASCADE,
+            role            TEXT NOT NULL,
+            token_sha256    BLOB NOT NULL CHECK (length(token_sha256) = 32),
+            scopes          TEXT NOT NULL,
+            created_at_ms   INTEGER NOT NULL,
+            rotated_at_ms   INTEGER,
+            revoked_at_ms   INTEGER,
+            last_used_at_ms INTEGER,
+            PRIMARY KEY (device_id, role)
+        ) WITHOUT ROWID
+        """,
+        "INSERT INTO device_tokens_v5 (device_id, role, token_sha256, scopes, created_at_ms, "
+        "rotated_at_ms, revoked_at_ms, last_used_at_ms) SELECT device_id, role, token_sha256, "
+        "scopes, created_at_ms, rotated_at_ms, revoked_at_ms, last_used_at_ms FROM device_tokens",
+        "DROP TABLE device_tokens",
+        "ALTER TABLE device_tokens_v5 RENAME TO device_tokens",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5)
 
 #: The version a fresh database ends at.
 SCHEMA_VERSION = MIGRATIONS[-1].version

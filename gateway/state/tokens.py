@@ -1,14 +1,17 @@
 """Device tokens: one bearer token per paired device and role (``hello-ok.auth.deviceToken``).
 
-Like the real gateway, which keeps its device tokens in its state, the token itself is stored
-(column ``token``, in the 0600 database inside the 0700 state directory), so that a device
-authenticating again some other way (shared token, setup code) gets its *existing* token back
-while that token still covers the connection (:meth:`DeviceTokens.reusable`). Verification
-never compares plaintexts: it compares the SHA-256 of the presented token with the stored
-``token_sha256`` in constant time. Rows written before schema 3 have only the hash: they still
-verify, :meth:`~DeviceTokens.reusable` returns None for them, and the server replaces them with
-a new token the next time the device does not present it. A revoked token's plaintext is
-dropped; rotation writes a new token and the old one stops working.
+Only the SHA-256 of a token is kept at rest (column ``token_sha256``): verification hashes
+the presented token and compares in constant time, and nothing in the database can be turned
+back into a working token. The token itself exists only in the ``hello-ok`` (or
+``device.token.rotate``) answer that hands it to the device, which stores it.
+
+The real gateway keeps its device tokens in its state so that a paired device
+authenticating again some other way (shared token, setup code) gets its *existing* token back.
+Without the plaintext this gateway gives such a device a new token instead (the old token's
+scopes while they still cover the connection) and the old one stops working; the clients
+store whatever ``hello-ok.auth.deviceToken`` says. Databases from schema 3 and 4 held the
+plaintext too: schema 5 drops it (see :mod:`gateway.state._schema`). A revoked token keeps
+its record; rotation writes a new hash and the old token stops working.
 """
 
 from __future__ import annotations
@@ -90,14 +93,13 @@ class DeviceTokens:
     ) -> str:
         token = new_token()
         self._db.execute(
-            "INSERT OR REPLACE INTO device_tokens (device_id, role, token_sha256, token, scopes, "
+            "INSERT OR REPLACE INTO device_tokens (device_id, role, token_sha256, scopes, "
             "created_at_ms, rotated_at_ms, revoked_at_ms, last_used_at_ms) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, NULL, ?)",
             (
                 device_id,
                 role,
                 hash_token(token),
-                token,
                 encode_list(scopes),
                 created_at_ms,
                 rotated_at_ms,
@@ -212,31 +214,11 @@ class DeviceTokens:
         """
         with self._db.transaction(durable=True):
             cursor = self._db.execute(
-                "UPDATE device_tokens SET revoked_at_ms = coalesce(revoked_at_ms, ?), "
-                "token = NULL WHERE device_id = ? AND role = ?",
+                "UPDATE device_tokens SET revoked_at_ms = coalesce(revoked_at_ms, ?) "
+                "WHERE device_id = ? AND role = ?",
                 (wall_clock_ms() if now_ms is None else now_ms, device_id, role),
             )
         return cursor.rowcount > 0
-
-    def reusable(self, device_id: str, role: str) -> tuple[str, TokenRecord] | None:
-        """The device's active token for ``role`` and its record, to hand back again.
-
-        Returns:
-            None if there is no token, it was revoked, or the row predates schema 3 and holds
-            only the hash (the caller then issues a new token).
-        """
-        row = self._db.row(
-            f"SELECT {_COLUMNS}, token, token_sha256 FROM device_tokens "
-            "WHERE device_id = ? AND role = ?",
-            (device_id, role),
-        )
-        if row is None or row["revoked_at_ms"] is not None or not row["token"]:
-            return None
-        token = str(row["token"])
-        # A row whose token and hash disagree (edited by hand) is not trusted with a hand-out.
-        if not hmac.compare_digest(hash_token(token), bytes(row["token_sha256"])):
-            return None
-        return token, self._record(row)
 
     def get(self, device_id: str, role: str) -> TokenRecord | None:
         """The token record (active or revoked) for a device and role, or None."""

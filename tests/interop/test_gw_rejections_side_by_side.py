@@ -354,10 +354,16 @@ async def _pairing_story(
     """Pair an operator device, then probe upgrades and device-token auth."""
     identity = DeviceIdentity.generate()
     steps: list[tuple[str, Any]] = []
+    # The device token each role got last: the real gateway hands a device its existing
+    # token again, ours (keeping only hashes) a new one each time, as clients store.
+    latest: dict[str, str] = {}
 
     async def step(name: str, token_: str | None = token, **kw: Any) -> dict[str, Any]:
         outcome = await _connect(url, identity, token_, **kw)
         steps.append((name, _normalized(outcome, identity)))
+        accepted = outcome.get("accepted")
+        if accepted and accepted.get("deviceToken"):
+            latest[accepted["role"]] = accepted["deviceToken"]
         return outcome
 
     first = await step("unpaired")
@@ -384,7 +390,7 @@ async def _pairing_story(
     await step("scope upgrade", scopes=["operator.read", "operator.write"])
     await step("role upgrade to node", **_NODE_KW)
     await step("shared token, fewer scopes", scopes=[])
-    await _metadata_steps(step, steps, approve, device_token)
+    await _metadata_steps(step, steps, approve, latest)
     return steps
 
 
@@ -392,20 +398,22 @@ Step = Callable[..., Awaitable[dict[str, Any]]]
 
 
 async def _metadata_steps(
-    step: Step, steps: list[tuple[str, Any]], approve: Callable[[str], object], device_token: str
+    step: Step,
+    steps: list[tuple[str, Any]],
+    approve: Callable[[str], object],
+    latest: dict[str, str],
 ) -> None:
     """The paired operator becomes the node host too, then comes back as the CLI: which
     client details count (platform and device family, not client id, mode or name), and
     what a ``metadata-upgrade`` answers, whatever the credential.
 
-    Device tokens are taken fresh after each approval: the real gateway re-issues the
-    tokens of every role an approved request names (ours keeps them; not compared here).
+    Device tokens are the ones each role got last (``latest``): the real gateway re-issues
+    the tokens of every role an approved request names, ours issues one on every connect
+    that does not present it (not compared here).
     """
-    del device_token  # re-issued by the real gateway when the node upgrade is approved
     upgrade = await step("node: role upgrade", **_NODE_KW)
     await asyncio.to_thread(approve, upgrade["error"]["details"]["requestId"])
-    node = await step("node: approved", **_NODE_KW)
-    node_token = node["accepted"]["deviceToken"]
+    await step("node: approved", **_NODE_KW)
     # node-host on linux was recorded as deviceFamily Linux; the CLI sends none
     first = await step("operator after node-host: metadata upgrade")
     again = await step("metadata upgrade, again")
@@ -413,8 +421,7 @@ async def _metadata_steps(
     steps.append(("metadata upgrade: same requestId", same))
     await step("metadata upgrade: node-host still fine", **_NODE_KW)
     await asyncio.to_thread(approve, first["error"]["details"]["requestId"])
-    approved = await step("metadata upgrade approved")
-    operator_token = approved["accepted"]["deviceToken"]
+    await step("metadata upgrade approved")
     await step("node-host after the CLI's details were approved", **_NODE_KW)
     for name, kw in (
         ("other client id", {"client_id": "openclaw-tui"}),
@@ -426,12 +433,14 @@ async def _metadata_steps(
         ("platform with a version", {"platform": "linux 6.1"}),
     ):
         await step(f"details: {name}", **kw)
+    operator_token = latest["operator"]
     await step(
         "details: device token, platform changed",
         operator_token,
         platform="darwin",
         edit=_set_auth({"deviceToken": operator_token}),
     )
+    node_token = latest["node"]
     await step("details: node's device token, node-host", node_token, **_NODE_KW)
     await step(
         "details: node's device token, node-host on darwin",
@@ -556,23 +565,28 @@ async def test_desktop_node_after_its_window_differs_on_purpose(
     assert mine["accepted"]["role"] == "node", mine
 
 
-async def test_shared_token_connect_hands_back_the_same_device_token(
+async def test_shared_token_connect_replaces_the_device_token_keeping_its_scopes(
     ours: BundledGateway,
 ) -> None:
-    """As the real gateway: a device token that still covers the connection's scopes is
-    handed back (also to a narrower connect), and a rotated one replaces it."""
+    """The one deliberate difference in device tokens: the real gateway hands a paired device
+    its existing token again on a shared-token connect; ours keeps only token hashes, so it
+    issues a new token each time, with the old token's scopes while they cover the connect
+    (a narrower connect does not narrow it), and the old token stops working. Presenting the
+    current token gets that token back."""
     identity = DeviceIdentity.generate()
     first = await _connect(ours.url, identity, ours.token)
     await asyncio.to_thread(ours.cli, "devices", "approve", first["error"]["details"]["requestId"])
     one = await _connect(ours.url, identity, ours.token)
-    two = await _connect(ours.url, identity, ours.token)
     narrower = await _connect(ours.url, identity, ours.token, scopes=[])
 
-    token = one["accepted"]["deviceToken"]
-    assert two["accepted"]["deviceToken"] == narrower["accepted"]["deviceToken"] == token
-    assert two["accepted"]["issuedAtMs"] == one["accepted"]["issuedAtMs"]
+    old, token = one["accepted"]["deviceToken"], narrower["accepted"]["deviceToken"]
+    assert old != token
     assert narrower["accepted"]["scopes"] == []
-    assert (await _connect(ours.url, identity, token))["accepted"]["deviceToken"] == token
+    stale = await _connect(ours.url, identity, old, edit=_set_auth({"deviceToken": old}))
+    assert stale["error"]["details"]["code"] == "AUTH_DEVICE_TOKEN_MISMATCH", stale
+    wide = await _connect(ours.url, identity, token, scopes=one["accepted"]["scopes"])
+    assert wide["accepted"]["deviceToken"] == token, "the replacement kept the wider scopes"
+    assert wide["accepted"]["scopes"] == one["accepted"]["scopes"]
 
 
 # ------------------------------------------------------------ setup-code profiles

@@ -190,11 +190,22 @@ async def test_pairing_state_survives_a_restart(tmp_path: Path) -> None:
             gw.url, ident, scopes=["operator.read"], auth={"deviceToken": token}
         ) as op:
             assert op.hello is not None and op.hello["auth"]["method"] == "device-token"
-        # The shared token still admits the paired device, which gets its existing token back
-        # (as from the real gateway: the token still covers the connection's scopes).
+        # The shared token still admits the paired device. Only token hashes are kept, so it
+        # gets a new token with the same scopes (the real gateway hands back the old one),
+        # and the old token stops working.
         async with raw_operator(gw.url, ident, scopes=["operator.read"]) as op:
             assert op.hello is not None
-            assert op.hello["auth"]["deviceToken"] == token
+            fresh = op.hello["auth"]["deviceToken"]
+            assert fresh != token
+            assert op.hello["auth"]["scopes"] == ["operator.read"]
+        async with raw_operator(
+            gw.url, ident, scopes=["operator.read"], auth={"deviceToken": fresh}
+        ) as op:
+            assert op.hello is not None and op.hello["auth"]["deviceToken"] == fresh
+        error, _ = await _refused(
+            gw.url, ident, scopes=["operator.read"], auth={"deviceToken": token}
+        )
+        assert error["details"]["code"] == "AUTH_DEVICE_TOKEN_MISMATCH", error
 
 
 # ------------------------------------------------ upgrades: metadata and node role
@@ -251,6 +262,8 @@ async def test_changed_platform_or_family_needs_approval_again(tmp_path: Path) -
         ):
             res = await _connect(gw.url, ident, **same)
             assert res["ok"] is True, (same, res)
+            # each shared-token connect replaces the device token (only hashes are kept)
+            device_token = res["payload"]["auth"]["deviceToken"]
         error, reason = await _refused(gw.url, ident, platform="darwin")
         assert error["code"] == "NOT_PAIRED"
         assert error["message"] == (

@@ -1,5 +1,6 @@
-"""DeviceTokens: issue, verify, rotate, revoke, list, reusable; verification by SHA-256, the
-token itself kept to be handed back; rows from before schema 3 (hash only) keep working."""
+"""DeviceTokens: issue, verify, rotate, revoke, list; verification by SHA-256, and only the
+hash at rest (schema 5 drops the plaintext that schemas 3 and 4 kept, and erases it from the
+file); rows from before schema 3 (hash only) keep working."""
 
 from __future__ import annotations
 
@@ -223,61 +224,72 @@ def test_tokens_follow_the_device(state: GatewayState) -> None:
     assert state.tokens.list(DEV) == []
 
 
-def test_reusable_hands_back_the_active_token(state: GatewayState) -> None:
-    """The token issued last for a role comes back with its record; none for other roles."""
-    token = state.tokens.issue(DEV, "operator", ["operator.read"], 1_000)
-    current = state.tokens.reusable(DEV, "operator")
-    assert current is not None
-    assert current[0] == token
-    assert current[1] == TokenRecord(DEV, "operator", ("operator.read",), 1_000, None, None, None)
-    assert state.tokens.reusable(DEV, "node") is None
-    assert state.tokens.reusable("other", "operator") is None
+def _files_hold(state_dir: Path, secret: str) -> bool:
+    """Whether any file of the state dir (the database, its WAL) holds ``secret``."""
+    needle = secret.encode()
+    return any(needle in path.read_bytes() for path in state_dir.iterdir() if path.is_file())
 
 
-def test_rotation_changes_the_reusable_token(state: GatewayState) -> None:
-    """After rotate() the new token is handed back and the old one no longer verifies."""
-    old = state.tokens.issue(DEV, "operator", ["operator.read"], 1_000)
-    new = state.tokens.rotate(DEV, "operator", None, 2_000)
-    current = state.tokens.reusable(DEV, "operator")
-    assert current is not None
-    assert current[0] == new != old
-    assert state.tokens.verify(DEV, "operator", old) is None
-    assert state.tokens.verify(DEV, "operator", new) is not None
+def test_only_the_hash_is_kept_at_rest(tmp_path: Path) -> None:
+    """Issued, rotated and revoked tokens: the table has no token column, and no file of the
+    state dir holds any of the tokens, while open or after closing."""
+    state_dir = tmp_path / "state"
+    with GatewayState.in_state_dir(state_dir) as state:
+        state.devices.approve(
+            DEV, KEY, role="operator", scopes=OP_SCOPES, approved_via="owner", now_ms=1
+        )
+        columns = [row[1] for row in state._db.rows("PRAGMA table_info(device_tokens)")]
+        assert "token" not in columns and "token_sha256" in columns
+        tokens = [state.tokens.issue(DEV, "operator", ["operator.read"], 1_000)]
+        tokens.append(state.tokens.rotate(DEV, "operator", None, 2_000))
+        assert state.tokens.verify(DEV, "operator", tokens[-1]) is not None
+        state.tokens.revoke(DEV, "operator", 3_000)
+        assert not any(_files_hold(state_dir, token) for token in tokens)
+    assert not any(_files_hold(state_dir, token) for token in tokens)
 
 
-def test_revoked_token_is_not_reusable_and_its_plaintext_is_dropped(
-    state: GatewayState,
+def test_a_schema_4_database_loses_its_plaintext_tokens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """revoke(): nothing to hand back, the stored token is cleared, verify fails."""
-    token = state.tokens.issue(DEV, "node", [], 1_000)
-    assert state.tokens.revoke(DEV, "node", 2_000)
-    assert state.tokens.reusable(DEV, "node") is None
-    assert state.tokens.verify(DEV, "node", token) is None
-    row = state._db.row("SELECT token FROM device_tokens WHERE device_id = ?", (DEV,))
-    assert row is not None
-    assert row[0] is None
-    revived = state.tokens.rotate(DEV, "node", None, 3_000)
-    current = state.tokens.reusable(DEV, "node")
-    assert current is not None
-    assert current[0] == revived
-
-
-def test_a_row_whose_token_does_not_match_its_hash_is_not_handed_out(
-    state: GatewayState,
-) -> None:
-    """A tampered token column is never handed back (the hash is what authenticates)."""
-    token = state.tokens.issue(DEV, "node", [], 1_000)
-    with state._db.transaction():
-        state._db.execute("UPDATE device_tokens SET token = ? WHERE device_id = ?", ("x", DEV))
-    assert state.tokens.reusable(DEV, "node") is None
-    assert state.tokens.verify(DEV, "node", token) is not None
+    """A database from schema 4 kept the tokens themselves: after the upgrade they still
+    verify by their hash, the column is gone, and the plaintext is nowhere in the files."""
+    state_dir = tmp_path / "state"
+    monkeypatch.setattr(db_module, "MIGRATIONS", MIGRATIONS[:4])
+    monkeypatch.setattr(db_module, "SCHEMA_VERSION", 4)
+    plain = "plaintext-token-kept-by-schema-4-databases"
+    with GatewayState.in_state_dir(state_dir) as old:
+        assert old.schema_version == 4
+        old.devices.approve(
+            DEV, KEY, role="operator", scopes=OP_SCOPES, approved_via="owner", now_ms=1
+        )
+        old.devices.approve(DEV, KEY, role="node", scopes=[], approved_via="owner", now_ms=1)
+    with closing(sqlite3.connect(state_dir / DB_FILENAME, isolation_level=None)) as raw:
+        for role, scopes in (("operator", '["operator.read"]'), ("node", "[]")):
+            raw.execute(
+                "INSERT INTO device_tokens (device_id, role, token_sha256, token, scopes, "
+                "created_at_ms, rotated_at_ms) VALUES (?, ?, ?, ?, ?, 500, 600)",
+                (DEV, role, hash_token(plain + role), plain + role, scopes),
+            )
+    assert _files_hold(state_dir, plain)
+    monkeypatch.undo()
+    with GatewayState.in_state_dir(state_dir) as state:
+        assert state.schema_version == MIGRATIONS[-1].version >= 5
+        record = state.tokens.verify(DEV, "operator", plain + "operator")
+        assert record == TokenRecord(DEV, "operator", ("operator.read",), 500, 600, None, None)
+        assert state.tokens.verify(DEV, "node", plain + "node") is not None
+        columns = [row[1] for row in state._db.rows("PRAGMA table_info(device_tokens)")]
+        assert "token" not in columns
+        assert state._db.row("PRAGMA foreign_key_check") is None
+        state.devices.remove_role(DEV, "node")  # the rebuilt table still follows its device
+        assert state.tokens.get(DEV, "node") is None
+    assert not _files_hold(state_dir, plain)
 
 
 def test_a_schema_2_database_keeps_its_hash_only_tokens(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Opening a database from before schema 3 adds the token column: its hash-only tokens
-    still verify, are not reusable, and the next issue() replaces them with a reusable one."""
+    """Opening a database from before schema 3: its hash-only tokens still verify, and the
+    next issue() replaces them."""
     state_dir = tmp_path / "state"
     monkeypatch.setattr(db_module, "MIGRATIONS", MIGRATIONS[:2])
     monkeypatch.setattr(db_module, "SCHEMA_VERSION", 2)
@@ -299,9 +311,6 @@ def test_a_schema_2_database_keeps_its_hash_only_tokens(
         record = state.tokens.verify(DEV, "operator", legacy)
         assert record is not None
         assert record.scopes == ("operator.read",)
-        assert state.tokens.reusable(DEV, "operator") is None
         fresh = state.tokens.issue(DEV, "operator", ["operator.read"], 2_000)
         assert state.tokens.verify(DEV, "operator", legacy) is None
-        current = state.tokens.reusable(DEV, "operator")
-        assert current is not None
-        assert current[0] == fresh
+        assert state.tokens.verify(DEV, "operator", fresh) is not None
