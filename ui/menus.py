@@ -84,20 +84,27 @@ def _entry(menu: QMenu, text: str, slot: Callable[[], object], name: str) -> QAc
     return action
 
 
+def _keys(standard: QKeySequence.StandardKey, fallback: str) -> list[QKeySequence]:
+    """The platform's keys for ``standard``, and ``fallback`` where the platform has none
+    (Qt's generic themes bind no Quit key)."""
+    keys = QKeySequence.keyBindings(standard)
+    return keys or [QKeySequence(fallback)]
+
+
 def build_menus(window: QMainWindow, actions: MenuActions) -> Menus:
     """Fill ``window``'s menu bar."""
     bar = window.menuBar()
     bar.setAccessibleName("Menu bar")
     file = bar.addMenu("&File")
     new_session = _entry(file, "&New session", actions.new_session, "new-session")
-    new_session.setShortcut(QKeySequence.StandardKey.New)
+    new_session.setShortcuts(_keys(QKeySequence.StandardKey.New, "Ctrl+N"))
     _entry(file, "&Connect to another gateway…", actions.connect_gateway, "connect-gateway")
     _entry(file, "&Pair a phone…", actions.pair_phone, "pair-phone")
     file.addSeparator()
     _entry(file, "&Settings…", actions.settings, "settings")
     file.addSeparator()
     quit_action = _entry(file, "&Quit", actions.quit, "quit")
-    quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+    quit_action.setShortcuts(_keys(QKeySequence.StandardKey.Quit, "Ctrl+Q"))
     quit_action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
     quit_action.setMenuRole(QAction.MenuRole.QuitRole)
 
