@@ -54,6 +54,8 @@ CASES: dict[str, str] = {
     "1 MB line of words": "word " * 200_000,
     "1 MB code line": "```\n" + "y" * 1_000_000 + "\n```\n",
     "emphasis bomb (100 KB)": "*a" * 50_000,
+    "10,000 list items": "- a\n" * 10_000,
+    "25,000 short lines": "a\n" * 25_000,
 }
 
 

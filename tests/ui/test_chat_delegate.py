@@ -26,7 +26,7 @@ from ui.widgets.chat_delegate import (
 )
 from ui.widgets.chat_model import ChatListModel
 from ui.widgets.highlight import language_rules
-from ui.widgets.markdown import MAX_BLOCKS, SHOWN_CHARS, SafeDocument
+from ui.widgets.markdown import SHOWN_CHARS, SHOWN_LINES, SafeDocument
 
 pytestmark = pytest.mark.ui
 
@@ -202,6 +202,23 @@ def test_row_documents_load_no_resource(qapp: QApplication, tmp_path: Path) -> N
     assert _image_names(doc) == ["chat-image:0"]
 
 
+def test_line_breaks_are_kept_and_code_is_left_as_it_is(qapp: QApplication) -> None:
+    """A message written line by line (``/help`` on a gateway without a model) keeps its
+    lines; code blocks and tables are unchanged."""
+    text = (
+        "Commands that work without a model:\n/nodes — list connected devices\n"
+        "/invoke <node> <command> [json params] — run a node command\n/help — this list\n\n"
+        "```\nfirst\nsecond\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+    )
+    shown = render_document(ChatItem("h", "assistant", text), 600, QPalette()).toPlainText()
+    assert (
+        "model:\n/nodes — list connected devices\n/invoke <node> <command> [json params] — run"
+        " a node command\n/help — this list\n" in shown
+    ), shown
+    assert "\nfirst\nsecond\n" in shown
+    assert "\na\nb\n1\n2\n" in shown, "the table is still a table (one cell a line)"
+
+
 # ---------------------------------------------------------------- bounded, and inside the bubble
 HOSTILE = {
     "10,000 nested lists": "- " * 10_000 + "x\n",
@@ -215,6 +232,9 @@ HOSTILE = {
     "an emphasis bomb": "*a" * 50_000,
     "a bracket bomb": "[" * 100_000,
     "a link bomb": "[a](b)" * 20_000,
+    "25,000 list items": "- a\n" * 25_000,
+    "50,000 short lines": "a\n" * 50_000,
+    "100,000 line breaks": "\n" * 100_000,
 }
 
 
@@ -225,10 +245,10 @@ def test_hostile_markdown_renders_bounded_and_inside_the_row(qapp: QApplication,
     text = HOSTILE[name]
     doc = render_document(ChatItem("h", "assistant", text), 400, QPalette())
     assert doc.characterCount() <= min(len(text), SHOWN_CHARS) + 100
-    assert doc.blockCount() <= MAX_BLOCKS + 1
+    assert doc.blockCount() <= SHOWN_LINES + 10
     assert doc.size().width() <= 400 + 1, f"{name}: {doc.size().width()} px wide"
-    if len(text) > SHOWN_CHARS:
-        assert f"{len(text) - SHOWN_CHARS:,} more characters not shown" in doc.toPlainText()
+    if len(text) > SHOWN_CHARS or text.count("\n") > SHOWN_LINES:
+        assert "more characters not shown" in doc.toPlainText()
 
 
 def test_long_code_lines_and_wide_tables_stay_inside_the_bubble(qapp: QApplication) -> None:

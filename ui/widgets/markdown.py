@@ -8,12 +8,13 @@ pictures a row shows are the ones the renderer put in itself (attachments, tool 
 
 Hostile input renders in bounded time. Qt lays out deep nesting, huge tables and long
 unbroken runs in time that grows faster than their size, so the input is bounded before Qt
-sees it: a row shows at most :data:`SHOWN_CHARS` characters (and says how many more there
-are), text with more table cells than :data:`MAX_TABLE_CELLS` is parsed without tables,
-text whose document would have more than :data:`MAX_BLOCKS` paragraphs or
-:data:`MAX_FRAGMENTS` formatting runs is shown as plain text, nesting is drawn at most
-:data:`MAX_DEPTH` levels deep, and a run of :data:`LONG_RUN` characters without a space
-makes the row wrap anywhere (word wrapping such a run is quadratic).
+sees it: a row shows at most :data:`SHOWN_CHARS` characters and :data:`SHOWN_LINES` lines
+(and says how much more there is), text with more table cells than :data:`MAX_TABLE_CELLS`
+is parsed without tables, text with more list items than :data:`MAX_LIST_ITEMS` or whose
+document would have more than :data:`MAX_BLOCKS` paragraphs or :data:`MAX_FRAGMENTS`
+formatting runs is shown as plain text, nesting is drawn at most :data:`MAX_DEPTH` levels
+deep, and a run of :data:`LONG_RUN` characters without a space makes the row wrap anywhere
+(word wrapping such a run is quadratic, and so is importing a long list).
 
 The row never grows wider than its bubble: code blocks wrap (a chat row cannot scroll
 sideways), and table header cells are aligned with their columns.
@@ -46,17 +47,25 @@ __all__ = [
     "MAX_BLOCKS",
     "MAX_DEPTH",
     "MAX_FRAGMENTS",
+    "MAX_LIST_ITEMS",
     "MAX_TABLE_CELLS",
     "SHOWN_CHARS",
+    "SHOWN_LINES",
     "SafeDocument",
     "fits",
+    "line_breaks",
     "render_markdown",
     "render_plain",
     "shown_text",
 ]
 
-#: A row shows at most this many characters of a message (the transcript keeps them all).
+#: A row shows at most this many characters and lines of a message (the transcript keeps
+#: them all).
 SHOWN_CHARS = 100_000
+SHOWN_LINES = 5_000
+#: Beyond this many list items the message is shown as plain text (Qt's Markdown import
+#: takes time in the square of a list's length: 10,000 items take seconds).
+MAX_LIST_ITEMS = 1_000
 #: Beyond this many table cells (estimated from the text), tables are shown as their text.
 MAX_TABLE_CELLS = 2_000
 #: Beyond this many paragraphs or formatting runs, the message is shown as plain text.
@@ -79,6 +88,10 @@ _LONG_RUN = re.compile(rf"\S{{{LONG_RUN}}}")
 _DELIMITER_ROW = re.compile(r"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-*:?[ \t]*)*\|?[ \t]*$", re.M)
 _QUOTE_LEVEL = QTextFormat.Property.BlockQuoteLevel
 _KEEP = QTextCursor.MoveMode.KeepAnchor
+#: A line that starts a list item (in a quote too).
+_LIST_ITEM = re.compile(r"^[ \t>]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)", re.M)
+#: The start (or end) of a fenced code block.
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 class SafeDocument(QTextDocument):
@@ -92,11 +105,14 @@ class SafeDocument(QTextDocument):
 
 
 def shown_text(text: str) -> str:
-    """``text`` cut to :data:`SHOWN_CHARS`, saying how much more there is."""
-    if len(text) <= SHOWN_CHARS:
+    """``text`` cut to :data:`SHOWN_CHARS` characters and :data:`SHOWN_LINES` lines, saying
+    how much more there is."""
+    head = text[:SHOWN_CHARS]
+    if head.count("\n") >= SHOWN_LINES:
+        head = "\n".join(head.split("\n", SHOWN_LINES)[:SHOWN_LINES])
+    if len(head) == len(text):
         return text
-    rest = len(text) - SHOWN_CHARS
-    return f"{text[:SHOWN_CHARS]}\n\n[… {rest:,} more characters not shown]"
+    return f"{head}\n\n[… {len(text) - len(head):,} more characters not shown]"
 
 
 def _wrap(doc: QTextDocument, text: str) -> None:
@@ -127,13 +143,43 @@ def _many_cells(text: str) -> bool:
     return _DELIMITER_ROW.search(text) is not None
 
 
+def line_breaks(text: str) -> str:
+    """``text`` with each line break outside code blocks kept (a chat message is written
+    line by line: ``/help``'s list of commands is one command a line, not a paragraph).
+    Markdown joins lines unless a line ends with two spaces: they are added."""
+    lines = text.split("\n")
+    fence = ""
+    for index, line in enumerate(lines[:-1]):
+        opened = _FENCE.match(line)
+        if fence:
+            if opened and opened.group(1).startswith(fence) and not line.strip(fence[0] + " "):
+                fence = ""
+            continue
+        if opened:
+            fence = opened.group(1)
+            continue
+        if line.strip() and lines[index + 1].strip() and not line.endswith("  "):
+            lines[index] = line + "  "
+    return "\n".join(lines)
+
+
+def _many_list_items(text: str) -> bool:
+    """Whether ``text`` has more list items than :data:`MAX_LIST_ITEMS`."""
+    if text.count("\n") < MAX_LIST_ITEMS:
+        return False
+    return any(n > MAX_LIST_ITEMS for n, _ in enumerate(_LIST_ITEM.finditer(text), 1))
+
+
 def render_markdown(doc: QTextDocument, text: str, palette: QPalette) -> bool:
-    """``text`` as Markdown without HTML into ``doc``; returns False when it was too complex
-    and was shown as plain text instead."""
+    """``text`` as Markdown without HTML into ``doc`` (its line breaks kept); returns False
+    when it was too complex and was shown as plain text instead."""
     text = shown_text(text)
     _wrap(doc, text)
+    if _many_list_items(text):
+        doc.setPlainText(text)
+        return False
     doc.setIndentWidth(INDENT_PX)
-    doc.setMarkdown(text, _NO_TABLES if _many_cells(text) else _FEATURES)
+    doc.setMarkdown(line_breaks(text), _NO_TABLES if _many_cells(text) else _FEATURES)
     scan = "![" in text or _markup(text) > MAX_FRAGMENTS
     if doc.blockCount() > MAX_BLOCKS or not _tidy_blocks(doc, palette, scan=scan):
         doc.clear()
