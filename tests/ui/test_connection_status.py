@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox
 
 from openclaw_desktop.config import AppPaths
 from openclaw_desktop.supervisor import RestartPolicy, SupervisorState
-from openclaw_desktop.transport import ConnectionState, ConnectionStatus
+from openclaw_desktop.transport import ConnectionState, ConnectionStatus, RetryPolicy
 from tests.helpers.bundled_gateway import BundledGateway
 from tests.helpers.chat_trace import write_fake_providers
 from tests.helpers.fake_llm import FakeLLM
@@ -182,6 +182,84 @@ def test_wrong_token_card_then_edit_token_connects(
 
     try:
         run_in_qt(qapp, scenario, timeout=120)
+    finally:
+        gw.cleanup()
+
+
+def test_choose_another_gateway_from_the_card(
+    qapp: QApplication, tmp_path: Path, llm: FakeLLM
+) -> None:
+    """The card's Choose another gateway opens the connect screen; a URL with the right
+    token there connects, and the card and its paused session are gone."""
+    gw = gateway_with_model(tmp_path / "gw", llm)
+    target = ConnectTarget(url=gw.url, token="wrong", node=False, name="gw")
+    app = DesktopApp(DesktopRuntime(AppPaths.default(), target))
+    app.window.show()
+
+    async def scenario() -> None:
+        await app.start()
+        card = app.connection_view.card
+        assert card is not None
+        card.buttons[CardAction.CHOOSE_GATEWAY].click()
+        await until(lambda: app.connect_screen is not None, "the connect screen")
+        screen = app.connect_screen
+        assert screen is not None and app.window.stack.currentWidget() is screen
+        screen.url.setText(gw.url)
+        screen.token.setText(gw.token)
+        screen.connect_url.click()
+        await until(lambda: app.window.chat is not None, "the chat", 30)
+        assert app.connection_view.card is None
+        assert app.window.operator_status.text() == f"chat: connected to 127.0.0.1:{gw.port}"
+        assert_honest(app)
+        await app.aclose()
+
+    try:
+        run_in_qt(qapp, scenario, timeout=90)
+    finally:
+        gw.cleanup()
+
+
+def test_reconnect_now_skips_the_wait(qapp: QApplication, tmp_path: Path, llm: FakeLLM) -> None:
+    """A gateway gone: "reconnecting in N s" counts down with Reconnect now beside it; back
+    again, Reconnect now connects at once instead of after the wait."""
+    gw = gateway_with_model(tmp_path / "gw", llm)
+    app = DesktopApp(
+        DesktopRuntime(AppPaths.default(), RuntimeTarget(url=gw.url, token=gw.token, node=False))
+    )
+    app.window.show()
+
+    async def scenario() -> None:
+        await app.start()
+        client = app.runtime.client
+        assert client is not None
+        # A long first wait, so that "at once" and "after the wait" differ.
+        client.connection.options.retry = RetryPolicy(base_ms=60_000, early_ceiling_ms=60_000)
+        await asyncio.to_thread(gw.stop)
+        await until(lambda: client.connection.status.retry_at is not None, "the wait")
+        status = client.connection.status
+        assert status.state is ConnectionState.RECONNECTING
+        assert app.window.operator_status.text().startswith("chat: reconnecting in ")
+        assert_honest(app)
+        button = app.connection_view.reconnect_button
+        assert button.isVisibleTo(app.window)
+        first = app.window.operator_status.text()
+        await asyncio.sleep(1.2)  # the timer re-derives the countdown
+        assert app.window.operator_status.text() != first
+        assert_honest(app)
+        await asyncio.to_thread(gw.restart)
+        assert client.connection.status.state is ConnectionState.RECONNECTING
+        button.click()
+        await until(
+            lambda: client.connection.status.state is ConnectionState.CONNECTED,
+            "connected at once",
+            20,  # the wait was 60 s
+        )
+        assert not button.isVisibleTo(app.window)
+        assert_honest(app)
+        await app.aclose()
+
+    try:
+        run_in_qt(qapp, scenario, timeout=90)
     finally:
         gw.cleanup()
 
