@@ -89,7 +89,8 @@ def render_document(
     pictures = thumbnails if thumbnails is not None else [decode_image(i) for i in item.images]
     if any(p is not None for p in pictures):
         _add_pictures(doc, pictures, width - 2 * _MARGIN, after_text=bool(text))
-    doc.setTextWidth(width)
+    if doc.textWidth() != width:  # setting it again lays the whole document out again
+        doc.setTextWidth(width)
     return doc
 
 

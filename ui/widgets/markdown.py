@@ -170,21 +170,29 @@ def _many_list_items(text: str) -> bool:
     return any(n > MAX_LIST_ITEMS for n, _ in enumerate(_LIST_ITEM.finditer(text), 1))
 
 
+def _plain_instead(doc: QTextDocument, text: str) -> bool:
+    doc.clear()
+    doc.setPlainText(text)
+    return False
+
+
 def render_markdown(doc: QTextDocument, text: str, palette: QPalette) -> bool:
     """``text`` as Markdown without HTML into ``doc`` (its line breaks kept); returns False
     when it was too complex and was shown as plain text instead."""
     text = shown_text(text)
     _wrap(doc, text)
     if _many_list_items(text):
-        doc.setPlainText(text)
-        return False
+        return _plain_instead(doc, text)
     doc.setIndentWidth(INDENT_PX)
     doc.setMarkdown(line_breaks(text), _NO_TABLES if _many_cells(text) else _FEATURES)
+    if doc.blockCount() > MAX_BLOCKS:
+        return _plain_instead(doc, text)
     scan = "![" in text or _markup(text) > MAX_FRAGMENTS
-    if doc.blockCount() > MAX_BLOCKS or not _tidy_blocks(doc, palette, scan=scan):
-        doc.clear()
-        doc.setPlainText(text)
-        return False
+    # Code blocks and quotes are tidied; so is nesting deeper than MAX_DEPTH, which needs
+    # indentation (the rest, such as "- - - - - - - x", does not fit and is shown plain).
+    tidy = scan or any(mark in text for mark in ("```", "~~~", ">", "\t", "    "))
+    if tidy and not _tidy_blocks(doc, palette, scan=scan):
+        return _plain_instead(doc, text)
     if "|" in text:
         _tidy_tables(doc)
     return True
