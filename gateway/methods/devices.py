@@ -44,7 +44,9 @@ def _str(method: str, params: Any, name: str) -> str:
     if name not in p:
         raise invalid_params(method, f"must have required property '{name}'")
     value = p[name]
-    if not isinstance(value, str) or not value:
+    if not isinstance(value, str):  # as the real gateway: a mistyped field is named as such
+        raise invalid_params(method, f"at /{name}: must be string")
+    if not value:
         raise invalid_params(method, f"at /{name}: must NOT have fewer than 1 characters")
     return value
 

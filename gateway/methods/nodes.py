@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gateway.errors import MethodError, invalid_params, invalid_request
+from gateway.handshake.jsonschema_errors import collect_errors, format_errors
 from gateway.hub import now_ms
 from gateway.nodes.invoke import InvokeError
 from gateway.peer import Peer
@@ -51,6 +52,52 @@ def _required_str(method: str, params: dict[str, Any], name: str) -> str:
     return value
 
 
+_NON_EMPTY: dict[str, Any] = {"type": "string", "minLength": 1}
+#: Params schemas as the real gateway's closed ones (``NodeDescribeParamsSchema``,
+#: ``NodeRenameParamsSchema``, ``NodeInvokeParamsSchema``), properties in their order, which
+#: is the order of its errors: a mistyped field gets the same text as there.
+NODE_DESCRIBE_PARAMS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["nodeId"],
+    "properties": {"nodeId": _NON_EMPTY},
+}
+NODE_RENAME_PARAMS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["nodeId", "displayName"],
+    "properties": {"nodeId": _NON_EMPTY, "displayName": _NON_EMPTY},
+}
+NODE_INVOKE_PARAMS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["nodeId", "command", "idempotencyKey"],
+    "properties": {
+        "nodeId": _NON_EMPTY,
+        "command": _NON_EMPTY,
+        "params": {},
+        "timeoutMs": {"type": "integer", "minimum": 0},
+        "idempotencyKey": _NON_EMPTY,
+        "sessionKey": _NON_EMPTY,
+        "turnSourceChannel": {"type": "string"},
+        "turnSourceTo": {"type": "string"},
+        "turnSourceAccountId": {"type": "string"},
+        "turnSourceThreadId": {"anyOf": [{"type": "string"}, {"type": "number"}]},
+    },
+}
+
+
+def _validated(method: str, schema: dict[str, Any], params: Any) -> dict[str, Any]:
+    """``params`` (absent: ``{}``) checked against ``schema``, or ``INVALID_REQUEST invalid
+    <method> params: <errors>`` in the real gateway's words."""
+    p = {} if params is None else params
+    errors = collect_errors(schema, p)
+    if errors:
+        raise invalid_params(method, format_errors(errors))
+    checked: dict[str, Any] = p
+    return checked
+
+
 async def node_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.list``: paired and connected nodes."""
     _obj("node.list", params)
@@ -59,9 +106,9 @@ async def node_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 async def node_describe(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.describe {nodeId}``."""
-    p = _obj("node.describe", params)
-    node_id = p.get("nodeId")
-    if not isinstance(node_id, str) or not node_id:
+    p = _validated("node.describe", NODE_DESCRIBE_PARAMS_SCHEMA, params)
+    node_id = p["nodeId"]
+    if not node_id.strip():
         raise invalid_request("nodeId required")
     entry = core.node_entry(node_id, peer)
     if entry is None:
@@ -71,9 +118,8 @@ async def node_describe(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 async def node_rename(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.rename {nodeId, displayName}``."""
-    p = _obj("node.rename", params)
-    node_id = _required_str("node.rename", p, "nodeId")
-    name = _required_str("node.rename", p, "displayName")
+    p = _validated("node.rename", NODE_RENAME_PARAMS_SCHEMA, params)
+    node_id, name = p["nodeId"], p["displayName"]
     if not name.strip():
         raise invalid_request("displayName required")
     renamed = core.state.nodes.rename(node_id, name.strip())
@@ -87,25 +133,13 @@ async def node_invoke(
 ) -> Any:
     """``node.invoke {nodeId, command, params?, timeoutMs?, idempotencyKey}`` (also the
     agent's tool path, with ``cancel_on_abandon`` so an aborted run stops the node)."""
-    p = _obj("node.invoke", params)
-    for name in ("nodeId", "command", "idempotencyKey"):
-        if name not in p:
-            raise invalid_params("node.invoke", f"must have required property '{name}'")
-    node_id, command = p.get("nodeId"), p.get("command")
-    if not isinstance(node_id, str) or not node_id or not isinstance(command, str) or not command:
+    p = _validated("node.invoke", NODE_INVOKE_PARAMS_SCHEMA, params)
+    node_id, command, key = p["nodeId"], p["command"], p["idempotencyKey"]
+    if not node_id.strip() or not command.strip():
         raise invalid_request("nodeId and command required")
-    key = p.get("idempotencyKey")
-    if not isinstance(key, str) or not key:
-        raise invalid_params(
-            "node.invoke", "at /idempotencyKey: must NOT have fewer than 1 characters"
-        )
     timeout = p.get("timeoutMs")
-    if isinstance(timeout, float) and timeout.is_integer():
+    if isinstance(timeout, float):
         timeout = int(timeout)  # a JSON number such as 1000.0 is an integer to the gateway
-    if timeout is not None and (not isinstance(timeout, int) or isinstance(timeout, bool)):
-        raise invalid_params("node.invoke", "at /timeoutMs: must be integer")
-    if timeout is not None and timeout < 0:
-        raise invalid_params("node.invoke", "at /timeoutMs: must be >= 0")
     if command.startswith("system.execApprovals."):
         raise invalid_request(
             "node.invoke does not allow system.execApprovals.*; use exec.approvals.node.*",
