@@ -29,15 +29,10 @@ from openclaw_desktop.chat.items import (
     preview,
     user_content,
 )
-from openclaw_desktop.sdk.normalize import message_text
+from openclaw_desktop.chat.tool_summary import describe_call
+from openclaw_desktop.sdk.normalize import is_interruption, message_text
 
 __all__ = ["HistoryView", "RunInHistory", "from_history", "is_interruption"]
-
-#: The real gateway's marker of a run aborted for a restart, and its older messages.
-RESTART_ABORT_CODE = "OPENCLAW_RESTART_ABORT"
-RESTART_ABORT_MESSAGES = frozenset(
-    {"agent run aborted for restart", "Request was aborted", "This operation was aborted"}
-)
 
 
 @dataclass
@@ -58,19 +53,6 @@ class HistoryView:
 
     items: list[ChatItem]
     runs: dict[str, RunInHistory]
-
-
-def is_interruption(message: dict[str, Any]) -> bool:
-    """Whether an assistant message records a reply cut by the gateway stopping."""
-    if message.get("stopReason") not in ("error", "aborted"):
-        return False
-    if message.get("errorCode") == RESTART_ABORT_CODE:
-        return True
-    abort = message.get("openclawAbort")
-    if isinstance(abort, dict) and abort.get("origin") == "interrupted":
-        return True
-    error = str(message.get("errorMessage") or "")
-    return error in RESTART_ABORT_MESSAGES or "interrupted" in error.lower()
 
 
 def _meta(message: dict[str, Any]) -> dict[str, Any]:
@@ -165,8 +147,9 @@ def _assistant(
         if block.get("type") == "toolCall":
             first_tool = min(first_tool, position)
             call_id = str(block.get("id"))
+            name, args = str(block.get("name")), block.get("arguments")
             card = ToolCard(
-                call_id, str(block.get("name")), "running", arg_count(block.get("arguments"))
+                call_id, name, "running", arg_count(args), summary=describe_call(name, args)
             )
             item = ChatItem(
                 f"{run_id}:tool:{call_id}" if run_id else f"msg:{mid}:tool:{call_id}",

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from openclaw_desktop.chat.redact import redact, strip_control
+from openclaw_desktop.sdk.normalize import INTERRUPTED
 
 __all__ = [
     "INTERRUPTED",
@@ -42,8 +43,6 @@ ItemStatus = Literal[
     "failed",
 ]
 PREVIEW_CHARS = 400
-#: What a reply cut by the gateway stopping (or restarting) says.
-INTERRUPTED = "interrupted: the gateway stopped"
 
 
 @dataclass
@@ -55,6 +54,9 @@ class ToolCard:
     status: Literal["running", "completed", "failed"] = "running"
     arg_count: int = 0
     preview: str = ""
+    #: Which command, on which node, with the key arguments: redacted, one line
+    #: (:func:`openclaw_desktop.chat.tool_summary.describe_call`).
+    summary: str = ""
 
 
 @dataclass

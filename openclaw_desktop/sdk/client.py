@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
@@ -40,7 +41,7 @@ from openclaw_desktop.sdk.resources import (
     Sessions,
     Tools,
 )
-from openclaw_desktop.sdk.run import Run
+from openclaw_desktop.sdk.run import TERMINAL, Run
 from openclaw_desktop.session import EventReceived, SequenceGap
 from openclaw_desktop.transport import (
     ConnectionOptions,
@@ -58,6 +59,13 @@ log = logging.getLogger("openclaw.sdk")
 DEFAULT_SCOPES = ("operator.read", "operator.write")
 #: Methods every gateway has even when its feature list is conservative.
 _ALWAYS = frozenset({"health", "status"})
+#: Finished runs still found by ``runs.get`` (older ones are forgotten: a long-running app
+#: keeps only what its own objects hold, such as the chat timeline's items).
+FINISHED_KEPT = 32
+#: Runs of other clients followed (to know what a steered message joins).
+LIVE_KEPT = 64
+#: A run created this long before the gateway (re)started is one it never finished.
+_RESTART_SLACK_MS = 1_000
 
 
 class OpenClaw:
@@ -76,6 +84,11 @@ class OpenClaw:
         self.runs = Runs(self)
         self._normalizer = Normalizer()
         self._runs: dict[str, Run] = {}
+        self._finished: OrderedDict[str, Run] = OrderedDict()
+        #: Live runs seen in events (any client's): run id -> session key.
+        self._live: OrderedDict[str, str] = OrderedDict()
+        #: Run id -> steered runs it took in (they end with it).
+        self._absorbed: dict[str, list[Run]] = {}
         self._listeners: list[asyncio.Queue[Event]] = []
         self._hello: HelloOk | None = None
         self._connected_once = False
@@ -210,10 +223,66 @@ class OpenClaw:
                 run = self._run_for_session(event.session_key)
             if run is not None:
                 run._feed(event)
-            for queue in list(self._listeners):
-                if queue.full():
-                    queue.get_nowait()  # a slow reader loses the oldest, not the newest
-                queue.put_nowait(event)
+            self._follow_live(event)
+            self._publish(event)
+            if event.type in TERMINAL and event.run_id:
+                self._ended(event.run_id, event)
+
+    def _publish(self, event: Event) -> None:
+        for queue in list(self._listeners):
+            if queue.full():
+                queue.get_nowait()  # a slow reader loses the oldest, not the newest
+            queue.put_nowait(event)
+
+    def _follow_live(self, event: Event) -> None:
+        run_id = event.run_id
+        if not run_id or not event.session_key:
+            return
+        if event.type in TERMINAL:
+            self._live.pop(run_id, None)
+        elif event.type in ("run.started", "assistant.delta") or event.type.startswith("tool."):
+            self._live[run_id] = event.session_key
+            self._live.move_to_end(run_id)
+            while len(self._live) > LIVE_KEPT:
+                self._live.popitem(last=False)
+
+    def _ended(self, run_id: str, terminal: Event) -> None:
+        """A run ended: the steered messages it took in end with it; finished runs are
+        forgotten but for the last :data:`FINISHED_KEPT`."""
+        for steered in self._absorbed.pop(run_id, []):
+            if not steered.has_own_events:
+                synthesized = steered._end_with(terminal)
+                if synthesized is not None:
+                    self._publish(synthesized)
+            self._retire(steered)
+        run = self._runs.get(run_id)
+        if run is not None and run.done:
+            self._retire(run)
+
+    def _retire(self, run: Run) -> None:
+        if not run.done or self._runs.get(run.run_id) is not run:
+            return
+        del self._runs[run.run_id]
+        self._finished[run.run_id] = run
+        while len(self._finished) > FINISHED_KEPT:
+            self._finished.popitem(last=False)
+
+    def _steer_target(self, key: str, run_id: str) -> str | None:
+        """The run a message steered into session ``key`` joins: the session's live run."""
+        own = [
+            r.run_id
+            for r in self._runs.values()
+            if not r.done and r.run_id != run_id and _same_session(r.session_key, key)
+        ]
+        if own:
+            return own[-1]
+        seen = [r for r, k in self._live.items() if r != run_id and _same_session(k, key)]
+        return seen[-1] if seen else None
+
+    def _absorb(self, run: Run, target: str) -> None:
+        """``run`` (a steered message) was taken into ``target``: it ends when that does."""
+        run.absorbed_by = target
+        self._absorbed.setdefault(target, []).append(run)
 
     def _run_for_session(self, key: str | None) -> Run | None:
         """The live run of a session, for events that name the session but not the run."""
@@ -237,9 +306,19 @@ class OpenClaw:
         self._connected_once = True
 
     async def _catch_up(self) -> None:
-        """After a reconnect: finish runs that ended meanwhile from ``chat.history``; mark the
-        others with ``stream.reset`` (deltas sent while away are not replayed by gateways)."""
-        for run in [r for r in self._runs.values() if not r.done]:
+        """After a reconnect: finish runs that ended meanwhile from ``chat.history``; a run
+        the gateway has not finished although it (re)started after the run began is
+        interrupted (``run.failed``, ``errorKind: interrupted``); mark the others with
+        ``stream.reset`` (deltas sent while away are not replayed by gateways). The events
+        added go to :meth:`events` readers too."""
+        uptime = self._hello.snapshot.uptime_ms if self._hello is not None else None
+        started = now_ms() - uptime if uptime is not None else None
+        waiting = [
+            r
+            for r in self._runs.values()
+            if not r.done and (r.absorbed_by is None or r.absorbed_by not in self._runs)
+        ]
+        for run in waiting:
             try:
                 messages = await self._run_messages(run.session_key, run.run_id)
             except Exception as exc:
@@ -251,10 +330,18 @@ class OpenClaw:
                 for m in messages
                 if m.get("role") == "assistant" and m.get("stopReason") not in (None, "toolUse")
             ]
+            added: list[Event] = []
             if final:
-                run._finish_from_history(final[-1])
+                added = run._finish_from_history(final[-1])
+            elif started is not None and run.created_at < started - _RESTART_SLACK_MS:
+                cut = run._interrupted()
+                added = [cut] if cut is not None else []
             else:
                 run._reset("reconnected while the run was going; live events resume")
+            for event in added:
+                self._publish(event)
+                if event.type in TERMINAL:
+                    self._ended(run.run_id, event)
 
     # ------------------------------------------------------------------ runs
     def _track_run(self, run_id: str, key: str) -> Run:
@@ -266,6 +353,7 @@ class OpenClaw:
 
     def _forget_run(self, run_id: str) -> None:
         self._runs.pop(run_id, None)
+        self._finished.pop(run_id, None)
 
     async def _run_messages(self, key: str, run_id: str) -> list[dict[str, Any]]:
         """The transcript messages of one run (its user message onwards)."""
@@ -287,8 +375,8 @@ class Runs:
         self._client = client
 
     def get(self, run_id: str) -> Run | None:
-        """A run by id."""
-        return self._client._runs.get(run_id)
+        """A run by id (a finished one only while it is among the last few)."""
+        return self._client._runs.get(run_id) or self._client._finished.get(run_id)
 
     def active(self) -> list[Run]:
         """Runs still going."""

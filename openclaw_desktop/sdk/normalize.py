@@ -38,7 +38,15 @@ from typing import Any
 
 from openclaw_desktop.sdk.events import Event
 
-__all__ = ["Normalizer", "message_text", "run_event_id"]
+__all__ = ["INTERRUPTED", "Normalizer", "is_interruption", "message_text", "run_event_id"]
+
+#: What a run cut by the gateway stopping (or restarting) failed with.
+INTERRUPTED = "interrupted: the gateway stopped"
+#: The real gateway's marker of a run aborted for a restart, and its older messages.
+RESTART_ABORT_CODE = "OPENCLAW_RESTART_ABORT"
+RESTART_ABORT_MESSAGES = frozenset(
+    {"agent run aborted for restart", "Request was aborted", "This operation was aborted"}
+)
 
 
 def run_event_id(run_id: str, seq: int, kind: str) -> str:
@@ -91,6 +99,22 @@ class _Items:
         self.item_id, self.index = item_id, index
         self.highest = max(self.highest, index)
         return index
+
+
+def is_interruption(message: Any) -> bool:
+    """Whether a transcript assistant message records a reply the gateway cut by stopping:
+    the real gateway's ``errorCode: OPENCLAW_RESTART_ABORT`` (or its older error messages),
+    an ``openclawAbort`` of origin ``interrupted`` (how the bundled gateway records a reply
+    cut by ``kill -9`` once restarted), or an error message that says so."""
+    if not isinstance(message, dict) or message.get("stopReason") not in ("error", "aborted"):
+        return False
+    if message.get("errorCode") == RESTART_ABORT_CODE:
+        return True
+    abort = message.get("openclawAbort")
+    if isinstance(abort, dict) and abort.get("origin") == "interrupted":
+        return True
+    error = str(message.get("errorMessage") or "")
+    return error in RESTART_ABORT_MESSAGES or "interrupted" in error.lower()
 
 
 class Normalizer:

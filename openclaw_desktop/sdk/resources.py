@@ -75,6 +75,12 @@ class Sessions(_Namespace):
         except BaseException:
             self._client._forget_run(run_id)
             raise
+        if queue_mode in ("interrupt", "steer"):
+            # Taken into the session's running turn when that one is still going once the
+            # ack is here (events and answers come in order): it then ends with it.
+            target = self._client._steer_target(key, run_id)
+            if target is not None and not run.has_own_events:
+                self._client._absorb(run, target)
         return run
 
     async def abort(self, key: str, run_id: str | None = None) -> dict[str, Any]:

@@ -10,7 +10,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from openclaw_desktop.sdk.events import Event, now_ms
-from openclaw_desktop.sdk.normalize import message_text, run_event_id
+from openclaw_desktop.sdk.normalize import (
+    INTERRUPTED,
+    is_interruption,
+    message_text,
+    run_event_id,
+)
 
 if TYPE_CHECKING:
     from openclaw_desktop.sdk.client import OpenClaw
@@ -110,7 +115,10 @@ class Run:
         self._tasks: set[asyncio.Task[None]] = set()
         self.started_at: int | None = None
         self.ended_at: int | None = None
+        self.created_at = created_ms
         self.status: RunStatus | Literal["running"] = "running"
+        #: The run a steered message was taken into (it ends with that one).
+        self.absorbed_by: str | None = None
         self._add(
             Event(
                 run_event_id(run_id, 0, "run.created"),
@@ -128,9 +136,15 @@ class Run:
         """Whether a terminal event arrived."""
         return self.status != "running"
 
-    def _add(self, event: Event) -> None:
+    @property
+    def has_own_events(self) -> bool:
+        """Whether the gateway sent anything for this run (a steered message taken into
+        another run gets nothing of its own)."""
+        return any(e.type != "run.created" for e in self._events)
+
+    def _add(self, event: Event) -> bool:
         if event.id in self._ids or self.done:
-            return  # nothing follows a terminal event
+            return False  # nothing follows a terminal event
         self._ids.add(event.id)
         self._events.append(event)
         if event.type == "run.started":
@@ -139,11 +153,30 @@ class Run:
             self.status = TERMINAL[event.type]  # type: ignore[assignment]
             self.ended_at = event.ts
         self._changed.set()
+        return True
 
-    def _feed(self, event: Event) -> None:
-        self._add(event)
-        if event.type == "approval.requested" and self._approval_handlers:
+    def _feed(self, event: Event) -> bool:
+        added = self._add(event)
+        if added and event.type == "approval.requested" and self._approval_handlers:
             self._spawn(self._approve(event))
+        return added
+
+    def _synthesize(self, kind: str, ts: int, data: dict[str, Any]) -> Event | None:
+        """An event the SDK adds after the gateway's last one (None when it ended)."""
+        event = Event(
+            run_event_id(self.run_id, _LAST, kind), ts, kind, data, self.run_id, self.session_key
+        )
+        return event if self._add(event) else None
+
+    def _end_with(self, other: Event) -> Event | None:
+        """A steered message's run ends as the run that took it in ended."""
+        data = {**other.data, "absorbedBy": other.run_id}
+        return self._synthesize(other.type, other.ts, data)
+
+    def _interrupted(self) -> Event | None:
+        """The gateway restarted since this run began and never finished it."""
+        data = {"errorMessage": INTERRUPTED, "errorKind": "interrupted", "errorDetail": None}
+        return self._synthesize("run.failed", now_ms(), data)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -164,34 +197,24 @@ class Run:
             )
         )
 
-    def _finish_from_history(self, message: dict[str, Any]) -> None:
-        """The run ended while we were away: synthesize its end from ``chat.history``."""
+    def _finish_from_history(self, message: dict[str, Any]) -> list[Event]:
+        """The run ended while we were away: synthesize its end from ``chat.history``
+        (returns the events added)."""
         if self.done:
-            return  # the live end arrived while the history was on its way
+            return []  # the live end arrived while the history was on its way
         stop = message.get("stopReason")
-        text = message_text(message)
         ts = int(message.get("timestamp") or now_ms())
-        self._add(
-            Event(
-                run_event_id(self.run_id, _LAST, "assistant.message"),
-                ts,
-                "assistant.message",
-                {"text": text, "message": message, "replayed": True},
-                self.run_id,
-                self.session_key,
-            )
-        )
+        said = {"text": message_text(message), "message": message, "replayed": True}
+        out = [self._synthesize("assistant.message", ts, said)]
         kind = {"aborted": "run.cancelled", "error": "run.failed"}.get(str(stop), "run.completed")
-        self._add(
-            Event(
-                run_event_id(self.run_id, _LAST, kind),
-                ts,
-                kind,
-                {"stopReason": stop, "replayed": True},
-                self.run_id,
-                self.session_key,
-            )
-        )
+        data: dict[str, Any] = {"stopReason": stop, "replayed": True}
+        if is_interruption(message):
+            kind = "run.failed"
+            data |= {"errorMessage": INTERRUPTED, "errorKind": "interrupted"}
+        elif message.get("errorMessage"):
+            data["errorMessage"] = message.get("errorMessage")
+        out.append(self._synthesize(kind, ts, data))
+        return [e for e in out if e is not None]
 
     # ------------------------------------------------------------------ consuming
     async def events(self, after: str | None = None) -> AsyncGenerator[Event, None]:
