@@ -16,7 +16,7 @@ import pytest
 
 from gateway.server import GatewayServer
 from openclaw_desktop.identity import DeviceIdentity
-from openclaw_desktop.protocol import ClientId, ClientInfo, ClientMode
+from openclaw_desktop.protocol import MAX_FRAME_DEPTH, ClientId, ClientInfo, ClientMode
 from openclaw_desktop.transport import GatewayConnection
 from tests.helpers.bundled_gateway import (
     RawClient,
@@ -200,6 +200,58 @@ async def test_node_method_shapes_match_the_real_gateway(tmp_path: Path) -> None
             assert described["displayName"] == "renamed"
         finally:
             await node.aclose()
+
+
+def _nested(levels: int) -> Any:
+    value: Any = "x"
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+async def test_result_nested_too_deep_fails_both_sides_at_once(tmp_path: Path) -> None:
+    """A node result nested past the frame depth limit, as payload or as payloadJSON text,
+    is refused to the node (INVALID_REQUEST) and ends the operator's invoke with a typed
+    node error at once, not after the invoke's timeout; one level less goes through."""
+    limit = MAX_FRAME_DEPTH
+    async with setup(tmp_path, ["probe.echo"]) as (_gw, admin, node, node_id):
+        too_deep: list[dict[str, Any]] = [
+            {"payload": _nested(limit - 1)},  # the frame is then limit + 1 deep
+            {"payload": _nested(300)},  # beyond what JSON encoding goes
+            {"payloadJSON": json.dumps(_nested(300))},
+            {"payloadJSON": "[" * 1100 + "]" * 1100},  # beyond what the parser reads
+        ]
+        for k, result in enumerate(too_deep):
+            pending = await admin.send_request(
+                "node.invoke", invoke(node_id, "probe.echo", f"deep{k}", timeoutMs=60_000)
+            )
+            request = await next_request(node, "probe.echo", skip=k)
+            error = await node.error(
+                "node.invoke.result", {"id": request["id"], "nodeId": node_id, "ok": True, **result}
+            )
+            assert error == {
+                "code": "INVALID_REQUEST",
+                "message": f"invalid node.invoke.result params: nested deeper than {limit} levels",
+            }
+            res = await asyncio.wait_for(pending, 5)
+            message = f"node result nested deeper than {limit} levels"
+            assert res["error"] == {
+                "code": "UNAVAILABLE",
+                "message": f"INVALID_REQUEST: {message}",
+                "details": {
+                    "nodeError": {"code": "INVALID_REQUEST", "message": message},
+                    "nodeCommandDispatched": True,
+                },
+            }
+        pending = await admin.send_request("node.invoke", invoke(node_id, "probe.echo", "fits"))
+        request = await next_request(node, "probe.echo", skip=len(too_deep))
+        fits = _nested(limit - 2)  # the node's frame is exactly limit deep
+        await node.ok(
+            "node.invoke.result",
+            {"id": request["id"], "nodeId": node_id, "ok": True, "payload": fits},
+        )
+        assert (await asyncio.wait_for(pending, 5))["payload"]["payload"] == fits
+        assert node.ws.close_code is None and admin.ws.close_code is None
 
 
 async def _noop(params: Any) -> Any:
