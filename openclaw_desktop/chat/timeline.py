@@ -29,6 +29,7 @@ from openclaw_desktop.chat.items import (
     images_of,
     preview,
 )
+from openclaw_desktop.chat.tool_summary import describe_call
 from openclaw_desktop.sdk.events import Event
 
 __all__ = ["ChatItem", "ChatTimeline", "ItemStatus", "ToolCard"]
@@ -284,6 +285,10 @@ class ChatTimeline:
         if self.active_run == run_id:
             self.active_run = None
         self._runs.pop(run_id, None)
+        for steered, target in list(self._steered.items()):
+            if target == run_id:  # taken in after its last message: it stays where it is
+                del self._steered[steered]
+                self._settle(f"{steered}:user")
         requested = run_id in self._stop_requested
         self._stop_requested.discard(run_id)
         interrupted = event.data.get("errorKind") == "interrupted" or (
@@ -327,6 +332,7 @@ class ChatTimeline:
         assert item.tool is not None
         if kind == "tool.call.started":
             item.tool.arg_count = arg_count(event.data.get("args"))
+            item.tool.summary = describe_call(item.tool.name, event.data.get("args"))
         elif kind == "tool.call.delta":
             item.tool.preview = preview(event.data.get("partial"))
         else:

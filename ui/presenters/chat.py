@@ -11,7 +11,7 @@ import contextlib
 import logging
 import time
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
@@ -48,7 +48,13 @@ class ChatPresenter(QObject):
         self._pump: asyncio.Task[None] | None = None
         #: Dictation for this session (set by the app before the view is made).
         self.voice: VoicePresenter | None = None
+        #: ``models.list`` rows by ``provider/model`` ref, and the session's model ref.
+        self.models: dict[str, dict[str, Any]] = {}
+        self.model = ""
         self._reloads: set[asyncio.Task[None]] = set()
+        #: Runs that went on across a reconnect: the history is merged once more when they
+        #: end (what was stored while away and not sent again is then shown).
+        self._reload_at_end: set[str] = set()
         self._offline: list[tuple[str, str, list[Attachment]]] = []
         # Created once connected (usually): the next CONNECTED is then a reconnect.
         self._was_connected = client.connection.status.state is ConnectionState.CONNECTED
@@ -56,6 +62,8 @@ class ChatPresenter(QObject):
 
     #: The models the gateway offers (``provider/model`` refs) and the session's choice.
     models_changed = Signal(list, str)
+    #: The session's thinking level as the gateway keeps it ('' when it has none).
+    thinking_changed = Signal(str)
 
     async def start(self) -> None:
         """Load the history and the models, and follow the session's events."""
@@ -75,7 +83,21 @@ class ChatPresenter(QObject):
         current = ""
         if row and row.get("model"):
             current = f"{row.get('modelProvider')}/{row.get('model')}"
+        self.models = {ref: m for ref, m in zip(refs, models, strict=True)}
+        self.model = current
         self.models_changed.emit(refs, current)
+        thinking = row.get("thinkingLevel") if row else None
+        self.thinking_changed.emit(str(thinking) if isinstance(thinking, str) else "")
+
+    def text_only_model(self) -> str | None:
+        """The session's model when ``models.list`` says it reads text only (its ``input``
+        lacks ``image``): images sent to it are not seen. None when it reads images, or
+        when the gateway does not say."""
+        entry = self.models.get(self.model)
+        kinds = entry.get("input") if entry else None
+        if isinstance(kinds, list) and kinds and "image" not in kinds:
+            return str(entry.get("name") or self.model) if entry else self.model
+        return None
 
     async def choose(self, *, model: str | None = None, thinking: str | None = None) -> None:
         """Set the session's model or thinking level (``sessions.patch``)."""
@@ -88,6 +110,9 @@ class ChatPresenter(QObject):
             await self.client.sessions.patch(self.session_key, **changes)
         except OpenClawError as exc:
             self.status.emit(f"could not change the session: {exc}")
+            return
+        if model is not None:
+            self.model = model
 
     async def aclose(self) -> None:
         """Stop following events (and a running dictation)."""
@@ -117,6 +142,8 @@ class ChatPresenter(QObject):
         """Back online: merge the history, then send what waited (same idempotency keys,
         so a message the gateway did get before the drop is not run twice)."""
         await self.reload()
+        if self.timeline.active_run is not None:
+            self._reload_at_end.add(self.timeline.active_run)
         waiting, self._offline = self._offline, []
         for run_id, text, files in waiting:
             await self._dispatch(run_id, text, None, files)
@@ -137,8 +164,16 @@ class ChatPresenter(QObject):
                 continue
             self.changed.emit()
             if event.type in ("run.completed", "run.cancelled", "run.failed", "run.timed_out"):
+                if event.run_id in self._reload_at_end:
+                    self._reload_at_end.discard(event.run_id)
+                    self._spawn_reload()
                 self.busy.emit(False)
                 await self._send_next()
+
+    def _spawn_reload(self) -> None:
+        task = asyncio.get_running_loop().create_task(self.reload(), name="chat-reload")
+        self._reloads.add(task)
+        task.add_done_callback(self._reloads.discard)
 
     # ------------------------------------------------------------------ actions
     async def send(self, text: str, attachments: list[Attachment] | None = None) -> str | None:
