@@ -52,6 +52,21 @@ def test_tool_cards_are_plain_text(qapp: QApplication) -> None:
     assert "node_invoke (2 arguments)" in text
 
 
+def test_tool_cards_say_the_call_and_show_the_returned_screenshot(qapp: QApplication) -> None:
+    """Which command on which node with its key arguments, and the image the tool returned,
+    scaled into the bubble."""
+    card = ToolCard(
+        "c1", "node_invoke", "completed", 3, "{}", "screen.snapshot on laptop · format=png"
+    )
+    shot = [{"mimeType": "image/png", "data": _png(1280, 800)}]
+    item = ChatItem("r:tool:c1", "tool", "", "done", tool=card, images=shot)
+    doc = render_document(item, 300, QPalette())
+    assert doc.toPlainText().startswith("✓ node_invoke · screen.snapshot on laptop · format=png")
+    assert _image_names(doc) == ["chat-image:0"]
+    assert doc.size().width() <= 301, "the screenshot is scaled to the bubble"
+    assert doc.size().height() > 150, "and shown"
+
+
 def _code_colours(doc: QTextDocument) -> dict[str, str]:
     """The foreground colour of each word in the document's code blocks (by layout format)."""
     out: dict[str, str] = {}

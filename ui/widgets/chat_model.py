@@ -24,8 +24,9 @@ def item_text(item: ChatItem) -> str:
     if item.role == "tool" and item.tool is not None:
         card = item.tool
         args = f"{card.arg_count} argument{'s' if card.arg_count != 1 else ''}"
+        call = f" · {card.summary}" if card.summary else f" ({args})"
         preview = f"\n{card.preview}" if card.preview else ""
-        return f"{_ICONS[card.status]} {card.name} ({args}){preview}"
+        return f"{_ICONS[card.status]} {card.name}{call}{preview}"
     marker = {
         "queued": " (queued: double-click to steer it in now)",
         "failed": " (not sent)" if item.role == "user" else "",
@@ -40,7 +41,7 @@ def item_text(item: ChatItem) -> str:
 def row_signature(item: ChatItem) -> tuple[Any, ...]:
     """What a row's look depends on (cheap: the strings' hashes are cached by Python)."""
     tool = item.tool
-    card = (tool.status, tool.arg_count, tool.preview) if tool is not None else None
+    card = (tool.status, tool.arg_count, tool.summary, tool.preview) if tool is not None else None
     return (item.key, item.status, item.text, tuple(item.files), len(item.images), card)
 
 

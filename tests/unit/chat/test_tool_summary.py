@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from openclaw_desktop.chat import ChatTimeline
 from openclaw_desktop.chat.tool_summary import SUMMARY_CHARS, describe_call
+from openclaw_desktop.sdk.events import Event
 
 pytestmark = pytest.mark.unit
 
@@ -53,3 +55,36 @@ def test_summaries_are_one_bounded_line_without_control_characters() -> None:
     assert len(text) <= SUMMARY_CHARS
     assert describe_call("nodes_list", {}) == ""
     assert describe_call("odd", ["not", "an", "object"]) == ""
+
+
+def test_the_timeline_gives_live_and_history_cards_the_same_summary() -> None:
+    """A card built from the live ``tool.call.started`` event and one rebuilt from
+    ``chat.history`` (the ``toolCall`` block) say the same."""
+    args = {"node": "laptop", "command": "screen.snapshot", "params": {"token": SECRET}}
+    live = ChatTimeline("agent:main:main")
+    live.apply(
+        Event(
+            "e1",
+            1,
+            "tool.call.started",
+            {"toolCallId": "c1", "name": "node_invoke", "args": args},
+            run_id="r1",
+            session_key="agent:main:main",
+        )
+    )
+    history = ChatTimeline("agent:main:main")
+    history.merge_history(
+        [
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "toolCall", "id": "c1", "name": "node_invoke", "arguments": args}
+                ],
+                "stopReason": "toolUse",
+                "__openclaw": {"id": "m1", "runId": "r1"},
+            }
+        ]
+    )
+    cards = [[i.tool for i in t.items if i.tool is not None] for t in (live, history)]
+    summaries = [[c.summary for c in found] for found in cards]
+    assert summaries[0] == summaries[1] == ["screen.snapshot on laptop · token=[redacted]"]
