@@ -345,6 +345,12 @@ async def approval_story(url: str, token: str) -> list[tuple[str, Any]]:
         upgrade = await story.open(reader_id, [READ, WRITE])
         res = await pairer.call("device.pair.approve", {"requestId": upgrade.request_id})
         story.record("read+pairing approves a write upgrade", answer(res))
+        # A writer asking for pairing too: its operator token would keep write.
+        writer_id = DeviceIdentity.generate()
+        await story.paired(admin, writer_id, [READ, WRITE])
+        upgrade = await story.open(writer_id, [READ, PAIRING])
+        res = await pairer.call("device.pair.approve", {"requestId": upgrade.request_id})
+        story.record("read+pairing approves pairing for a writer", answer(res))
         # A node role needs admin whatever the scopes.
         node_id = DeviceIdentity.generate()
         node = await story.open(node_id, [], **_NODE_KW)
@@ -471,6 +477,15 @@ async def invoke_scope_story(url: str, token: str) -> list[tuple[str, Any]]:
             }
             res = await writer.call("node.invoke", params)
             story.record(f"write invokes {command}", answer(res, "ok", "command", "payload"))
+        for method, path in (("POST", "/profiles/create"), ("DELETE", "profiles/work/")):
+            params = {
+                "nodeId": identity.device_id,
+                "command": "browser.proxy",
+                "params": {"method": method, "path": path},
+                "idempotencyKey": f"authz-browser-{method}",
+            }
+            res = await writer.call("node.invoke", params)
+            story.record(f"write invokes browser.proxy {method} {path}", answer(res))
         story.record("the node ran", node.invoked)
         return story.steps
 
