@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtWidgets import QApplication
 
 from openclaw_desktop.chat.attachments import Attachment
-from openclaw_desktop.config import AppPaths, SettingsStore
+from openclaw_desktop.config import AppPaths, SettingsStore, WindowStateStore
 from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.devices.notify import Notice, Notifier
 from openclaw_desktop.errors import OpenClawError, ReconnectPaused
@@ -22,7 +22,7 @@ from openclaw_desktop.sdk import Approval, Event
 from openclaw_desktop.sdk.normalize import Normalizer
 from openclaw_desktop.session import EventReceived
 from ui.dialogs import PairingWaitPanel, ask_approval, ask_pairing, ask_trust
-from ui.dialogs.settings import SettingsDialog
+from ui.dialogs.settings import SettingsDialog, unavailable_capabilities
 from ui.gateway_choice import GatewayChoice, known_gateways_file, last_gateway_file, pin_mismatch
 from ui.main_window import MainWindow
 from ui.menus import MenuActions, build_menus, log_folder, log_to_folder, run_doctor, show_report
@@ -37,6 +37,7 @@ from ui.theme import follow_system
 from ui.tray import Tray
 from ui.widgets.activity import ActivityView
 from ui.widgets.capture import CaptureIndicator
+from ui.widgets.composer import DraftKeeper
 from ui.widgets.connect import ConnectScreen
 from ui.widgets.connection_status import ConnectionStatusView
 from ui.widgets.pair_phone import PairPhoneDialog
@@ -168,6 +169,16 @@ class DesktopApp(GatewayChoice):
             node.ctx.activity.listeners.append(self.capture.report)
         if self.activity is not None:
             node.session.invoke_listeners.append(self.activity.on_node_invoke)
+        self._capabilities_changed(node)
+        listener = functools.partial(self._capabilities_changed, node)
+        if not any(
+            getattr(known, "func", None) == listener.func for known in node.change_listeners
+        ):
+            node.change_listeners.append(listener)
+
+    def _capabilities_changed(self, node: NodeHost, _change: object = None) -> None:
+        """The tray shows a capability that cannot work here as unavailable."""
+        self.tray.set_unavailable(unavailable_capabilities(list(node.entries)))
 
     def _cancel_captures(self, prefix: str) -> int:
         node = self.runtime.node
@@ -309,7 +320,10 @@ class DesktopApp(GatewayChoice):
             presenter.busy.connect(self._busy)
             presenter.busy.connect(lambda busy: None if busy else self._replied())
             self.presenters[short] = presenter
-            self.window.show_chat(presenter)
+            view = self.window.show_chat(presenter)
+            gateway = self.runtime.target.url or f"ws://127.0.0.1:{self.runtime.target.port}"
+            store = WindowStateStore(self.runtime.paths.window_state_file)
+            DraftKeeper(view.composer, store, gateway, short)  # a child of the composer
             await presenter.start()
         else:
             self.window.show_chat(presenter)
@@ -382,6 +396,8 @@ class DesktopApp(GatewayChoice):
 
     async def aclose(self) -> None:
         """Stop following events, cancel what the window started, close the runtime."""
+        for keeper in self.window.findChildren(DraftKeeper):
+            keeper.save()  # what was typed last, before the quiet period
         await self.tasks.cancel()
         for presenter in self.presenters.values():
             await presenter.aclose()

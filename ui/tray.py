@@ -69,6 +69,9 @@ class Tray(QObject):
             self.pause_action.toggled.connect(pause_node)
         menu.addAction(self.pause_action)
         self.capability_actions: dict[str, QAction] = {}
+        #: Setting key -> why it cannot work here (see :meth:`set_unavailable`).
+        self.unavailable: dict[str, str] = {}
+        menu.setToolTipsVisible(True)
         for label, key in CAPABILITIES.items():
             action = QAction(label, menu)
             action.setCheckable(True)
@@ -100,12 +103,23 @@ class Tray(QObject):
             self.icon.show()
 
     def sync_capabilities(self) -> None:
-        """Tick the capability toggles as the settings file says."""
+        """Tick the capability toggles as the settings file says; one that cannot work
+        here is shown unavailable (disabled, not ticked, with the reason)."""
         node = self.settings.load().node
+        labels = {key: label for label, key in CAPABILITIES.items()}
         for key, action in self.capability_actions.items():
+            reason = self.unavailable.get(key)
             action.blockSignals(True)
-            action.setChecked(bool(getattr(node, key.split(".", 1)[1])))
+            action.setChecked(reason is None and bool(getattr(node, key.split(".", 1)[1])))
             action.blockSignals(False)
+            action.setEnabled(reason is None)
+            action.setText(labels[key] if reason is None else f"{labels[key]} (unavailable)")
+            action.setToolTip("" if reason is None else f"Unavailable here: {reason}")
+
+    def set_unavailable(self, reasons: dict[str, str]) -> None:
+        """The capabilities (by setting name: ``camera``) that cannot work here, and why."""
+        self.unavailable = {f"node.{name}": why for name, why in reasons.items()}
+        self.sync_capabilities()
 
     def _toggle(self, key: str, on: bool) -> None:
         self.settings.set(key, "on" if on else "off")  # the running node re-advertises

@@ -72,6 +72,11 @@ class AppPaths:
         return self.config_dir / "settings.json"
 
     @property
+    def window_state_file(self) -> Path:
+        """What the window keeps between launches (the sessions' drafts)."""
+        return self.state_dir / "window-state.json"
+
+    @property
     def secrets_file(self) -> Path:
         """The fallback secret store used when no keyring backend exists, mode 0600."""
         return self.data_dir / "secrets.json"

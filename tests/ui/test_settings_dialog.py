@@ -36,8 +36,13 @@ def test_saving_writes_settings_and_autostart(
     qtbot.addWidget(dialog)
     texts = " ".join(label.text() for label in dialog.findChildren(QLabel))
     assert "not available: no camera found" in texts
-    dialog.capabilities["camera"].setChecked(True)
+    # Unavailable here: shown off and disabled, with the reason; another source may work.
+    camera = dialog.capabilities["camera"]
+    assert not camera.isEnabled() and not camera.isChecked()
+    assert camera.accessibleDescription() == "Unavailable here: no camera found"
     dialog.camera_source.setText("rtsp://cam.local/stream")
+    assert camera.isEnabled()
+    camera.setChecked(True)
     dialog.start_at_login.setChecked(True)
     dialog.notify_replies.setChecked(False)
     dialog.display_name.setText("Studio laptop")

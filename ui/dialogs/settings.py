@@ -24,7 +24,7 @@ from ui.autostart import set_autostart
 if TYPE_CHECKING:  # the node package loads the device adapters (OpenCV): not at start-up
     from openclaw_desktop.node import SurfaceEntry
 
-__all__ = ["CAPABILITY_SETTINGS", "SettingsDialog"]
+__all__ = ["CAPABILITY_SETTINGS", "SettingsDialog", "unavailable_capabilities"]
 
 #: Setting -> (label, a command it enables, for the availability text).
 CAPABILITY_SETTINGS = {
@@ -33,6 +33,18 @@ CAPABILITY_SETTINGS = {
     "screen": ("Screen", "screen.snapshot"),
     "microphone": ("Microphone (push-to-talk)", "talk.ptt.start"),
 }
+
+
+def unavailable_capabilities(entries: list[SurfaceEntry]) -> dict[str, str]:
+    """Setting (``camera``) -> why it cannot work here, for each capability the node's
+    survey found unavailable (no camera, no D-Bus notification service)."""
+    availability = {e.spec.name: e.availability for e in entries}
+    reasons = {}
+    for key, (_label, command) in CAPABILITY_SETTINGS.items():
+        state = availability.get(command)
+        if state is not None and not state.available:
+            reasons[key] = state.reason or "not available on this computer"
+    return reasons
 
 
 class SettingsDialog(QDialog):
@@ -45,38 +57,45 @@ class SettingsDialog(QDialog):
         self.setWindowTitle("Settings")
         self.store = store
         settings = store.load()
-        availability = {e.spec.name: e.availability for e in entries}
+        #: Capabilities that cannot work here, with the reason: shown disabled and not
+        #: ticked, and left as they are in the settings when saving.
+        self.unavailable = unavailable_capabilities(entries)
+        self.unavailable_here = dict(self.unavailable)
         form = QFormLayout()
         self.display_name = QLineEdit(settings.node.display_name or "", self)
         self.display_name.setPlaceholderText("this computer's host name")
         self.display_name.setMaxLength(64)
-        form.addRow("Display name", self.display_name)
+        form.addRow(self._label("Display name", self.display_name), self.display_name)
         self.capabilities: dict[str, QCheckBox] = {}
-        for key, (label, command) in CAPABILITY_SETTINGS.items():
+        for key, (label, _command) in CAPABILITY_SETTINGS.items():
             box = QCheckBox(label, self)
-            box.setChecked(bool(getattr(settings.node, key)))
-            state = availability.get(command)
-            note = QLabel(
-                "available here"
-                if state is None or state.available
-                else f"not available: {state.reason}",
-                self,
-            )
+            reason = self.unavailable.get(key)
+            box.setChecked(reason is None and bool(getattr(settings.node, key)))
+            box.setEnabled(reason is None)
+            note = QLabel("available here" if reason is None else f"not available: {reason}", self)
             note.setWordWrap(True)
+            box.setAccessibleName(label)
+            description = "available here" if reason is None else f"Unavailable here: {reason}"
+            box.setAccessibleDescription(description)
+            if reason is not None:
+                box.setToolTip(description)
             form.addRow(box, note)
             self.capabilities[key] = box
         self.camera_source = QLineEdit(settings.node.camera_source or "", self)
         self.camera_source.setPlaceholderText(
             "index, /dev/video2, a file or rtsp://… (empty: local cameras)"
         )
-        form.addRow("Camera source", self.camera_source)
+        form.addRow(self._label("Camera source", self.camera_source), self.camera_source)
+        self._saved_source = self.camera_source.text()
+        self.camera_source.textChanged.connect(self._camera_source_edited)
         self.microphone_device = QLineEdit(settings.node.microphone_device or "", self)
         self.microphone_device.setPlaceholderText("name or index (empty: the default input)")
-        form.addRow("Microphone", self.microphone_device)
+        form.addRow(self._label("Microphone", self.microphone_device), self.microphone_device)
         self.notify_replies = QCheckBox(
             "Notify me when a reply finishes while the window is hidden", self
         )
         self.notify_replies.setChecked(settings.ui.notify_replies)
+        self.notify_replies.setAccessibleName(self.notify_replies.text())
         self.start_at_login = QCheckBox("Start OpenClaw Desktop when I log in", self)
         self.start_at_login.setChecked(settings.ui.start_at_login)
         form.addRow(self.notify_replies)
@@ -85,13 +104,18 @@ class SettingsDialog(QDialog):
         self.theme.addItems(["system", "light", "dark"])
         self.theme.setCurrentText(settings.ui.theme)
         self.theme.setToolTip("system follows your desktop's light or dark setting")
-        form.addRow("Theme", self.theme)
+        form.addRow(self._label("Theme", self.theme), self.theme)
+        self.start_at_login.setAccessibleName(self.start_at_login.text())
         self.error = QLabel(self)
+        self.error.setAccessibleName("Error")
+        self.error.setWordWrap(True)
         self.error.setStyleSheet("color: #c92a2a")
         self.error.hide()
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )
+        for button in buttons.buttons():
+            button.setAccessibleName(button.text().replace("&", ""))
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
@@ -99,10 +123,38 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.error)
         layout.addWidget(buttons)
 
+    def _camera_source_edited(self, text: str) -> None:
+        """Another camera source may work where the local cameras do not: the camera can
+        be turned on with it (the node checks the source once saved)."""
+        reason = unavailable = self.unavailable_here.get("camera")
+        if unavailable is None:
+            return
+        box = self.capabilities["camera"]
+        if text.strip() != self._saved_source.strip():
+            self.unavailable.pop("camera", None)
+            reason = None
+        else:
+            self.unavailable["camera"] = unavailable
+            box.setChecked(False)
+        box.setEnabled(reason is None)
+        note = "checked when saved" if reason is None else f"Unavailable here: {reason}"
+        box.setToolTip(note)
+        box.setAccessibleDescription(note)
+
+    def _label(self, text: str, field: QWidget) -> QLabel:
+        """A form label that names its field (for screen readers, and mnemonics)."""
+        label = QLabel(text, self)
+        label.setBuddy(field)
+        field.setAccessibleName(text)
+        return label
+
     def save(self) -> None:
-        """Write every changed setting; stay open with the reason when one is refused."""
+        """Write every changed setting; stay open with the reason when one is refused.
+        An unavailable capability keeps its saved value (it is only shown off)."""
         pairs = [
-            (f"node.{k}", "on" if b.isChecked() else "off") for k, b in self.capabilities.items()
+            (f"node.{k}", "on" if b.isChecked() else "off")
+            for k, b in self.capabilities.items()
+            if k not in self.unavailable
         ]
         pairs += [
             ("node.display_name", self.display_name.text().strip() or "none"),

@@ -21,7 +21,10 @@ if TYPE_CHECKING:  # voice loads numpy and PortAudio: imported when first used
     from openclaw_desktop.voice.dictation import FrameSource, MicOpener
     from openclaw_desktop.voice.talk_mode import TalkMode, TalkTurn
 
-__all__ = ["VoicePresenter"]
+__all__ = ["MIC_RECHECK_S", "VoicePresenter"]
+
+#: How often the chat checks again whether a microphone is there (hot-plug).
+MIC_RECHECK_S = 10.0
 
 log = logging.getLogger("openclaw.ui")
 
@@ -39,12 +42,15 @@ class VoicePresenter(QObject):
     failed = Signal(str)
     #: Talk mode's phase: ``listening`` / ``thinking`` / ``speaking`` / ``stopped``.
     talk_phase = Signal(str)
+    #: Why there is no microphone here ('' once there is one): Dictate and Talk follow it.
+    microphone_problem = Signal(str)
 
     def __init__(
         self,
         chat: ChatPresenter,
         microphone: Callable[[], str | None] = lambda: None,
         open_mic: Callable[[int], Awaitable[FrameSource]] | None = None,
+        check_mic: Callable[[str | None], Awaitable[str | None]] | None = None,
     ) -> None:
         super().__init__()
         self.chat = chat
@@ -55,6 +61,10 @@ class VoicePresenter(QObject):
         self.current = "idle"
         self.talk: TalkMode | None = None
         self.talk_task: asyncio.Task[None] | None = None
+        #: The last answer of the microphone check (None: not checked yet, '' : usable).
+        self.problem: str | None = None
+        self._watch: asyncio.Task[None] | None = None
+        self._check_mic = check_mic
 
     @property
     def listening(self) -> bool:
@@ -82,9 +92,38 @@ class VoicePresenter(QObject):
             self._stop.set()
             self._set("finishing")
 
+    # ------------------------------------------------------------------ the microphone
+    def watch_microphone(self, every_s: float = MIC_RECHECK_S) -> None:
+        """Check now whether there is a microphone, and again every ``every_s`` seconds
+        (plugged in or out): :attr:`microphone_problem` says when the answer changes."""
+        if self._watch is None or self._watch.done():
+            self._watch = asyncio.get_running_loop().create_task(
+                self._watch_microphone(every_s), name="microphone-check"
+            )
+
+    async def check_microphone(self) -> str:
+        """Why the configured microphone (or the default input) cannot be used, or ''."""
+        from openclaw_desktop.devices.audio import check_microphone
+
+        check = self._check_mic or check_microphone
+        wanted = self.microphone()
+        reason = await check(wanted)
+        if reason and wanted:  # dictation falls back to the default input
+            reason = await check(None)
+        return reason or ""
+
+    async def _watch_microphone(self, every_s: float) -> None:
+        while True:
+            if not self.listening and not self.talking:  # a capture in use is there
+                reason = await self.check_microphone()
+                if reason != self.problem:
+                    self.problem = reason
+                    self.microphone_problem.emit(reason)
+            await asyncio.sleep(every_s)
+
     async def aclose(self) -> None:
-        """Cancel a running dictation (nothing is sent) and talk mode."""
-        for task in (self.task, self.talk_task):
+        """Cancel a running dictation (nothing is sent), talk mode and the mic check."""
+        for task in (self.task, self.talk_task, self._watch):
             if task is not None and not task.done():
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

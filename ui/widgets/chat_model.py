@@ -38,6 +38,22 @@ def item_text(item: ChatItem) -> str:
     return item.text + files + marker.get(item.status, "")
 
 
+_SPEAKERS = {
+    "user": "Your message",
+    "assistant": "OpenClaw's reply",
+    "tool": "Tool call",
+    "error": "Error",
+}
+
+
+def item_description(item: ChatItem) -> str:
+    """Who a row is from and its state, for screen readers (``AccessibleDescriptionRole``)."""
+    speaker = _SPEAKERS.get(item.role, item.role)
+    state = item.tool.status if item.role == "tool" and item.tool is not None else item.status
+    images = f", {len(item.images)} image{'s' if len(item.images) != 1 else ''}"
+    return f"{speaker}, {state}{images if item.images else ''}"
+
+
 def row_signature(item: ChatItem) -> tuple[Any, ...]:
     """What a row's look depends on (cheap: the strings' hashes are cached by Python)."""
     tool = item.tool
@@ -84,6 +100,10 @@ class ChatListModel(QAbstractListModel):
             return item_text(item)
         if role == ITEM_ROLE:
             return item
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return item_text(item)
+        if role == Qt.ItemDataRole.AccessibleDescriptionRole:
+            return item_description(item)
         if role == Qt.ItemDataRole.TextAlignmentRole:
             right = (
                 Qt.AlignmentFlag.AlignRight if item.role == "user" else Qt.AlignmentFlag.AlignLeft

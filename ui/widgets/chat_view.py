@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListView,
     QMenu,
+    QMessageBox,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -31,7 +32,7 @@ from ui.presenters.chat import ChatPresenter
 from ui.tasks import TaskSet
 from ui.widgets.chat_delegate import ChatDelegate
 from ui.widgets.chat_model import ITEM_ROLE, ChatListModel
-from ui.widgets.composer import AttachmentTray, ComposerEdit, local_files
+from ui.widgets.composer import AttachmentTray, ComposerEdit, ask_send_images, local_files
 from ui.widgets.dictation import DictationBar
 
 __all__ = ["THINKING_LEVELS", "ChatView"]
@@ -118,6 +119,8 @@ class ChatView(QWidget):
         layout.addLayout(pickers)
         layout.addWidget(self.messages, 1)
         self.dictation: DictationBar | None = None
+        #: The warning shown before images go to a text-only model (while it is open).
+        self.image_warning: QMessageBox | None = None
         if presenter.voice is not None:
             self.dictation = DictationBar(presenter.voice, self)
             layout.addWidget(self.dictation)
@@ -135,8 +138,12 @@ class ChatView(QWidget):
         presenter.changed.connect(self._changed)
         presenter.busy.connect(self._busy)
         presenter.models_changed.connect(self._models)
+        presenter.thinking_changed.connect(self._thinking)
         self._tasks = TaskSet()
         self._ptt = False
+        #: The user just sent: the next catch-up scrolls to the newest message even when
+        #: they had scrolled up to read.
+        self._to_newest = False
 
     # ------------------------------------------------------------------ events
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
@@ -193,7 +200,17 @@ class ChatView(QWidget):
         text = self.composer.toPlainText()
         if not text.strip() and not self.attachments.items:
             return
+        images = sum(1 for a in self.attachments.items if a.is_image)
+        model = self.presenter.text_only_model() if images else None
+        if model is not None:
+            self.image_warning = ask_send_images(self, model, images, self._send_now)
+            return
+        self._send_now()
+
+    def _send_now(self) -> None:
+        text = self.composer.toPlainText()
         self.composer.clear()
+        self._to_newest = True
         self._spawn(self.presenter.send(text, self.attachments.take()))
 
     # ------------------------------------------------------------------ attachments
@@ -254,7 +271,8 @@ class ChatView(QWidget):
         following = bar.value() >= bar.maximum() - 4  # the user has not scrolled up to read
         if self.model.refresh():
             self.messages.doItemsLayout()  # heights change as replies stream
-        if following:
+        if following or self._to_newest:
+            self._to_newest = False
             self.messages.scrollToBottom()
         self.steer_button.setEnabled(bool(self.presenter.timeline.queued))
 
@@ -294,6 +312,13 @@ class ChatView(QWidget):
         self.model_picker.setEnabled(bool(refs))
         if current in refs:
             self.model_picker.setCurrentText(current)
+
+    def _thinking(self, level: str) -> None:
+        """The session's thinking level as kept by the gateway (across restarts)."""
+        if level and self.thinking_picker.findText(level) < 0:
+            self.thinking_picker.addItem(level)
+        if level:
+            self.thinking_picker.setCurrentText(level)
 
     def _busy(self, busy: bool) -> None:
         self.stop_button.setEnabled(busy)

@@ -4,12 +4,13 @@ removable chips and checked against the gateway's ``policy.attachments`` as they
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, Signal
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, QObject, QTimer, Signal
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QMessageBox, QPlainTextEdit, QToolButton, QWidget
 
 from openclaw_desktop.chat.attachments import (
     Attachment,
@@ -17,8 +18,22 @@ from openclaw_desktop.chat.attachments import (
     AttachmentLimits,
     check_total,
 )
+from openclaw_desktop.config import WindowStateStore
+from openclaw_desktop.errors import ConfigError
 
-__all__ = ["AttachmentTray", "ComposerEdit", "local_files"]
+__all__ = [
+    "DRAFT_SAVE_MS",
+    "AttachmentTray",
+    "ComposerEdit",
+    "DraftKeeper",
+    "ask_send_images",
+    "local_files",
+]
+
+log = logging.getLogger("openclaw.ui")
+
+#: A draft is saved this long after the last keystroke (and at once on :meth:`DraftKeeper.save`).
+DRAFT_SAVE_MS = 400
 
 
 def local_files(mime: QMimeData) -> list[Path]:
@@ -32,6 +47,33 @@ def _png(image: QImage) -> bytes:
     image.save(buffer, "PNG")  # type: ignore[call-overload]  # the stub wants bytes; Qt wants str
     data: QByteArray = buffer.data()
     return bytes(data.data())
+
+
+def ask_send_images(
+    parent: QWidget, model: str, images: int, send: Callable[[], None]
+) -> QMessageBox:
+    """Warn before images go to a model that reads text only: *Send anyway* calls
+    ``send``; Cancel (the default) keeps the message and its attachments in the composer."""
+    box = QMessageBox(parent)
+    box.setIcon(QMessageBox.Icon.Warning)
+    box.setWindowTitle("The model cannot see images")
+    what = "this image" if images == 1 else f"these {images} images"
+    box.setText(f"{model} reads text only: it will not see {what}.")
+    box.setInformativeText("Choose a model that reads images, or send the message anyway.")
+    box.setAccessibleName("The model cannot see images")
+    anyway = box.addButton("Send anyway", QMessageBox.ButtonRole.AcceptRole)
+    cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(cancel)
+    box.setEscapeButton(cancel)
+
+    def done(_result: int) -> None:
+        if box.clickedButton() is anyway:
+            send()
+        box.deleteLater()
+
+    box.finished.connect(done)
+    box.open()
+    return box
 
 
 class AttachmentTray(QWidget):
@@ -63,6 +105,7 @@ class AttachmentTray(QWidget):
         chip.setObjectName("attachment")
         chip.setText(f"{item.label()}  ✕")
         chip.setToolTip("Remove this attachment")
+        chip.setAccessibleName(f"Remove attachment {item.label()}")
         chip.clicked.connect(lambda _=False, it=item, c=chip: self._remove(it, c))
         self._layout.insertWidget(self._layout.count() - 1, chip)
         self.setVisible(True)
@@ -134,3 +177,46 @@ class ComposerEdit(QPlainTextEdit):
                 self.tray.add_image(image)
                 return
         super().insertFromMimeData(source)
+
+
+class DraftKeeper(QObject):
+    """Keeps one session's unsent text in ``window-state.json``: restored into an empty
+    composer when the session's chat is made, saved shortly after each change, forgotten
+    once sent. An unreadable state file is left alone (drafts then live in memory only)."""
+
+    def __init__(
+        self, edit: QPlainTextEdit, store: WindowStateStore, gateway: str, session: str
+    ) -> None:
+        super().__init__(edit)
+        self.edit = edit
+        self.store = store
+        self.gateway = gateway
+        self.session = session
+        self._broken = False
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(DRAFT_SAVE_MS)
+        self._timer.timeout.connect(self.save)
+        try:
+            draft = store.draft(gateway, session)
+        except ConfigError as exc:
+            log.warning("drafts are not kept: %s", exc)
+            self._broken, draft = True, ""
+        if draft and not edit.toPlainText():
+            edit.setPlainText(draft)
+            edit.moveCursor(edit.textCursor().MoveOperation.End)
+        self._saved = edit.toPlainText()
+        edit.textChanged.connect(self._timer.start)
+
+    def save(self) -> None:
+        """Write the draft now (when it changed since the last write)."""
+        self._timer.stop()
+        text = self.edit.toPlainText()
+        if self._broken or text == self._saved:
+            return
+        try:
+            self.store.set_draft(self.gateway, self.session, text)
+        except (ConfigError, OSError) as exc:
+            log.warning("draft not saved: %s", exc)
+            return
+        self._saved = text

@@ -4,6 +4,8 @@ live transcript. Push-to-talk: hold Ctrl+Space in the chat."""
 
 from __future__ import annotations
 
+import contextlib
+
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from ui.presenters.voice import VoicePresenter
@@ -65,6 +67,29 @@ class DictationBar(QWidget):
         voice.level.connect(self._level)
         voice.failed.connect(self.transcript.setText)
         voice.talk_phase.connect(self._talk_phase)
+        voice.microphone_problem.connect(self._microphone)
+        self._tips = {b: b.toolTip() for b in (self.mic_button, self.talk_button)}
+        self.mic_button.setAccessibleName("Dictate")
+        self.talk_button.setAccessibleName("Talk")
+        self.interrupt_button.setAccessibleName("Interrupt")
+        self.meter.setAccessibleName("Microphone level")
+        self.phase.setAccessibleName("Talk phase")
+        self.transcript.setAccessibleName("Dictation")
+        for button in self._tips:
+            button.setAccessibleDescription(self._tips[button])
+        if voice.problem is not None:
+            self._microphone(voice.problem)
+        with contextlib.suppress(RuntimeError):  # no running loop: nothing to watch with
+            voice.watch_microphone()
+
+    def _microphone(self, problem: str) -> None:
+        """No microphone: Dictate and Talk are disabled, and say why (tooltip, and the
+        accessible description screen readers read)."""
+        for button, tip in self._tips.items():
+            button.setEnabled(not problem)
+            text = f"Unavailable: {problem}" if problem else tip
+            button.setToolTip(text)
+            button.setAccessibleDescription(text)
 
     def _state(self, state: str) -> None:
         listening = state == "listening"
@@ -80,7 +105,7 @@ class DictationBar(QWidget):
         active = phase != "stopped"
         self.talk_button.setChecked(active)
         self.talk_button.setText("End talk" if active else "Talk")
-        self.mic_button.setEnabled(not active)
+        self.mic_button.setEnabled(not active and not self.voice.problem)
         self.interrupt_button.setVisible(phase == "speaking")
         self.phase.setText(
             {"listening": "Listening…", "thinking": "Thinking…", "speaking": "Speaking…"}.get(
