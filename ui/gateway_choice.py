@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 from openclaw_desktop.chat.attachments import Attachment
 from openclaw_desktop.config import AppPaths, SettingsStore
 from openclaw_desktop.discovery import GatewayBrowser
-from openclaw_desktop.errors import OpenClawError, ReconnectPaused, TrustError
+from openclaw_desktop.errors import ConnectionClosed, OpenClawError, ReconnectPaused, TrustError
 from openclaw_desktop.identity import CredentialStore, gateway_key, open_secret_store
 from openclaw_desktop.interruption import CutCause
 from openclaw_desktop.links import PairLink
@@ -291,6 +291,18 @@ class GatewayChoice:
         if status.state is ConnectionState.PAUSED and self._wired is self.runtime:
             # Paused after it was connected (start() shows the card for a first failure).
             self._could_not_connect(status.error or ReconnectPaused(OpenClawError("paused")))
+        if (
+            status.state is ConnectionState.RECONNECTING
+            and status.attempt >= 2
+            and self._wired is not self.runtime
+            and self.connection_view.card is None
+        ):
+            # Not connected yet and the gateway does not answer: say so, with the ways out
+            # (it keeps trying meanwhile; the card goes when it connects).
+            client = self.runtime.client
+            where = client.connection.endpoint.display if client is not None else ""
+            error = status.error or ConnectionClosed(None, "")
+            self.connection_view.show_failure(card_for_error(error, bundled=False, where=where))
         if status.state is ConnectionState.AWAITING_APPROVAL and status.pairing is not None:
             rid = status.pairing.request_id or "?"
             command = status.pairing.approve_command or f"openclaw devices approve {rid}"

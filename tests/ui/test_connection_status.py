@@ -264,6 +264,52 @@ def test_reconnect_now_skips_the_wait(qapp: QApplication, tmp_path: Path, llm: F
         gw.cleanup()
 
 
+def test_a_remembered_gateway_that_is_down_at_launch_says_so(
+    qapp: QApplication, tmp_path: Path, llm: FakeLLM
+) -> None:
+    """Launched for a gateway that does not answer: a "Cannot reach" card with Reconnect now
+    and Choose another gateway while it keeps trying; once it is up, Reconnect now connects."""
+    gw = gateway_with_model(tmp_path / "gw", llm)
+    gw.stop()
+    app = DesktopApp(
+        DesktopRuntime(AppPaths.default(), RuntimeTarget(url=gw.url, token=gw.token, node=False))
+    )
+    app.window.show()
+
+    async def scenario() -> None:
+        starting = asyncio.ensure_future(app.start())
+        await until(lambda: app.connection_view.card is not None, "the card", 30)
+        card = app.connection_view.card
+        assert card is not None
+        assert card.title.text() == f"Cannot reach 127.0.0.1:{gw.port}"
+        assert list(card.buttons)[:2] == [CardAction.RECONNECT_NOW, CardAction.CHOOSE_GATEWAY]
+        assert app.window.operator_status.text().startswith("chat: reconnecting")
+        assert_honest(app)
+        client = app.runtime.client
+        assert client is not None
+        # From the next failure on, a long wait: the gateway comes back within it.
+        client.connection.options.retry = RetryPolicy(base_ms=60_000, early_ceiling_ms=60_000)
+
+        def long_wait() -> bool:
+            return (client.connection.status.retry_in_s or 0) >= 30
+
+        await until(long_wait, "a long wait", 30)
+        await asyncio.to_thread(gw.restart)
+        assert client.connection.status.state is ConnectionState.RECONNECTING
+        assert app.connection_view.card is card
+        card.buttons[CardAction.RECONNECT_NOW].click()
+        await asyncio.wait_for(starting, 30)
+        assert app.window.chat is not None
+        assert app.window.stack.currentWidget() is app.window.chat, "the card is gone"
+        assert_honest(app)
+        await app.aclose()
+
+    try:
+        run_in_qt(qapp, scenario, timeout=90)
+    finally:
+        gw.cleanup()
+
+
 def test_bundled_gateway_killed_is_restarted_and_waiting_messages_go_once(
     qapp: QApplication, llm: FakeLLM, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
