@@ -120,6 +120,10 @@ async def node_rename(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.rename {nodeId, displayName}``."""
     p = _validated("node.rename", NODE_RENAME_PARAMS_SCHEMA, params)
     node_id, name = p["nodeId"], p["displayName"]
+    caller = peer.managing_device_id
+    if caller is not None and caller != node_id.strip() and "operator.admin" not in peer.scopes:
+        # As the real gateway: a device-token session renames only its own node.
+        raise invalid_request("node rename denied")
     if not name.strip():
         raise invalid_request("displayName required")
     renamed = core.state.nodes.rename(node_id, name.strip())

@@ -402,6 +402,8 @@ async def management_story(url: str, token: str) -> list[tuple[str, Any]]:
             story.record(f"rename the {label}", answer(res))
         res = await me.call("node.pair.remove", {"nodeId": node_id.device_id})
         story.record("node.pair.remove the node", answer(res))
+        res = await me.call("node.rename", {"nodeId": node_id.device_id, "displayName": "x"})
+        story.record("node.rename the node", answer(res))
         res = await me.call("device.pair.remove", {"deviceId": "f" * 64})
         story.record("remove an unknown device", answer(res))
         res = await me.call("device.pair.rename", {"deviceId": me_id.device_id, "label": "  "})

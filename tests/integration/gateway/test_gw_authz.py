@@ -294,6 +294,9 @@ async def test_device_token_session_manages_only_itself(tmp_path: Path) -> None:
                 }
             error = await own.error("node.pair.remove", {"nodeId": node_id.device_id})
             assert error == {"code": "INVALID_REQUEST", "message": "node pairing removal denied"}
+            rename = {"nodeId": node_id.device_id, "displayName": "x"}
+            error = await own.error("node.rename", rename)
+            assert error == {"code": "INVALID_REQUEST", "message": "node rename denied"}
             error = await own.error("device.pair.remove", {"deviceId": "f" * 64})
             assert error["message"] == "device pairing removal denied"
             blank = {"deviceId": me.device_id, "label": "   "}
