@@ -46,6 +46,8 @@ class SessionsPanel(QWidget):
         self.list = QListWidget(self)
         self.list.setObjectName("sessions")
         self.list.setAccessibleName("Sessions")
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)  # whole titles in tooltips
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setAccessibleDescription(
             "Enter opens a session, F2 renames it, Delete deletes it (after asking)"
         )
