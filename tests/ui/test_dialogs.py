@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
@@ -14,7 +18,7 @@ from typing import Any, TypeVar
 import pytest
 import shiboken6
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QGuiApplication, QPalette
+from PySide6.QtGui import QFont, QFontDatabase, QFontInfo, QGuiApplication, QPalette
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QDialog, QLabel, QWidget
 from pytestqt.qtbot import QtBot
@@ -518,3 +522,61 @@ def test_ask_trust_and_ask_approval_on_qasync(qapp: QApplication, qtbot: QtBot) 
         "allow-once",
         None,
     ]
+
+
+# ---------------------------------------------------------------- fonts
+_FONT_PROBE = """
+import json, sys
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import QApplication
+from ui.dialogs import TrustDialog
+from ui.fonts import is_monospace, mono_font
+app = QApplication([])
+system = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+dialog = TrustDialog("lab", "10.0.0.1:18789", sys.argv[1])
+metrics = dialog.fingerprint_label.fontMetrics()
+print(json.dumps({
+    "system_monospace": is_monospace(system),
+    "chosen_monospace": is_monospace(mono_font()),
+    "label_i_w": [metrics.horizontalAdvance("i"), metrics.horizontalAdvance("W")],
+}))
+"""
+
+
+def test_a_monospace_font_is_chosen_when_the_systems_fixed_font_is_proportional(
+    qapp: QApplication, tmp_path: Path
+) -> None:
+    """A machine whose "monospace" is a proportional font (fontconfig told so here, in a
+    child process): fingerprints are still drawn in a font whose glyphs are all as wide."""
+    from ui.fonts import is_monospace
+
+    families = QFontDatabase.families()
+    ui_font = QFontInfo(qapp.font()).family()  # the window's own text font, when proportional
+    candidates = [ui_font, *families] if not is_monospace(qapp.font()) else families
+    proportional = next((f for f in candidates if not is_monospace(QFont(f))), None)
+    if proportional is None or not any(is_monospace(QFont(f)) for f in families):
+        pytest.skip("this machine lacks a proportional or a monospace font to set the scene")
+    conf = tmp_path / "fonts.conf"
+    conf.write_text(
+        '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n'
+        '  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>\n'
+        '  <match target="pattern"><test name="family"><string>monospace</string></test>\n'
+        f'    <edit name="family" mode="assign" binding="strong"><string>{proportional}'
+        "</string></edit></match>\n</fontconfig>\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "FONTCONFIG_FILE": str(conf), "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run(
+        [sys.executable, "-c", _FONT_PROBE, FP],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+        check=True,
+    )
+    probe = json.loads(done.stdout.strip().splitlines()[-1])
+    assert probe["system_monospace"] is False, f"the scene is set: {proportional} is monospace"
+    assert probe["chosen_monospace"] is True
+    narrow, wide = probe["label_i_w"]
+    assert narrow == wide > 0
