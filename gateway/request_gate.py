@@ -12,12 +12,18 @@ from gateway.methods import HANDLERS
 from gateway.nodes.invoke import InvokeError
 from gateway.peer import Peer
 from gateway.scopes import authorize
-from openclaw_desktop.protocol import MAX_FRAME_DEPTH, ErrorCode, error_shape, exceeds_depth
+from openclaw_desktop.protocol import (
+    MAX_FRAME_DEPTH,
+    ErrorCode,
+    error_shape,
+    exceeds_depth,
+    unparsed_frame_id,
+)
 
 if TYPE_CHECKING:
     from gateway.core import GatewayCore
 
-__all__ = ["params_too_deep", "refuse"]
+__all__ = ["params_too_deep", "refuse", "too_deep_to_parse"]
 
 
 def refuse(core: GatewayCore, peer: Peer, method: str, params: Any) -> dict[str, Any] | None:
@@ -42,6 +48,24 @@ def refuse(core: GatewayCore, peer: Peer, method: str, params: Any) -> dict[str,
             f"invalid {method} params: nested deeper than {MAX_FRAME_DEPTH} levels",
         )
     return None
+
+
+def too_deep_to_parse(peer: Peer, message: bytes, exc: orjson.JSONDecodeError) -> bool:
+    """Answer a frame the parser refused for its depth (past orjson's 1,024 levels) with
+    ``INVALID_REQUEST`` under its top-level id (``"invalid"`` when none is found); False,
+    doing nothing, for any other unparsable frame (those are dropped, as the real gateway
+    drops them)."""
+    if "depth" not in str(exc):
+        return False
+    peer.respond(
+        unparsed_frame_id(message) or "invalid",
+        False,
+        error=error_shape(
+            ErrorCode.INVALID_REQUEST,
+            f"invalid request frame: nested deeper than {MAX_FRAME_DEPTH} levels",
+        ),
+    )
+    return True
 
 
 def params_too_deep(method: str, params: Any) -> bool:

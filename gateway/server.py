@@ -30,6 +30,7 @@ from gateway.proxies import (
     normalize_ip,
     proxy_attribution_required,
 )
+from gateway.request_gate import too_deep_to_parse
 from gateway.state import GatewayState, read_or_create_shared_token
 from openclaw_desktop.protocol import (
     MAX_PAYLOAD_BYTES,
@@ -285,6 +286,8 @@ class GatewayServer:
                 try:
                     parsed = orjson.loads(message)
                 except orjson.JSONDecodeError as exc:
+                    if too_deep_to_parse(peer, message, exc):  # answered, not dropped
+                        continue
                     # As the real gateway: logged and dropped; the connection stays.
                     invalid += 1
                     if invalid == 1 or invalid % INVALID_FRAME_LOG_EVERY == 0:

@@ -54,6 +54,7 @@ from openclaw_desktop.protocol.frames import (
     encode_frame,
     error_shape,
     exceeds_depth,
+    unparsed_frame_id,
 )
 from openclaw_desktop.protocol.node import (
     NodeError,
@@ -147,4 +148,5 @@ __all__ = [
     "encode_frame",
     "error_shape",
     "exceeds_depth",
+    "unparsed_frame_id",
 ]

@@ -11,6 +11,7 @@ the gateway answers a deeper request with ``INVALID_REQUEST`` (:func:`exceeds_de
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 import orjson
@@ -33,6 +34,7 @@ __all__ = [
     "encode_frame",
     "error_shape",
     "exceeds_depth",
+    "unparsed_frame_id",
 ]
 
 
@@ -257,3 +259,48 @@ def decode_frame(data: str | bytes) -> dict[str, Any]:
         raise FrameDecodeError("unknown-type", f"unknown frame type {kind!r}")
     frame: dict[str, Any] = obj
     return frame
+
+
+#: Frames too deep to parse are scanned for their id only up to this size (the scan is a
+#: Python loop over strings and brackets: bounded, so a flood of brackets costs little).
+MAX_ID_SCAN_BYTES = 1024 * 1024
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}:,]')
+
+
+def unparsed_frame_id(data: str | bytes) -> str | None:
+    """The top-level string ``id`` of an object frame the parser refused for its depth
+    (deeper than orjson's 1,024 levels), found by scanning its strings and brackets only;
+    None when there is none, the frame is not an object or is over
+    :data:`MAX_ID_SCAN_BYTES`. As ``JSON.parse``, the last ``id`` wins."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if len(raw) > MAX_ID_SCAN_BYTES or not raw.lstrip().startswith(b"{"):
+        return None
+    found: str | None = None
+    depth, key, after_colon, expect_key = 0, None, False, False
+    for match in _TOKENS.finditer(raw):
+        token = match.group()
+        if token in (b"{", b"["):
+            depth += 1
+            expect_key = token == b"{" and depth == 1
+            after_colon = False
+        elif token in (b"}", b"]"):
+            depth -= 1
+            after_colon = False
+        elif depth != 1:
+            continue
+        elif token == b",":
+            expect_key, after_colon = True, False
+        elif token == b":":
+            after_colon, expect_key = True, False
+        elif expect_key:
+            key, expect_key = token, False
+        elif after_colon and key == b'"id"':
+            try:
+                value = orjson.loads(token)
+            except orjson.JSONDecodeError:
+                value = None
+            found = value if isinstance(value, str) else found
+            after_colon = False
+        else:
+            after_colon = False
+    return found

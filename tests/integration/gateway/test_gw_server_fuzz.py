@@ -283,8 +283,8 @@ async def test_deep_frames_are_answered_and_the_connection_stays(
     tmp_path: Path, no_internal_errors: None
 ) -> None:
     """An id nested 300 deep (past JSON encoding's reach) is answered as ``"invalid"`` with
-    the real gateway's text; params past the depth limit are INVALID_REQUEST; one level less
-    is served; the connection stays open throughout."""
+    the real gateway's text; params past the depth limit are INVALID_REQUEST, also past what
+    the parser reads; one level less is served; the connection stays open throughout."""
     async with bundled_gateway(tmp_path) as gw, raw_operator(gw.url) as op:
         await op.send('{"type":"req","id":' + json.dumps(nested(300)) + ',"method":"health"}')
 
@@ -312,6 +312,15 @@ async def test_deep_frames_are_answered_and_the_connection_stays(
                 "message": f"invalid status params: nested deeper than {MAX_FRAME_DEPTH} levels",
             }
         assert (await op.call("health", nested(MAX_FRAME_DEPTH - 1)))["ok"] is True
+        # Past what the parser reads (1,024 levels): still answered, under the frame's id.
+        future = asyncio.get_running_loop().create_future()
+        op._pending["past-parser"] = future
+        deep = "[" * 5_000 + "]" * 5_000
+        await op.send(f'{{"type":"req","id":"past-parser","method":"health","params":{deep}}}')
+        assert (await asyncio.wait_for(future, 5))["error"] == {
+            "code": "INVALID_REQUEST",
+            "message": f"invalid request frame: nested deeper than {MAX_FRAME_DEPTH} levels",
+        }
         assert op.ws.close_code is None
 
 

@@ -21,6 +21,7 @@ from openclaw_desktop.protocol import (
     encode_frame,
     error_shape,
     exceeds_depth,
+    unparsed_frame_id,
 )
 
 pytestmark = pytest.mark.unit
@@ -192,6 +193,46 @@ def test_encode_frame_names_an_unencodable_value() -> None:
         encode_frame({"type": "req", "id": "1", "method": "x", "params": {1, 2}})
     assert info.value.kind == "unencodable"
     assert isinstance(info.value, ValueError)
+
+
+_PAST_PARSER = "[" * 1_100 + "]" * 1_100
+
+
+def _deep(template: str) -> str:
+    """``template`` with ``DEEP`` replaced by 1,100 nested arrays (past the parser)."""
+    return template.replace("DEEP", _PAST_PARSER)
+
+
+@pytest.mark.parametrize(
+    ("frame", "found"),
+    [
+        (_deep('{"type":"req","id":"a1","method":"health","params":DEEP}'), "a1"),
+        (_deep('{"params":DEEP, "id" : "late"}'), "late"),
+        (_deep('{"id":"a\\"b","p":DEEP}'), 'a"b'),
+        (_deep('{"id":"first","p":DEEP,"id":"last"}'), "last"),
+        (_deep('{"id":5,"x":"y","p":DEEP}'), None),
+        (_deep('{"x":"id","y":"z","p":DEEP}'), None),
+        (_deep('{"a":{"id":"inner"},"p":DEEP}'), None),
+        (_deep('[{"id":"in an array"},DEEP]'), None),
+        (b'{"id":"bytes","p":' + _PAST_PARSER.encode() + b"}", "bytes"),
+    ],
+)
+def test_unparsed_frame_id_finds_only_the_top_level_string_id(
+    frame: str | bytes, found: str | None
+) -> None:
+    """A frame too deep for the parser still yields its top-level id (the last one, as
+    JSON.parse), never a nested one, a non-string one or a string that is a value."""
+    with pytest.raises(FrameDecodeError):
+        decode_frame(frame)
+    assert unparsed_frame_id(frame) == found
+
+
+def test_unparsed_frame_id_is_bounded() -> None:
+    """Past the scan bound the id is not looked for."""
+    from openclaw_desktop.protocol.frames import MAX_ID_SCAN_BYTES
+
+    frame = '{"id":"big","p":' + "[" * MAX_ID_SCAN_BYTES + "}"
+    assert unparsed_frame_id(frame) is None
 
 
 def test_error_shape_leaves_out_absent_fields() -> None:
