@@ -11,6 +11,7 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QDockWidget,
     QLabel,
     QMainWindow,
@@ -74,7 +75,11 @@ class MainWindow(QMainWindow):
         """The activity timeline, docked on the right (View it or close it like any dock)."""
         dock = QDockWidget("Activity", self)
         dock.setObjectName("activity-dock")
+        dock.setAccessibleName("Activity")
         dock.setWidget(view)
+        for rows in view.findChildren(QAbstractItemView):
+            if not rows.accessibleName():
+                rows.setAccessibleName("Activity")
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
         self.activity_dock = dock
 

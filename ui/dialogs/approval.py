@@ -138,6 +138,7 @@ class ApprovalDialog(QDialog):
             colour_label(risk, WARNING_COLOR, bold=True)
             form.addRow("Risk:", risk)
         self.command_view = QPlainTextEdit(self)
+        self.command_view.setAccessibleName("Command")
         self.command_view.setObjectName("command")
         self.command_view.setReadOnly(True)
         self.command_view.setFont(mono_font())
