@@ -64,14 +64,27 @@ def _denies_token_management(peer: Peer, device_id: str, role: str) -> bool:
     return (caller is not None and caller != device_id.strip()) or role.strip() != "operator"
 
 
+def _exceeds_caller(peer: Peer, role: str, scopes: Iterable[str]) -> bool:
+    """An operator token with a scope the caller does not hold (with the operator
+    implications) may not be rotated or revoked by it, as on the real gateway."""
+    if role.strip() != "operator":
+        return False
+    return missing_requested_scope(normalize_operator_scopes(list(scopes)), peer.scopes) is not None
+
+
 async def pair_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``device.pair.list``: pending requests and paired devices."""
     now = now_ms()
-    pending = [r.to_wire() for r in core.state.pairing.list_pending(now)]
+    # As the real gateway: a device-token session without admin sees only its own device.
+    only = None if _is_admin(peer) else peer.managing_device_id
+    requests = core.state.pairing.list_pending(now)
+    pending = [r.to_wire() for r in requests if only is None or r.device_id.strip() == only]
     surfaces = {r.node_id: r for r in core.state.nodes.list_pending(now)}
     connected = {p.device_id for p in core.hub.peers.values() if p.device_id}
     paired = []
     for device in core.state.devices.list():
+        if only is not None and device.device_id.strip() != only:
+            continue
         entry = device.to_wire(
             tokens=core.state.tokens.list(device.device_id),
             connected=device.device_id in connected,
@@ -241,14 +254,26 @@ async def token_rotate(core: GatewayCore, peer: Peer, params: Any) -> Any:
         raise invalid_request("device token rotation denied")
     device = core.state.devices.get(device_id)
     if device is None or role not in device.roles:
-        raise invalid_request("unknown deviceId")
+        # As the real gateway, which names no reason (an unknown device or role).
+        raise invalid_request("device token rotation denied")
+    current = core.state.tokens.get(device_id, role)
+    wanted = scopes if scopes is not None else current.scopes if current else device.scopes
+    if _exceeds_caller(peer, role, wanted):
+        log.warning(
+            "device token rotation denied device=%s reason=caller-missing-scope", device_id[:12]
+        )
+        raise invalid_request("device token rotation denied")
+    # Sorted and de-duplicated, as the real gateway stores and answers them (it also adds
+    # the implied read/write; ours keeps the approved scopes as named).
+    if scopes is not None or current is not None:
+        scopes = sorted({s.strip() for s in (wanted if scopes is None else scopes) if s.strip()})
     try:
         token = core.state.tokens.rotate(device_id, role, scopes, now_ms())
     except ScopeNotApprovedError as exc:
         log.warning("device token rotation denied device=%s scope=%s", device_id, exc.scope)
         raise invalid_request("device token rotation denied") from None
     except UnknownDeviceError:
-        raise invalid_request("unknown deviceId") from None
+        raise invalid_request("device token rotation denied") from None
     granted = core.state.tokens.scopes(device_id, role)
     # As the real gateway: sessions holding the old token are closed after this answer, and
     # the new token is only handed to the device itself (another device's is withheld).
@@ -274,8 +299,19 @@ async def token_revoke(core: GatewayCore, peer: Peer, params: Any) -> Any:
     role = _str("device.token.revoke", p, "role")
     if _denies_token_management(peer, device_id, role):
         raise invalid_request("device token revocation denied")
+    device = core.state.devices.get(device_id)
+    current = core.state.tokens.get(device_id, role)
+    # As the real gateway: an unknown device, role or token is denied like the rest, and so
+    # is a token holding an operator scope the caller lacks.
+    if device is None or role not in device.roles or current is None:
+        raise invalid_request("device token revocation denied")
+    if _exceeds_caller(peer, role, current.scopes):
+        log.warning(
+            "device token revocation denied device=%s reason=caller-missing-scope", device_id[:12]
+        )
+        raise invalid_request("device token revocation denied")
     if not core.state.tokens.revoke(device_id, role):
-        raise invalid_request("unknown deviceId")
+        raise invalid_request("device token revocation denied")
     # The token stops working at once: live sessions that used it are closed too.
     core.disconnect_device(device_id, "device removed", role=role, code=4001)
     return {"deviceId": device_id, "role": role, "revokedAtMs": now_ms()}

@@ -281,6 +281,10 @@ async def node_pair_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     now = now_ms()
     pending = [node_request_wire(r) for r in core.state.nodes.list_pending(now)]
     paired = [s.to_wire() for s in core.state.nodes.list_approved()]
+    only = None if "operator.admin" in peer.scopes else peer.managing_device_id
+    if only is not None:  # as the real gateway: a device-token session sees its own node only
+        pending = [r for r in pending if str(r.get("nodeId", "")).strip() == only]
+        paired = [n for n in paired if str(n.get("nodeId", "")).strip() == only]
     return {"pending": pending, "paired": paired}
 
 

@@ -272,7 +272,12 @@ class Story:
     async def on_device_token(
         self, identity: DeviceIdentity, scopes: list[str], device_token: str
     ) -> Session:
-        """A session authenticated with its device token only (it speaks for its device)."""
+        """A session authenticated with its device token only (it speaks for its device);
+        an empty ``device_token`` takes the one a shared-token connect hands back."""
+        if not device_token:
+            first = await self.open(identity, [])
+            device_token = first.device_token
+            await first.close()
         session = await self.open(
             identity, scopes, sign_token=device_token, auth={"deviceToken": device_token}
         )
@@ -425,6 +430,59 @@ async def management_story(url: str, token: str) -> list[tuple[str, Any]]:
         return steps
 
 
+# ------------------------------------------------------- 2b. tokens and what one sees
+async def token_story(url: str, token: str) -> list[tuple[str, Any]]:
+    """Rotating and revoking operator tokens that hold more than the caller, and what a
+    device-token session lists."""
+    async with sessions() as opened:
+        story = Story(url, token, opened)
+        admin = await story.open(None, [ADMIN])
+        boss_id, me_id, node_id = (DeviceIdentity.generate() for _ in range(3))
+        await story.paired(admin, boss_id, [ADMIN])
+        await story.paired(admin, node_id, [], **_NODE_KW)
+        await story.paired(admin, me_id, [READ, WRITE, PAIRING])
+        me = await story.on_device_token(me_id, [READ, PAIRING], "")
+        boss = {"deviceId": boss_id.device_id, "role": "operator"}
+        pairer = await story.open(None, [READ, PAIRING])
+        story.record(
+            "read+pairing revokes an admin's token",
+            answer(await pairer.call("device.token.revoke", boss)),
+        )
+        story.record(
+            "read+pairing rotates an admin's token",
+            answer(await pairer.call("device.token.rotate", boss)),
+        )
+        for name, params in (
+            ("an unknown device", {"deviceId": "f" * 64, "role": "operator"}),
+            ("a role the device lacks", {"deviceId": boss_id.device_id, "role": "node"}),
+        ):
+            res = await admin.call("device.token.revoke", params)
+            story.record(f"admin revokes {name}", answer(res))
+            res = await admin.call("device.token.rotate", params)
+            story.record(f"admin rotates {name}", answer(res))
+        listed = await me.call("device.pair.list", {})
+        story.record(
+            "a device-token session lists",
+            sorted(d["deviceId"] for d in listed["payload"]["paired"]),
+        )
+        listed = await me.call("node.pair.list", {})
+        story.record("a device-token session lists nodes", listed["payload"])
+        own = {"deviceId": me_id.device_id, "role": "operator"}
+        res = await me.call("device.token.revoke", own)
+        story.record("it revokes its own wider token", answer(res))
+        res = await me.call("device.token.rotate", {**own, "scopes": [READ, WRITE, PAIRING]})
+        story.record("it rotates its own token to write", answer(res))
+        res = await me.call("device.token.rotate", {**own, "scopes": [READ, PAIRING]})
+        story.record(
+            "it rotates its own token to its scopes", answer(res, "scopes", "tokenDelivery")
+        )
+        story.record("its session is closed", await me.closed())
+        steps = story.steps
+        for identity, mask in ((me_id, "<me>"), (boss_id, "<boss>"), (node_id, "<node>")):
+            steps = [(n, _masked(v, identity.device_id, mask)) for n, v in steps]
+        return steps
+
+
 # --------------------------------------------------------- 3. revoke and remove a node
 async def revoke_story(url: str, token: str) -> list[tuple[str, Any]]:
     """Revoke a node's token, then remove the node: who is closed and who gets back in."""
@@ -507,6 +565,12 @@ async def test_device_management_side_by_side(real: RealGateway, ours: BundledGa
     """A device-token session manages only itself; other devices and nodes are untouched."""
     theirs = await management_story(real.url, real.token)
     _compare(theirs, await management_story(ours.url, ours.token))
+
+
+async def test_tokens_and_listing_side_by_side(real: RealGateway, ours: BundledGateway) -> None:
+    """Operator tokens holding more than the caller are neither rotated nor revoked by it;
+    a device-token session lists only its own device."""
+    _compare(await token_story(real.url, real.token), await token_story(ours.url, ours.token))
 
 
 async def test_revoke_and_remove_node_side_by_side(real: RealGateway, ours: BundledGateway) -> None:

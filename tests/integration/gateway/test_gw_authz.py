@@ -527,3 +527,65 @@ async def test_browser_profile_mutations_are_refused(
             assert node.handled == []
         finally:
             await node.aclose()
+
+
+# ------------------------------------------------- tokens beyond the caller, listing
+
+
+async def test_tokens_holding_more_than_the_caller_stay_put(tmp_path: Path) -> None:
+    """Without the scopes an operator token holds, a session can neither revoke nor rotate
+    it (``device token revocation/rotation denied``): not an admin's from a read + pairing
+    session, not its own wider token from a narrower session of the same device (which
+    would hand it write in band); an unknown device or role is denied the same way."""
+    async with bundled_gateway(tmp_path) as gw, deviceless(gw.url, [ADMIN]) as admin:
+        boss_id, me_id = DeviceIdentity.generate(), DeviceIdentity.generate()
+        boss = await accepted(gw.url, boss_id, scopes=[ADMIN])
+        wide = await accepted(gw.url, me_id, scopes=[READ, WRITE, PAIRING])
+        await wide.close()
+        me = await on_device_token(gw.url, me_id, [READ, PAIRING])
+        async with deviceless(gw.url, [READ, PAIRING]) as pairer:
+            target = {"deviceId": boss_id.device_id, "role": "operator"}
+            error = await pairer.error("device.token.revoke", target)
+            assert error == {"code": "INVALID_REQUEST", "message": "device token revocation denied"}
+            error = await pairer.error("device.token.rotate", target)
+            assert error == {"code": "INVALID_REQUEST", "message": "device token rotation denied"}
+        assert (await boss.ok("health"))["ok"] is True
+        for params in (
+            {"deviceId": "f" * 64, "role": "operator"},
+            {"deviceId": boss_id.device_id, "role": "node"},
+        ):
+            error = await admin.error("device.token.revoke", params)
+            assert error["message"] == "device token revocation denied"
+            error = await admin.error("device.token.rotate", params)
+            assert error["message"] == "device token rotation denied"
+        own = {"deviceId": me_id.device_id, "role": "operator"}
+        error = await me.error("device.token.revoke", own)
+        assert error["message"] == "device token revocation denied"
+        error = await me.error("device.token.rotate", {**own, "scopes": [READ, WRITE, PAIRING]})
+        assert error["message"] == "device token rotation denied"
+        rotated = await me.ok("device.token.rotate", {**own, "scopes": [READ, PAIRING]})
+        assert rotated["scopes"] == [PAIRING, READ]
+        assert rotated["tokenDelivery"] == "in-band"
+        assert await me.wait_closed(5) == (4001, "device removed")
+        await me.close()
+        await boss.close()
+
+
+async def test_device_token_session_lists_only_its_own_device(tmp_path: Path) -> None:
+    """``device.pair.list`` and ``node.pair.list`` from a device-token session without
+    admin show its own device only (an admin or a shared-token session sees all)."""
+    async with bundled_gateway(tmp_path) as gw, deviceless(gw.url, [ADMIN]) as admin:
+        me, other = DeviceIdentity.generate(), DeviceIdentity.generate()
+        own = await on_device_token(gw.url, me, [READ, PAIRING])
+        async with raw_node(gw.url, ["system.notify"], other):
+            await pending_surface(admin, other.device_id)
+            listed = await own.ok("device.pair.list")
+            assert [d["deviceId"] for d in listed["paired"]] == [me.device_id]
+            assert listed["pending"] == []
+            assert await own.ok("node.pair.list") == {"pending": [], "paired": []}
+            async with deviceless(gw.url, [READ, PAIRING]) as pairer:
+                listed = await pairer.ok("device.pair.list")
+                assert {me.device_id, other.device_id} <= {d["deviceId"] for d in listed["paired"]}
+                nodes = await pairer.ok("node.pair.list")
+                assert [r["nodeId"] for r in nodes["pending"]] == [other.device_id]
+        await own.close()
