@@ -104,6 +104,10 @@ def test_attachments_by_picker_paste_and_drop(
         shot(app.window, screens / "01-attachments.png")
         chat.composer.setPlainText("what is the secret word?")
         chat.send_button.click()
+        # The fake model reads text only: the image is warned about first.
+        warning = chat.image_warning
+        assert warning is not None and warning.isVisible()
+        next(b for b in warning.buttons() if b.text() == "Send anyway").click()
         assert chat.attachments.items == [] and not chat.attachments.isVisible()
         await until(lambda: assistant(app, "done"), "the reply")
         prompt = json.dumps(llm.bodies("/chat/completions")[-1]["messages"])
