@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -39,14 +40,25 @@ APP_NAME = "OpenClaw Desktop"
 _PASSED = ("PATH", "LANG", "LC_ALL", "TZ", "PYTHONPATH", "VIRTUAL_ENV", "TMPDIR")
 
 
-def app_home(root: Path) -> Path:
-    """A first-run-done home: ``known_gateways.json`` exists, so the app connects to its
-    bundled gateway at once instead of showing the connect screen."""
-    config = root / "openclaw" / "config"
-    config.mkdir(parents=True, exist_ok=True)
-    known = config / "known_gateways.json"
+def app_home(root: Path, remote: tuple[str, str] | None = None) -> Path:
+    """A first-run-done home: ``known_gateways.json`` exists, so the app connects at once
+    instead of showing the connect screen: to its bundled gateway, or to ``remote`` (url,
+    token) as if the user had connected there before (the last gateway remembered, its token
+    in the app's secret store)."""
+    from openclaw_desktop.config import AppPaths
+    from openclaw_desktop.identity import CredentialStore, gateway_key, open_secret_store
+
+    paths = AppPaths.under(root / "openclaw")
+    paths.config_dir.mkdir(parents=True, exist_ok=True)
+    known = paths.config_dir / "known_gateways.json"
     if not known.exists():
         known.write_text("[]\n", encoding="utf-8")
+    if remote is not None:
+        url, token = remote
+        last = {"url": url, "name": "the real OpenClaw gateway"}
+        (paths.config_dir / "last_gateway.json").write_text(json.dumps(last), encoding="utf-8")
+        store = open_secret_store(paths.secrets_file, use_keyring=False)
+        CredentialStore(store).save_shared_token(gateway_key(url), token)
     return root
 
 
@@ -269,12 +281,18 @@ class Journey:
 
 @contextlib.asynccontextmanager
 async def journey(
-    screens: Path, home: Path, *, model: FakeLLM, tray: bool = False
+    screens: Path,
+    home: Path,
+    *,
+    model: FakeLLM,
+    tray: bool = False,
+    remote: tuple[str, str] | None = None,
 ) -> AsyncIterator[Journey]:
     """A desktop (with a tray when ``tray``), the app launched on it with ``model`` behind
-    its bundled gateway, and an AT-SPI connection; everything stopped at the end."""
+    its bundled gateway (or connecting to ``remote``: url, token), and an AT-SPI
+    connection; everything stopped at the end."""
     async with journey_desktop(screens, tray=tray) as desktop:
-        app = DesktopAppProcess(desktop, app_home(home), model.openai_base_url)
+        app = DesktopAppProcess(desktop, app_home(home, remote), model.openai_base_url)
         atspi = await Atspi.connect(desktop.bus_address)
         try:
             app.start()
@@ -308,3 +326,17 @@ async def idle(j: Journey, timeout: float = 60.0) -> None:
         j.alive()
         assert time.monotonic() < deadline, "the reply did not end"
         await asyncio.sleep(0.1)
+
+
+async def approve_own_node(j: Journey, timeout: float = 60.0) -> None:
+    """On a gateway the app did not start, this computer's node is asked about twice, as on
+    the real gateway: the device taking the node role, then the node's commands. Approve
+    both in the window's "Pairing request" dialog, as its owner does."""
+    for step in ("device", "commands"):
+        approve = await j.control("push button", "Approve", timeout=timeout)
+        await j.desktop.screenshot(f"own-node-pairing-{step}")
+        await j.click(approve)
+        deadline = time.monotonic() + 20
+        while await j.showing("push button", "Approve"):
+            assert time.monotonic() < deadline, "the pairing dialog stayed open"
+            await asyncio.sleep(0.2)

@@ -20,6 +20,7 @@ import pytest
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.journey_app import Journey, journey
 from tests.helpers.qt import screenshot_folder
+from tests.helpers.real_openclaw import GatewayFactory, ensure_installed
 from tests.helpers.xsession import MissingBinary
 
 OpenJourney = Callable[..., AbstractAsyncContextManager[Journey]]
@@ -41,8 +42,11 @@ def open_journey(
     app launched; screenshots in a folder named after the test."""
     screens = screenshot_folder(tmp_path_factory, f"journey-{request.node.name}")
 
-    def opener(*, model: FakeLLM, tray: bool = False) -> AbstractAsyncContextManager[Journey]:
-        return _guarded(journey(screens, tmp_path / "home", model=model, tray=tray))
+    def opener(
+        *, model: FakeLLM, tray: bool = False, remote: tuple[str, str] | None = None
+    ) -> AbstractAsyncContextManager[Journey]:
+        home = tmp_path / "home"
+        return _guarded(journey(screens, home, model=model, tray=tray, remote=remote))
 
     return opener
 
@@ -70,3 +74,11 @@ def model() -> Iterator[FakeLLM]:
     """The fake OpenAI-compatible model, streaming slowly enough to be seen streaming."""
     with FakeLLM(chunk_delay_s=0.08) as llm:
         yield llm
+
+
+@pytest.fixture
+def real_gateway() -> Iterator[GatewayFactory]:
+    """Factory of REAL OpenClaw gateways (npm ``openclaw``), stopped at teardown."""
+    factory = GatewayFactory(ensure_installed())
+    yield factory
+    factory.close()

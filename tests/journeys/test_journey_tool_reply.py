@@ -1,7 +1,9 @@
 """Journey: a reply with text before a tool call and a final answer after it. While it
 streams and once it is done, the window shows the user's message, the first text, the tool's
 card and the final answer, each once and in that order; after quitting and launching the app
-again (the bundled gateway restarted with it), the history shows exactly the same rows."""
+again, the history shows exactly the same rows. Once on the bundled gateway (restarted with
+the app), once on the real OpenClaw gateway (which keeps running; the owner approves this
+computer's node in the window first, as the real gateway asks)."""
 
 from __future__ import annotations
 
@@ -11,22 +13,30 @@ import pytest
 
 from openclaw_desktop.sdk.testing.fake_model_script import PREAMBLE_TEXT
 from tests.helpers.fake_llm import FakeLLM
-from tests.helpers.journey_app import idle
+from tests.helpers.journey_app import Journey, approve_own_node, idle
+from tests.helpers.real_openclaw import GatewayFactory
 from tests.journeys.conftest import OpenJourney
 
 pytestmark = [pytest.mark.journey, pytest.mark.timeout(300)]
 
 PROMPT = "PREAMBLE CALLTOOL:nodes_list:{}"
+#: On the real gateway: its own ``ls`` tool on the agent's workspace.
+REAL_PROMPT = 'PREAMBLE CALLTOOL:ls:{"path":"."}'
 
 
-def positions(rows: list[str]) -> list[int] | None:
+def positions(rows: list[str], prompt: str = PROMPT) -> list[int] | None:
     """Where the four rows are (user, first text, tool card, final answer), or None while
     one is missing. Each must be there once."""
+    tool = prompt.split(":")[1]
+
+    def final(row: str) -> bool:
+        return row.startswith("FAKE-LLM tool result")
+
     kinds: list[Callable[[str], bool]] = [
-        lambda r: r == PROMPT,
+        lambda r: r == prompt,
         lambda r: r == PREAMBLE_TEXT,
-        lambda r: "nodes_list" in r and r != PROMPT,
-        lambda r: r.startswith("FAKE-LLM tool result"),
+        lambda r: tool in r and r not in (prompt, PREAMBLE_TEXT) and not final(r),
+        final,
     ]
     found = []
     for kind in kinds:
@@ -38,35 +48,47 @@ def positions(rows: list[str]) -> list[int] | None:
     return found
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the timeline keeps one assistant item per run (openclaw_desktop/chat/timeline.py): "
-    "the final answer overwrites the text before the tool and is drawn above the tool card; "
-    "the fix is being made in that module (issue #15 item 1)",
-)
+async def _live_then_restart(j: Journey, prompt: str, *, remote: bool) -> None:
+    await j.send(prompt)
+    await j.wait_messages(lambda rows: PREAMBLE_TEXT in rows, "the text before the tool", 90)
+    await j.desktop.screenshot("the-first-text")
+    await j.wait_messages(lambda rows: positions(rows, prompt) is not None, "all four rows", 120)
+    await idle(j, 90)
+    live = await j.messages()
+    await j.desktop.screenshot("live")
+    where = positions(live, prompt)
+    assert where is not None and where == sorted(where), f"out of order: {live}"
+
+    await j.click(await j.control("text", "Message"))
+    await j.desktop.key("ctrl+q")
+    assert await j.wait_exit(30) == 0, j.app.output()[-3000:]
+    if not remote:
+        j.app.wait_gateway_gone()
+    j.app.start()
+    j.relaunched()
+    after = await j.wait_messages(
+        lambda rows: positions(rows, prompt) is not None, "the history after a restart", 90
+    )
+    await j.desktop.screenshot("after-a-restart")
+    assert after == live
+
+
 async def test_text_then_tool_then_final_answer_live_and_after_a_restart(
     open_journey: OpenJourney, model: FakeLLM
 ) -> None:
+    """On the bundled gateway the app starts (and starts again after the restart)."""
     async with open_journey(model=model) as j:
-        await j.send(PROMPT)
-        await j.wait_messages(lambda rows: PREAMBLE_TEXT in rows, "the text before the tool")
-        await j.desktop.screenshot("the-first-text")
-        await j.wait_messages(lambda rows: positions(rows) is not None, "all four rows", 90)
-        await idle(j)
-        live = await j.messages()
-        await j.desktop.screenshot("live")
-        where = positions(live)
-        assert where is not None and where == sorted(where), f"out of order: {live}"
+        await _live_then_restart(j, PROMPT, remote=False)
 
-        await j.click(await j.control("text", "Message"))
-        await j.desktop.key("ctrl+q")
-        assert await j.wait_exit(30) == 0, j.app.output()[-3000:]
-        j.app.wait_gateway_gone()
 
-        j.app.start()  # the next morning: the same home, the gateway started anew
-        j.relaunched()
-        after = await j.wait_messages(
-            lambda rows: positions(rows) is not None, "the history after a restart", 90
-        )
-        await j.desktop.screenshot("after-a-restart")
-        assert after == live
+@pytest.mark.interop
+@pytest.mark.timeout(420)
+async def test_text_then_tool_then_final_answer_on_the_real_gateway(
+    open_journey: OpenJourney, model: FakeLLM, real_gateway: GatewayFactory
+) -> None:
+    """The same person, the same window, the real OpenClaw gateway behind it."""
+    gateway = real_gateway(fake_llm_port=model.port)
+    async with open_journey(model=model, remote=(gateway.url, gateway.token)) as j:
+        await approve_own_node(j)
+        await j.control("text", "Message")
+        await _live_then_restart(j, REAL_PROMPT, remote=True)
