@@ -67,6 +67,7 @@ class ChatView(QWidget):
         self.attachments = AttachmentTray(self._limits, self)
         self.attach_error = QLabel(self)
         self.attach_error.setObjectName("attachment-error")
+        self.attach_error.setTextFormat(Qt.TextFormat.PlainText)  # it names the user's files
         self.attach_error.setWordWrap(True)
         self.attach_error.setVisible(False)
         self.attachments.refused.connect(self._refused)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from ui.presenters.voice import VoicePresenter
@@ -53,6 +54,7 @@ class DictationBar(QWidget):
         self.meter.setVisible(False)
         self.transcript = QLabel(self)
         self.transcript.setObjectName("transcript")
+        self.transcript.setTextFormat(Qt.TextFormat.PlainText)  # what was heard is never HTML
         self.transcript.setWordWrap(True)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
