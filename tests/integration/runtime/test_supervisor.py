@@ -8,8 +8,7 @@ import asyncio
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
@@ -138,22 +137,6 @@ async def test_an_occupied_port_is_attached_not_supervised() -> None:
     finally:
         other.kill()
         await other.wait()
-
-
-@pytest.fixture
-def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[AppPaths]:
-    """The app's home under the test's folder; secrets in the 0600 file fallback."""
-    import keyring
-    from keyring.backends import fail
-
-    monkeypatch.setenv("OPENCLAW_DESKTOP_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("OPENCLAW_GATEWAY_TOKEN", raising=False)
-    previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())  # type: ignore[no-untyped-call]
-    try:
-        yield AppPaths.default()
-    finally:
-        keyring.set_keyring(previous)
 
 
 async def test_the_bundled_gateway_killed_is_restarted_and_both_sessions_reconnect(
