@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import html
 import logging
 import os
 import sys
@@ -159,6 +160,17 @@ class _BusError(Exception):
         self.text = text
 
 
+async def _body_is_markup(bus: MessageBus, target: tuple[str, str, str]) -> bool:
+    """Whether the service reads the body as markup (capability ``body-markup``). Such a
+    service would render an agent's or a model's ``<img src=…>`` or ``<a href=…>`` and may
+    fetch it, so the body is escaped for it and sent as it is to every other service."""
+    try:
+        (capabilities,) = await _call(bus, target, "GetCapabilities")
+    except _BusError:
+        return True  # cannot tell: escaping is safe on a markup service, harmless elsewhere
+    return isinstance(capabilities, list) and "body-markup" in capabilities
+
+
 class Notifier:
     """Shows notifications on this desktop.
 
@@ -255,12 +267,15 @@ class Notifier:
         if notice.silent:
             hints["suppress-sound"] = Variant("b", True)
         hints["desktop-entry"] = Variant("s", DESKTOP_ENTRY)
-        body = [self.app_name, 0, DESKTOP_ENTRY, notice.title, notice.body, [], hints, -1]
         target = (NOTIFICATIONS_NAME, NOTIFICATIONS_PATH, NOTIFICATIONS_NAME)
         connected = False
         try:
             async with asyncio.timeout(self.send_timeout), _connected(address) as bus:
                 connected = True
+                text = notice.body
+                if text and await _body_is_markup(bus, target):
+                    text = html.escape(text, quote=False)
+                body = [self.app_name, 0, DESKTOP_ENTRY, notice.title, text, [], hints, -1]
                 await _call(bus, target, "Notify", "susssasa{sv}i", body)
         except TimeoutError:
             self.forget()

@@ -59,6 +59,7 @@ class Received:
 @dataclass
 class _State:
     hang: bool = False
+    capabilities: list[str] = field(default_factory=lambda: list(CAPABILITIES))
     received: list[Received] = field(default_factory=list)
     closed: list[int] = field(default_factory=list)
     next_id: int = 1
@@ -103,7 +104,7 @@ class _Interface(ServiceInterface):
 
     @dbus_method()
     def GetCapabilities(self) -> _StrList:  # noqa: N802
-        return list(CAPABILITIES)
+        return list(self._state.capabilities)
 
     @dbus_method()
     def CloseNotification(self, nid: DBusUInt32) -> None:  # noqa: N802
@@ -125,9 +126,13 @@ class NotificationServer:
         closed: ids passed to ``CloseNotification``.
     """
 
-    def __init__(self, address: str, *, hang: bool = False) -> None:
+    def __init__(
+        self, address: str, *, hang: bool = False, capabilities: list[str] | None = None
+    ) -> None:
         self.address = address
         self._state = _State(hang=hang)
+        if capabilities is not None:
+            self._state.capabilities = list(capabilities)
         self._bus: MessageBus | None = None
 
     @property
@@ -188,10 +193,11 @@ class NotificationServer:
     @classmethod
     @contextlib.asynccontextmanager
     async def running(
-        cls, address: str, *, hang: bool = False
+        cls, address: str, *, hang: bool = False, capabilities: list[str] | None = None
     ) -> "AsyncIterator[NotificationServer]":
-        """Start a server on the bus at ``address`` for the ``async with`` block."""
-        server = cls(address, hang=hang)
+        """Start a server on the bus at ``address`` for the ``async with`` block
+        (``capabilities``: what ``GetCapabilities`` answers, the helper's default if None)."""
+        server = cls(address, hang=hang, capabilities=capabilities)
         await server.start()
         try:
             yield server

@@ -228,3 +228,26 @@ async def test_helper_server_answers_the_spec_methods(dbus_session: str) -> None
     assert info[0] == "openclaw-test-notifyd"
     assert caps == CAPABILITIES
     assert server.closed == [7]
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "expected"),
+    [
+        (
+            ["body", "body-markup"],
+            'see &lt;img src="http://127.0.0.1:9/p.png"&gt; &amp; &lt;b&gt;x&lt;/b&gt;',
+        ),
+        (["body"], 'see <img src="http://127.0.0.1:9/p.png"> & <b>x</b>'),
+    ],
+)
+async def test_markup_in_the_body_reaches_a_markup_server_escaped(
+    dbus_session: str, capabilities: list[str], expected: str
+) -> None:
+    """An agent's or a model's markup is never rendered (nor fetched) by a notification
+    service that reads bodies as markup; a plain-text service gets the text unchanged."""
+    text = 'see <img src="http://127.0.0.1:9/p.png"> & <b>x</b>'
+    async with NotificationServer.running(dbus_session, capabilities=capabilities) as server:
+        await Notifier().send(Notice("Reply", text))
+        (got,) = await server.wait_for(1)
+    assert got.body == expected
+    assert got.summary == "Reply"
