@@ -25,16 +25,14 @@ import contextlib
 import json
 import subprocess
 from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed
 
 from openclaw_desktop.identity import DeviceIdentity
-from tests.helpers.bundled_gateway import BundledGateway
-from tests.helpers.handshake_cases import CaseContext, Challenge, connect_frame, signed_params
+from tests.helpers.bundled_gateway import BundledGateway, RawClient
 from tests.helpers.real_openclaw import (
     GatewayFactory,
     OpenClawInstall,
@@ -58,7 +56,7 @@ WRITE_PROBES = [
     "browser.proxy.upload.v1",
     "terminal.upload",
 ]
-_NODE_KW: dict[str, Any] = {"role": "node", "client_id": "node-host", "mode": "node"}
+_NODE_KW: dict[str, Any] = {"role": "node", "client_id": "node-host", "client_mode": "node"}
 _WAIT_S = 15.0
 
 
@@ -79,154 +77,80 @@ def ours() -> Iterator[BundledGateway]:
         yield gw
 
 
-class Session:
-    """One connection: its connect outcome, requests answered by id, events, its close.
+@dataclass
+class Conn:
+    """One connection of a story (a :class:`RawClient`): its connect answer, and for a
+    node that answers invokes, the commands it ran."""
 
-    A node session answers every ``node.invoke.request`` with ``{"ran": <command>}`` (when
-    ``answer_invokes``), so an invoke the gateway lets through comes back ``ok``.
-    """
-
-    def __init__(self, ws: ClientConnection, node_id: str | None, answer_invokes: bool) -> None:
-        self._ws = ws
-        self._node_id = node_id
-        self._answer = answer_invokes
-        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self._sent = 0
-        self.outcome: dict[str, Any] = {}
-        self.invoked: list[str] = []
-        self._reader: asyncio.Task[None] | None = None
-
-    @classmethod
-    async def open(
-        cls,
-        url: str,
-        token: str,
-        identity: DeviceIdentity | None,
-        *,
-        scopes: list[str],
-        auth: dict[str, Any] | None = None,
-        commands: list[str] | None = None,
-        answer_invokes: bool = False,
-        sign_token: str | None = None,
-        **kw: Any,
-    ) -> Session:
-        """Connect (``identity`` None: a deviceless loopback ``cli`` with the shared token;
-        ``sign_token`` is the token the device proof signs, the shared one by default)."""
-        ws = await connect(url, open_timeout=_WAIT_S, max_size=None)
-        challenge = json.loads(await asyncio.wait_for(ws.recv(), _WAIT_S))["payload"]
-        if identity is None:
-            params: dict[str, Any] = {
-                "minProtocol": 4,
-                "maxProtocol": 4,
-                "client": {"id": "cli", "version": "1.0", "platform": "linux", "mode": "cli"},
-                "role": "operator",
-                "scopes": scopes,
-                "auth": {"token": token},
-            }
-        else:
-            signed = token if sign_token is None else sign_token
-            ctx = CaseContext(Challenge(challenge["nonce"], challenge["ts"]), identity, signed)
-            params = signed_params(ctx, scopes=scopes, **kw)
-            if auth is not None:
-                params["auth"] = auth
-            if commands is not None:
-                params["commands"] = commands
-        session = cls(ws, identity.device_id if identity else None, answer_invokes)
-        await ws.send(connect_frame(params))
-        try:
-            while True:
-                frame = json.loads(await asyncio.wait_for(ws.recv(), _WAIT_S))
-                if frame.get("type") == "res":
-                    break
-        except ConnectionClosed:
-            frame = {"ok": False, "error": None}
-        if frame.get("ok"):
-            session.outcome = {"accepted": frame["payload"]["auth"]}
-            session._reader = asyncio.create_task(session._read(), name="authz-session-reader")
-        else:
-            session.outcome = {"error": frame.get("error"), "close": await session._close_seen()}
-        return session
+    client: RawClient
+    res: dict[str, Any]
+    #: ``[code, reason]`` of a refused connect's close.
+    refused_close: list[Any] | None = None
+    ran: list[str] = field(default_factory=list)
+    answering: asyncio.Task[None] | None = None
 
     @property
     def accepted(self) -> bool:
         """The connect was answered with hello-ok."""
-        return "accepted" in self.outcome
+        return bool(self.res.get("ok"))
 
     @property
     def device_token(self) -> str:
         """``hello-ok.auth.deviceToken``."""
-        return str(self.outcome["accepted"]["deviceToken"])
+        return str(self.res["payload"]["auth"]["deviceToken"])
 
     @property
     def request_id(self) -> str:
         """The ``requestId`` of a NOT_PAIRED answer."""
-        return str(self.outcome["error"]["details"]["requestId"])
-
-    async def _close_seen(self) -> list[Any] | None:
-        with contextlib.suppress(ConnectionClosed, TimeoutError):
-            while True:
-                await asyncio.wait_for(self._ws.recv(), _WAIT_S)
-        received = self._ws.protocol.close_rcvd
-        return [received.code, received.reason] if received else None
-
-    async def _read(self) -> None:
-        with contextlib.suppress(ConnectionClosed):
-            async for raw in self._ws:
-                frame = json.loads(raw)
-                if frame.get("type") == "res":
-                    future = self._waiting.pop(str(frame.get("id")), None)
-                    if future is not None and not future.done():
-                        future.set_result(frame)
-                elif frame.get("event") == "node.invoke.request" and self._answer:
-                    await self._answer_invoke(frame["payload"])
-
-    async def _answer_invoke(self, request: dict[str, Any]) -> None:
-        self.invoked.append(request["command"])
-        self._sent += 1
-        result = {
-            "id": request["id"],
-            "nodeId": self._node_id,
-            "ok": True,
-            "payloadJSON": json.dumps({"ran": request["command"]}),
-        }
-        frame = {"type": "req", "id": f"r-{self._sent}", "method": "node.invoke.result"}
-        await self._ws.send(json.dumps({**frame, "params": result}))
+        return str(self.res["error"]["details"]["requestId"])
 
     async def call(self, method: str, params: Any) -> dict[str, Any]:
         """One request; its ``res`` frame."""
-        self._sent += 1
-        request_id = f"q-{self._sent}"
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._waiting[request_id] = future
-        frame = {"type": "req", "id": request_id, "method": method, "params": params}
-        await self._ws.send(json.dumps(frame))
-        return await asyncio.wait_for(future, _WAIT_S)
+        return await self.client.call(method, params, _WAIT_S)
 
-    async def closed(self) -> list[Any] | None:
+    async def closed(self) -> list[Any]:
         """Wait (bounded) for the gateway to close this connection: ``[code, reason]``."""
-        if self._reader is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._reader), _WAIT_S)
-        received = self._ws.protocol.close_rcvd
-        return [received.code, received.reason] if received else None
+        code, reason = await self.client.wait_closed(_WAIT_S)
+        return [code, reason]
+
+    async def answer_invokes(self, node_id: str) -> None:
+        """Answer every ``node.invoke.request`` with ``{"ran": <command>}`` until closed."""
+        done: set[str] = set()
+        with contextlib.suppress(ConnectionError, TimeoutError):
+            while True:
+                event = await self.client.wait_event(
+                    "node.invoke.request", lambda e: e["payload"]["id"] not in done, 300
+                )
+                request = event["payload"]
+                done.add(request["id"])
+                self.ran.append(request["command"])
+                result = {
+                    "id": request["id"],
+                    "nodeId": node_id,
+                    "ok": True,
+                    "payloadJSON": json.dumps({"ran": request["command"]}),
+                }
+                await self.client.send_request("node.invoke.result", result)
 
     async def close(self) -> None:
         """Close from our side."""
-        await self._ws.close()
-        if self._reader is not None:
-            await self._reader
+        await self.client.close()
+        if self.answering is not None:
+            self.answering.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.answering
 
 
 @contextlib.asynccontextmanager
-async def sessions() -> AsyncIterator[list[Session]]:
-    """Collects the sessions a story opens and closes them all at the end."""
-    opened: list[Session] = []
+async def sessions() -> AsyncIterator[list[Conn]]:
+    """Collects the connections a story opens and closes them all at the end."""
+    opened: list[Conn] = []
     try:
         yield opened
     finally:
-        for session in opened:
+        for conn in opened:
             with contextlib.suppress(Exception):
-                await session.close()
+                await conn.close()
 
 
 def answer(frame: dict[str, Any], *keys: str) -> dict[str, Any]:
@@ -237,14 +161,14 @@ def answer(frame: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {"ok": True, **{key: payload.get(key) for key in keys}}
 
 
-def connect_outcome(session: Session, identity: DeviceIdentity) -> dict[str, Any]:
+def connect_outcome(conn: Conn, identity: DeviceIdentity) -> dict[str, Any]:
     """A connect outcome as compared: the error (request id and device id masked) and close,
     or the granted role and scopes."""
-    if session.accepted:
-        auth = session.outcome["accepted"]
+    if conn.accepted:
+        auth = conn.res["payload"]["auth"]
         return {"accepted": {"role": auth["role"], "scopes": auth["scopes"]}}
-    text = json.dumps(session.outcome).replace(identity.device_id, "<deviceId>")
-    outcome: dict[str, Any] = json.loads(text)
+    raw = {"error": conn.res.get("error"), "close": conn.refused_close}
+    outcome: dict[str, Any] = json.loads(json.dumps(raw).replace(identity.device_id, "<deviceId>"))
     details = (outcome.get("error") or {}).get("details") or {}
     if "requestId" in details:
         details["requestId"] = "<requestId>"
@@ -257,48 +181,66 @@ def connect_outcome(session: Session, identity: DeviceIdentity) -> dict[str, Any
 class Story:
     """The steps of one story on one gateway, and what it needs to take them."""
 
-    def __init__(self, url: str, token: str, opened: list[Session]) -> None:
+    def __init__(self, url: str, token: str, opened: list[Conn]) -> None:
         self.url, self.token, self._opened = url, token, opened
         self.steps: list[tuple[str, Any]] = []
 
     def record(self, name: str, value: Any) -> None:
         self.steps.append((name, value))
 
-    async def open(self, identity: DeviceIdentity | None, scopes: list[str], **kw: Any) -> Session:
-        session = await Session.open(self.url, self.token, identity, scopes=scopes, **kw)
-        self._opened.append(session)
-        return session
+    async def open(
+        self,
+        identity: DeviceIdentity | None,
+        scopes: list[str],
+        *,
+        auth: dict[str, Any] | None = None,
+        answer_invokes: bool = False,
+        **kw: Any,
+    ) -> Conn:
+        """Connect (``identity`` None: a deviceless loopback ``cli``) with the shared token
+        unless ``auth`` says otherwise."""
+        client = await RawClient.open(self.url)
+        res = await client.connect(
+            identity, scopes=scopes, auth=auth or {"token": self.token}, timeout=_WAIT_S, **kw
+        )
+        conn = Conn(client, res)
+        self._opened.append(conn)
+        if not conn.accepted:
+            conn.refused_close = await conn.closed()
+        elif answer_invokes and identity is not None:
+            conn.answering = asyncio.create_task(
+                conn.answer_invokes(identity.device_id), name="authz-node-invokes"
+            )
+        return conn
 
     async def on_device_token(
         self, identity: DeviceIdentity, scopes: list[str], device_token: str
-    ) -> Session:
-        """A session authenticated with its device token only (it speaks for its device);
-        an empty ``device_token`` takes the one a shared-token connect hands back."""
+    ) -> Conn:
+        """A connection on its device token only (it speaks for its device); an empty
+        ``device_token`` takes the one a shared-token connect hands back."""
         if not device_token:
             first = await self.open(identity, [])
             device_token = first.device_token
             await first.close()
-        session = await self.open(
-            identity, scopes, sign_token=device_token, auth={"deviceToken": device_token}
-        )
-        assert session.outcome["accepted"]["method"] == "device-token", session.outcome
-        return session
+        conn = await self.open(identity, scopes, auth={"deviceToken": device_token})
+        assert conn.res["payload"]["auth"]["method"] == "device-token", conn.res
+        return conn
 
     async def paired(
-        self, admin: Session, identity: DeviceIdentity, scopes: list[str], **kw: Any
-    ) -> Session:
+        self, admin: Conn, identity: DeviceIdentity, scopes: list[str], **kw: Any
+    ) -> Conn:
         """Pair ``identity`` (the admin approves its request) and connect it again."""
         first = await self.open(identity, scopes, **kw)
-        assert not first.accepted, first.outcome
+        assert not first.accepted, first.res
         approved = await admin.call("device.pair.approve", {"requestId": first.request_id})
         assert approved["ok"], approved
         session = await self.open(identity, scopes, **kw)
-        assert session.accepted, session.outcome
+        assert session.accepted, session.res
         return session
 
     async def approved_node(
-        self, admin: Session, identity: DeviceIdentity, commands: list[str]
-    ) -> Session:
+        self, admin: Conn, identity: DeviceIdentity, commands: list[str]
+    ) -> Conn:
         """A paired node with ``commands`` approved by the admin, connected and answering."""
         node = await self.paired(
             admin, identity, [], commands=commands, answer_invokes=True, **_NODE_KW
@@ -308,7 +250,7 @@ class Story:
         assert approved["ok"], approved
         return node
 
-    async def surface_request(self, admin: Session, node_id: str) -> str:
+    async def surface_request(self, admin: Conn, node_id: str) -> str:
         """The pending surface request of ``node_id`` (bounded wait)."""
         for _ in range(100):
             listed = await admin.call("node.pair.list", {})
@@ -319,7 +261,7 @@ class Story:
         raise AssertionError(f"no pending surface for {node_id}: {listed}")
 
 
-async def _paired_entry(admin: Session, device_id: str) -> dict[str, Any] | None:
+async def _paired_entry(admin: Conn, device_id: str) -> dict[str, Any] | None:
     listed = await admin.call("device.pair.list", {})
     for device in listed["payload"]["paired"]:
         if device["deviceId"] == device_id:
@@ -546,7 +488,7 @@ async def invoke_scope_story(url: str, token: str) -> list[tuple[str, Any]]:
             }
             res = await writer.call("node.invoke", params)
             story.record(f"write invokes browser.proxy {method} {path}", answer(res))
-        story.record("the node ran", node.invoked)
+        story.record("the node ran", node.ran)
         return story.steps
 
 
