@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.errors import invalid_params
+from gateway.handshake.jsonschema_errors import js_keys
 
 __all__ = ["Field", "check"]
 
@@ -60,51 +61,63 @@ def check(
 
     ``ignored`` names properties the reference accepts that this gateway takes but does not
     act on (they are allowed and dropped, so real clients are not refused).
+
+    As the reference, every problem is reported, in its order and joined with ``"; "``: the
+    first missing required property, the first unexpected one, then each bad field in
+    declaration order (``must have required property 'sessionKey'; at /runId: must be
+    string``).
     """
     if params is None:
         params = {}
     if not isinstance(params, dict):
         raise invalid_params(method, "must be object")
     allowed = set(fields) | set(ignored)
-    for name, spec in fields.items():
-        if spec.required and name not in params:
-            raise invalid_params(method, f"must have required property '{name}'")
-    for name in params:
-        if name not in allowed:
-            raise invalid_params(method, f"at root: unexpected property '{name}'")
+    problems: list[str] = []
+    missing = [name for name, spec in fields.items() if spec.required and name not in params]
+    if missing:
+        problems.append(f"must have required property '{missing[0]}'")
+    unexpected = [name for name in js_keys(params) if name not in allowed]
+    if unexpected:
+        problems.append(f"at root: unexpected property '{unexpected[0]}'")
     out: dict[str, Any] = {}
     for name, spec in fields.items():
         if name not in params:
             continue
-        value = params[name]
-        where = f"at /{name}:"
-        if not _type_ok(spec.kind, value):
-            raise invalid_params(method, f"{where} must be {spec.kind}")
-        if spec.kind == "integer":
-            value = int(value)
-        if spec.kind in ("integer", "number"):
-            if spec.minimum is not None and value < spec.minimum:
-                raise invalid_params(method, f"{where} must be >= {spec.minimum}")
-            if spec.maximum is not None and value > spec.maximum:
-                raise invalid_params(method, f"{where} must be <= {spec.maximum}")
-        if spec.kind == "string":
-            if spec.min_length is not None and len(value) < spec.min_length:
-                chars = "character" if spec.min_length == 1 else "characters"
-                raise invalid_params(
-                    method, f"{where} must NOT have fewer than {spec.min_length} {chars}"
-                )
-            if spec.max_length is not None and len(value) > spec.max_length:
-                raise invalid_params(
-                    method, f"{where} must NOT have more than {spec.max_length} characters"
-                )
-            if spec.enum is not None and value not in spec.enum:
-                if spec.literal_union:
-                    raise invalid_params(
-                        method,
-                        f"{where} must be equal to constant; {where} must match a schema in anyOf",
-                    )
-                raise invalid_params(method, f"{where} must be equal to one of the allowed values")
-            if spec.pattern is not None and re.search(spec.pattern, value) is None:
-                raise invalid_params(method, f'{where} must match pattern "{spec.pattern}"')
-        out[name] = value
+        value, problem = _field_problem(spec, params[name], f"at /{name}:")
+        if problem is None:
+            out[name] = value
+        else:
+            problems.append(problem)
+    if problems:
+        raise invalid_params(method, "; ".join(dict.fromkeys(problems)))
     return out
+
+
+def _field_problem(spec: Field, value: Any, where: str) -> tuple[Any, str | None]:
+    """The value (an integral float as int) and what is wrong with it, if anything, as
+    ``<where> must ...``."""
+    if not _type_ok(spec.kind, value):
+        return value, f"{where} must be {spec.kind}"
+    if spec.kind == "integer":
+        value = int(value)
+    if spec.kind in ("integer", "number"):
+        if spec.minimum is not None and value < spec.minimum:
+            return value, f"{where} must be >= {spec.minimum}"
+        if spec.maximum is not None and value > spec.maximum:
+            return value, f"{where} must be <= {spec.maximum}"
+    if spec.kind == "string":
+        if spec.min_length is not None and len(value) < spec.min_length:
+            chars = "character" if spec.min_length == 1 else "characters"
+            return value, f"{where} must NOT have fewer than {spec.min_length} {chars}"
+        if spec.max_length is not None and len(value) > spec.max_length:
+            return value, f"{where} must NOT have more than {spec.max_length} characters"
+        if spec.enum is not None and value not in spec.enum:
+            if spec.literal_union:
+                return (
+                    value,
+                    f"{where} must be equal to constant; {where} must match a schema in anyOf",
+                )
+            return value, f"{where} must be equal to one of the allowed values"
+        if spec.pattern is not None and re.search(spec.pattern, value) is None:
+            return value, f'{where} must match pattern "{spec.pattern}"'
+    return value, None
