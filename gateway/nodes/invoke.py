@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from gateway.errors import MethodError
+from gateway.memory import LARGE_MESSAGE_BYTES, trim_soon
 from gateway.peer import Peer
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
@@ -78,7 +79,6 @@ class _Pending:
     command: str
     peer: Peer
     future: asyncio.Future[dict[str, Any]] = field(default_factory=asyncio.Future)
-    size: int = 0
 
 
 def _over_bytes(scope: str, pending: int, size: int, limit: int) -> InvokeError:
@@ -186,33 +186,82 @@ class InvokeRouter:
         if cached is not None:
             task = cached.task
         else:
+            # Admitted here, before any task exists, so a refusal is a plain exception
+            # that frees the params copy at once (no task, no traceback kept with it).
+            encoded = None if params is None else orjson.dumps(params)
+            size = 0 if encoded is None else len(encoded)
+            if size >= LARGE_MESSAGE_BYTES:
+                trim_soon()  # its copies are freed soon (refused or answered): give them back
+            refusal = self._over_budget(node_id, size)
+            if refusal is not None:
+                del encoded, params
+                try:
+                    raise refusal
+                finally:
+                    del refusal  # else this frame and its exception form a cycle
+            self._reserve(node_id, size)
+            request: dict[str, Any] = {}
+            if encoded is not None:
+                request["paramsJSON"] = encoded.decode("utf-8")
+            del encoded
             # The dispatch is a task of its own: a caller that goes away (its connection
             # closed) must not cancel it for the other callers waiting on the same key.
             task = asyncio.get_running_loop().create_task(
-                self._run(key, peer, command, params, timeout_ms),
+                self._run(key, peer, command, request, timeout_ms),
                 name=f"invoke-{command}",
             )
+            del request
             task.add_done_callback(_retrieve)
+            task.add_done_callback(lambda _done: self._release(node_id, size))
             self._idempotent[key] = _Cached(now + IDEMPOTENCY_TTL_S, task)
             while len(self._idempotent) > IDEMPOTENCY_ENTRIES:
                 self._drop(next(iter(self._idempotent)))
+        del params  # the caller's; this frame may outlive it in a failure's traceback
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
             if cancel_on_abandon:
                 task.cancel()
             raise
+        finally:
+            # A failed task holds its exception, whose traceback holds this frame: without
+            # this the cycle waits for the garbage collector.
+            del task
+
+    def _over_budget(self, node_id: str, size: int) -> InvokeError | None:
+        """The refusal of ``size`` more params bytes, or None when they fit both bounds."""
+        node_bytes = self._bytes_per_node.get(node_id, 0)
+        if node_bytes + size > MAX_PENDING_BYTES_PER_NODE:
+            return _over_bytes("node", node_bytes, size, MAX_PENDING_BYTES_PER_NODE)
+        if self._pending_bytes + size > MAX_PENDING_BYTES_TOTAL:
+            return _over_bytes("total", self._pending_bytes, size, MAX_PENDING_BYTES_TOTAL)
+        return None
+
+    def _reserve(self, node_id: str, size: int) -> None:
+        self._bytes_per_node[node_id] = self._bytes_per_node.get(node_id, 0) + size
+        self._pending_bytes += size
+
+    def _release(self, node_id: str, size: int) -> None:
+        """The dispatch ended (answered, failed, timed out, cancelled even before it ran)."""
+        self._pending_bytes -= size
+        left = self._bytes_per_node.get(node_id, 0) - size
+        if left <= 0:
+            self._bytes_per_node.pop(node_id, None)
+        else:
+            self._bytes_per_node[node_id] = left
+        if size >= LARGE_MESSAGE_BYTES:
+            trim_soon()
 
     async def _run(
         self,
         key: tuple[str, str],
         peer: Peer,
         command: str,
-        params: Any,
+        request: dict[str, Any],
         timeout_ms: int | None,
     ) -> dict[str, Any]:
         try:
-            result = await self._dispatch(peer, command, params, timeout_ms, key[1])
+            result = await self._dispatch(peer, command, request, timeout_ms, key[1])
         except BaseException:
             entry = self._idempotent.get(key)
             if entry is not None and entry.task is asyncio.current_task():
@@ -245,8 +294,10 @@ class InvokeRouter:
             self._cached_bytes -= entry.size
 
     async def _dispatch(
-        self, peer: Peer, command: str, params: Any, timeout_ms: int | None, key: str
+        self, peer: Peer, command: str, request: dict[str, Any], timeout_ms: int | None, key: str
     ) -> dict[str, Any]:
+        """Send ``request`` (``paramsJSON`` already in it, admitted by :meth:`invoke`) to the
+        node and wait for the answer."""
         node_id = peer.device_id or ""
         if (
             len(self._pending) >= MAX_PENDING_TOTAL
@@ -257,35 +308,31 @@ class InvokeRouter:
                     ErrorCode.UNAVAILABLE, "too many pending invokes for this node", retryable=True
                 )
             )
-        params_json = None if params is None else orjson.dumps(params).decode("utf-8")
-        size = 0 if params_json is None else len(params_json)
-        node_bytes = self._bytes_per_node.get(node_id, 0)
-        if node_bytes + size > MAX_PENDING_BYTES_PER_NODE:
-            raise _over_bytes("node", node_bytes, size, MAX_PENDING_BYTES_PER_NODE)
-        if self._pending_bytes + size > MAX_PENDING_BYTES_TOTAL:
-            raise _over_bytes("total", self._pending_bytes, size, MAX_PENDING_BYTES_TOTAL)
         timeout = DEFAULT_TIMEOUT_MS if timeout_ms is None or timeout_ms <= 0 else timeout_ms
         invoke_id = str(uuid.uuid4())
         pending = _Pending(
-            invoke_id, node_id, command, peer, asyncio.get_running_loop().create_future(), size
+            invoke_id, node_id, command, peer, asyncio.get_running_loop().create_future()
         )
         self._pending[invoke_id] = pending
         self._per_node[node_id] = self._per_node.get(node_id, 0) + 1
-        self._bytes_per_node[node_id] = node_bytes + size
-        self._pending_bytes += size
-        request: dict[str, Any] = {
-            "id": invoke_id,
-            "nodeId": node_id,
-            "command": command,
-            "timeoutMs": timeout,
-            "idempotencyKey": key,
-        }
+        params_json = request.pop("paramsJSON", None)
+        request.update(
+            {
+                "id": invoke_id,
+                "nodeId": node_id,
+                "command": command,
+                "timeoutMs": timeout,
+                "idempotencyKey": key,
+            }
+        )
         if params_json is not None:
             request["paramsJSON"] = params_json
+        del params_json
         try:
             peer.send_event("node.invoke.request", request, seq=False)
-            # The frame is encoded and queued: the JSON copy is not needed while waiting.
-            del request, params_json
+            # The frame is encoded and queued: the JSON copy is not needed while waiting
+            # (the caller's frame holds the same dict, so it is emptied, not just let go).
+            request.clear()
             async with asyncio.timeout(timeout / 1000):
                 outcome = await pending.future
         except TimeoutError:
@@ -370,12 +417,6 @@ class InvokeRouter:
                 self._per_node.pop(pending.node_id, None)
             else:
                 self._per_node[pending.node_id] = left
-            self._pending_bytes -= pending.size
-            node_bytes = self._bytes_per_node.get(pending.node_id, 0) - pending.size
-            if node_bytes <= 0:
-                self._bytes_per_node.pop(pending.node_id, None)
-            else:
-                self._bytes_per_node[pending.node_id] = node_bytes
 
     def _expire_idempotent(self, now: float) -> None:
         while self._idempotent:
