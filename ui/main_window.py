@@ -48,9 +48,11 @@ class MainWindow(QMainWindow):
         self.splitter.addWidget(self.stack)
         self.setCentralWidget(self.splitter)
         self.operator_status = QLabel("operator: starting", self)
-        self.operator_status.setAccessibleName("Chat connection")
+        # The text is the name a screen reader reads (it changes); what it is about is the
+        # description.
+        self.operator_status.setAccessibleDescription("Chat connection")
         self.node_status = QLabel("node: starting", self)
-        self.node_status.setAccessibleName("Node connection")
+        self.node_status.setAccessibleDescription("Node connection")
         self.statusBar().addWidget(self.operator_status)
         self.statusBar().addPermanentWidget(self.node_status)
         self.chat: ChatView | None = None
