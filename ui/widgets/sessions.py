@@ -155,6 +155,7 @@ class SessionsPanel(QWidget):
         dialog.setLabelText("Name:")
         dialog.setTextValue(self.title_of(key))
         dialog.setAccessibleName("Rename session")
+        dialog.setMinimumWidth(380)  # a title of TITLE_CHARS fits without scrolling
 
         def done(result: int) -> None:
             label = dialog.textValue().strip()
