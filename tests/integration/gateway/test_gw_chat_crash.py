@@ -127,6 +127,7 @@ SLOW_REPLY = "".join(f"slow{i} " for i in range(20))
 KILLS = 10
 
 
+@pytest.mark.timeout(300)  # ten restarts: about 40 s alone, more on a loaded CI machine
 async def test_kill_9_at_random_moments_records_the_cut_reply_as_interrupted(
     tmp_path: Path,
 ) -> None:
