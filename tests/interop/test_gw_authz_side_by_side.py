@@ -457,6 +457,14 @@ async def revoke_story(url: str, token: str) -> list[tuple[str, Any]]:
         story.record("it connects", connect_outcome(again, identity))
         await story.surface_request(admin, node_id)
         story.record("its surface is pending again", True)
+        # An operator's revoked token: the same, the role is asked for again.
+        operator_id = DeviceIdentity.generate()
+        operator = await story.paired(admin, operator_id, [READ])
+        revoke = {"deviceId": operator_id.device_id, "role": "operator"}
+        story.record("revoke an operator", answer(await admin.call("device.token.revoke", revoke)))
+        story.record("the operator is closed", await operator.closed())
+        back = await story.open(operator_id, [READ])
+        story.record("the operator reconnects", connect_outcome(back, operator_id))
         return [(n, _masked(v, node_id, "<nodeId>")) for n, v in story.steps]
 
 
