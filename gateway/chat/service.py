@@ -55,13 +55,34 @@ class MessageTooLargeError(ValueError):
         )
 
 
+def _json_bytes_at_most(value: Any) -> int:
+    """An upper bound of ``value``'s JSON size: a character takes at most 6 bytes (``\\u001f``),
+    any other scalar at most 32."""
+    if isinstance(value, str):
+        return 6 * len(value) + 2
+    if isinstance(value, dict):
+        return 2 + sum(
+            _json_bytes_at_most(k) + _json_bytes_at_most(v) + 2 for k, v in value.items()
+        )
+    if isinstance(value, list | tuple):
+        return 2 + sum(_json_bytes_at_most(item) + 1 for item in value)
+    return 32
+
+
+#: Room for the ``id``/``parentId`` a stored record gets, and the newline.
+_RECORD_OVERHEAD = 128
+
+
 def check_fits(message: dict[str, Any]) -> None:
     """Refuse a message the transcript could not store (one JSONL line at most
-    :data:`MAX_RECORD_BYTES`), so it is never acknowledged and then lost.
+    :data:`MAX_RECORD_BYTES`), so it is never acknowledged and then lost. Most messages are
+    far below the limit by a cheap bound; only the others are serialized to be measured.
 
     Raises:
         MessageTooLargeError: It is too large.
     """
+    if _json_bytes_at_most(message) + _RECORD_OVERHEAD <= MAX_RECORD_BYTES:
+        return
     size = record_size(message)
     if size > MAX_RECORD_BYTES:
         raise MessageTooLargeError(size)
