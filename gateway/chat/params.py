@@ -31,6 +31,8 @@ class Field:
     #: ``enum`` is declared as a union of string constants (``anyOf`` of ``const``), which
     #: the reference words differently from a JSON Schema ``enum``.
     literal_union: bool = False
+    #: ``null`` is accepted too (declared as a union of the kind and null).
+    nullable: bool = False
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -96,8 +98,17 @@ def check(
 def _field_problem(spec: Field, value: Any, where: str) -> tuple[Any, str | None]:
     """The value (an integral float as int) and what is wrong with it, if anything, as
     ``<where> must ...``."""
+    if value is None and spec.nullable:
+        return value, None
     if not _type_ok(spec.kind, value):
-        return value, f"{where} must be {spec.kind}"
+        # A union reports each branch it tried, then that none matched.
+        if spec.nullable:
+            branch = f"{where} must be null"
+        elif spec.literal_union:
+            branch = f"{where} must be equal to constant"
+        else:
+            return value, f"{where} must be {spec.kind}"
+        return value, f"{where} must be {spec.kind}; {branch}; {where} must match a schema in anyOf"
     if spec.kind == "integer":
         value = int(value)
     if spec.kind in ("integer", "number"):

@@ -221,8 +221,8 @@ async def sessions_patch(core: GatewayCore, peer: Peer, params: Any) -> Any:
         {
             "key": Field("string", required=True, min_length=1),
             "agentId": Field("string"),
-            "label": Field("string", max_length=200),
-            "model": Field("string"),
+            "label": Field("string", max_length=200, nullable=True),
+            "model": Field("string", nullable=True),
             "thinkingLevel": Field("string"),
         },
         ignored=_PATCH_IGNORED,
