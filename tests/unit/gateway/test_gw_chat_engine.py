@@ -130,7 +130,7 @@ def test_tool_streams_are_marked_for_tool_event_clients_only() -> None:
 
 def test_context_answers_interrupted_tool_calls_and_uses_the_summary() -> None:
     """A tool call without a result gets an error result; a compaction replaces old turns."""
-    path = [
+    path: list[dict[str, Any]] = [
         {"id": "1", "role": "user", "content": "old question"},
         {"id": "2", "role": "assistant", "content": [{"type": "text", "text": "old answer"}]},
         {"id": "3", "role": "user", "content": "take a photo"},
@@ -178,3 +178,29 @@ def test_sessions_index(tmp_path: Path) -> None:
         assert [r.key for r in state.sessions.list()] == ["agent:main:main"]
         assert state.sessions.delete("agent:main:main") is True
         assert state.sessions.get("agent:main:main") is None
+
+
+def test_check_fits_refuses_exactly_what_the_transcript_could_not_store(tmp_path: Path) -> None:
+    """A message whose stored line is exactly 16 MiB fits (and really appends); one byte
+    more is refused with its size and the limit; escaping counts (a quote is two bytes)."""
+    from gateway.chat import MAX_RECORD_BYTES, TranscriptStore
+    from gateway.chat.service import MessageTooLargeError, check_fits
+    from gateway.chat.transcript_file import record_size
+
+    base: dict[str, Any] = {"role": "user", "content": ""}
+    room = MAX_RECORD_BYTES - record_size(base)
+    fits = {"role": "user", "content": "x" * room}
+    assert record_size(fits) == MAX_RECORD_BYTES
+    check_fits(fits)
+    store = TranscriptStore(tmp_path / "sessions")
+    try:
+        store.open("main").append(fits)
+    finally:
+        store.close()
+    for over in ({"role": "user", "content": "x" * (room + 1)}, {**fits, "content": '"' * room}):
+        with pytest.raises(MessageTooLargeError) as caught:
+            check_fits(over)
+        assert caught.value.size == record_size(over) > MAX_RECORD_BYTES
+        assert caught.value.limit == MAX_RECORD_BYTES
+        assert f"the limit is {MAX_RECORD_BYTES} bytes" in str(caught.value)
+    check_fits({"role": "user", "content": '"' * (room // 2)})  # 2 bytes each: fits
