@@ -45,6 +45,11 @@ class NodeSettings(BaseModel):
     microphone_device: str | None = Field(
         None, description="Input device name or index; empty means the default input"
     )
+    exec: bool = Field(
+        False,
+        description="Let the agent run commands on this computer (system.run, system.which), "
+        "as the exec approvals document allows",
+    )
 
     def toggles(self) -> dict[str, bool]:
         """The on/off settings by name: what the command registry gates on."""
@@ -53,6 +58,7 @@ class NodeSettings(BaseModel):
             "camera": self.camera,
             "screen": self.screen,
             "microphone": self.microphone,
+            "exec": self.exec,
         }
 
 

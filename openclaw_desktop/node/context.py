@@ -6,8 +6,10 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from openclaw_desktop.config.settings import NodeSettings
+from openclaw_desktop.node.exec.policy import ExecDecision, ExecPrompt
 from openclaw_desktop.node.registry import CommandSpec
 from openclaw_desktop.node.results import Handler
 
@@ -70,12 +72,20 @@ class NodeContext:
         presence: whether the user is at the computer; commands whose spec says
             ``needs_presence`` are refused when this answers False.
         transcriber: speech to text for ``talk.ptt.*``, or None when none is available.
+        exec_approvals_path: the exec approvals document (None: ``exec-approvals.json`` in
+            the config folder).
+        exec_prompt: asks the user about a command the policy does not settle (the window's
+            *Allow command?*); None when headless, so the ask fallback applies.
+        exec_decision_listeners: hear every allow/deny decision (the Activity view).
     """
 
     settings: Callable[[], NodeSettings] = NodeSettings
     activity: CaptureActivity = field(default_factory=CaptureActivity)
     presence: Callable[[], Awaitable[bool]] = _present
     transcriber: Transcriber | None = None
+    exec_approvals_path: Path | None = None
+    exec_prompt: ExecPrompt | None = None
+    exec_decision_listeners: list[Callable[[ExecDecision], None]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

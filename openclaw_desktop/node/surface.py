@@ -8,6 +8,7 @@ from openclaw_desktop.node.context import Area, NodeContext
 from openclaw_desktop.node.dispatcher import InvokeDispatcher
 from openclaw_desktop.node.handlers.camera import camera_area
 from openclaw_desktop.node.handlers.device import device_area
+from openclaw_desktop.node.handlers.exec import exec_area
 from openclaw_desktop.node.handlers.screen import screen_area
 from openclaw_desktop.node.handlers.system import notify_area
 from openclaw_desktop.node.handlers.talk import talk_area
@@ -23,6 +24,7 @@ AREAS: tuple[Callable[[NodeContext], Area], ...] = (
     camera_area,
     screen_area,
     talk_area,
+    exec_area,
 )
 
 

@@ -1,0 +1,287 @@
+"""``system.run``, ``system.run.prepare``, ``system.which`` and ``system.execApprovals.get/set``:
+this computer runs commands for the agent under a local approvals document, as the real
+node host (``openclaw node run``) does.
+
+All five are gated by the ``exec`` setting (off by default: it lets the agent run anything
+the approvals document allows as this user). Once on, the document decides; an
+unconfigured document means the reference's baseline (``security=full``, ``ask=off``,
+``askFallback=deny``). The gateway must still approve the wider command surface.
+
+Decisions where the reference is silent or differs:
+
+* The reference node host never prompts locally; ours asks :attr:`ExecHost.prompt` (the
+  window, later) when the policy needs an approval, and applies ``askFallback`` when nobody
+  answers. Every decision is logged and given to :attr:`ExecHost.decision_listeners`.
+* ``system.run`` answers once with the result (as the reference: only its Claude CLI runner
+  streams ``node.invoke.progress``); ``node.invoke.cancel`` ends the process group.
+* The reference's ``exec.finished``/``exec.denied`` node events and its allowlist
+  ``lastUsed*`` bookkeeping are not sent/written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from openclaw_desktop.config.paths import AppPaths
+from openclaw_desktop.node.context import Area, NodeContext
+from openclaw_desktop.node.exec.approvals import FILE_NAME, ApprovalsStore, resolve_policy
+from openclaw_desktop.node.exec.env import (
+    EnvRejected,
+    check_overrides,
+    child_env,
+    shell_wrapper_overrides,
+)
+from openclaw_desktop.node.exec.policy import (
+    ExecDecision,
+    ExecPrompt,
+    ExecRequest,
+    decide,
+    is_shell_wrapper,
+    resolve_executable,
+)
+from openclaw_desktop.node.exec.request import RunParams, parse_run_params, plan_matches
+from openclaw_desktop.node.exec.runner import run_command
+from openclaw_desktop.node.handlers.params import BadParams, params_object
+from openclaw_desktop.node.registry import CommandSpec
+from openclaw_desktop.node.results import InvokeResult
+from openclaw_desktop.protocol import NodeErrorCode
+
+__all__ = ["EXEC_COMMANDS", "ExecHost", "exec_area"]
+
+log = logging.getLogger("openclaw.node.exec")
+
+EXEC_COMMANDS = (
+    "system.run.prepare",
+    "system.run",
+    "system.which",
+    "system.execApprovals.get",
+    "system.execApprovals.set",
+)
+DENIED = "SYSTEM_RUN_DENIED"
+
+
+@dataclass
+class ExecHost:
+    """The approvals store, the prompt port and the decision listeners of this node."""
+
+    store: ApprovalsStore
+    prompt: ExecPrompt | None = None
+    decision_listeners: list[Callable[[ExecDecision], None]] = field(default_factory=list)
+    #: Where a prompt plugged in later (the window) is found; read at every decision.
+    context: NodeContext | None = None
+
+    def current_prompt(self) -> ExecPrompt | None:
+        """The prompt to ask now: our own, else the context's, else nobody."""
+        if self.prompt is not None:
+            return self.prompt
+        return self.context.exec_prompt if self.context is not None else None
+
+    def record(self, decision: ExecDecision) -> None:
+        """Log one decision and tell the listeners (the Activity view)."""
+        request = decision.request
+        log.warning(
+            "exec %s (%s, %s): %s in %s",
+            "allowed" if decision.allowed else "denied",
+            decision.source,
+            decision.reason or "ok",
+            request.command_text[:200],
+            request.cwd or "~",
+        )
+        for listener in list(self.decision_listeners):
+            try:
+                listener(decision)
+            except Exception:
+                log.exception("exec decision listener failed")
+
+    # ------------------------------------------------------------------ system.which
+
+    async def which(self, params: Any) -> InvokeResult:
+        """``{bins: {name: path}}`` for the names found on the sanitized ``PATH``."""
+        params = params_object(params)
+        bins = params.get("bins")
+        if not isinstance(bins, list):
+            raise BadParams("bins required")
+        found = await asyncio.to_thread(_which, bins, child_env().get("PATH", ""))
+        return InvokeResult.success({"bins": found})
+
+    # ------------------------------------------------------------------ approvals document
+
+    async def approvals_get(self, params: Any) -> InvokeResult:
+        """The document (socket token removed), its hash, and optionally the resolved
+        defaults."""
+        params = params_object(params)
+        include = params.get("includeResolvedDefaults")
+        if include is not None and not isinstance(include, bool):
+            raise BadParams("includeResolvedDefaults must be boolean")
+        snapshot = await self.store.ensure()
+        payload = snapshot.redacted()
+        if include:
+            policy = resolve_policy({"defaults": snapshot.file.get("defaults")}, "\0")
+            defaults = snapshot.file.get("defaults") or {}
+            payload["resolvedDefaults"] = {
+                "security": policy.security,
+                "ask": policy.ask,
+                "askFallback": policy.ask_fallback,
+                "autoAllowSkills": bool(defaults.get("autoAllowSkills", False)),
+            }
+        return InvokeResult.success(payload)
+
+    async def approvals_set(self, params: Any) -> InvokeResult:
+        """Replace the document if ``baseHash`` is still current (compare-and-swap)."""
+        if params is None:
+            raise BadParams("paramsJSON required")
+        params = params_object(params)
+        file = params.get("file")
+        if not isinstance(file, dict):
+            raise BadParams("exec approvals file required")
+        base = params.get("baseHash")
+        base_hash = base.strip() if isinstance(base, str) else ""
+        snapshot = await self.store.replace(file, base_hash)
+        log.warning("exec approvals document replaced (hash %s)", snapshot.hash[:12])
+        return InvokeResult.success(snapshot.redacted())
+
+    # ------------------------------------------------------------------ system.run*
+
+    def _request(self, run: RunParams, env: dict[str, str]) -> ExecRequest:
+        resolved = resolve_executable(run.argv[0], run.cwd, env)
+        return ExecRequest(
+            run.argv, run.command_text, run.cwd, run.agent_id, run.session_key, resolved
+        )
+
+    async def prepare(self, params: Any) -> InvokeResult:
+        """The canonical plan an approval is bound to, and the policy it was made under."""
+        run = parse_run_params(params)
+        try:
+            check_overrides(run.env)
+        except EnvRejected as exc:
+            raise BadParams(exc.message()) from exc
+        cwd = await asyncio.to_thread(_real_cwd, run.cwd)
+        policy = resolve_policy((await self.store.ensure()).file, run.agent_id)
+        plan = {
+            "argv": list(run.argv),
+            "cwd": cwd,
+            "commandText": run.command_text,
+            "commandPreview": None,
+            "agentId": run.agent_id,
+            "sessionKey": run.session_key,
+            "policySnapshot": policy.snapshot(),
+        }
+        return InvokeResult.success(
+            {
+                "plan": plan,
+                "execPolicy": {"security": policy.security, "ask": policy.ask},
+                "allowAlwaysCoverage": {"complete": False, "patterns": []},
+            }
+        )
+
+    async def run(self, params: Any) -> InvokeResult:
+        """Check, decide, run; the result is ``{exitCode, timedOut, success, stdout, stderr,
+        error}``. A refusal is ``SYSTEM_RUN_DENIED`` (``SYSTEM_RUN_DISABLED`` for
+        ``security=deny``) with the reason."""
+        run = parse_run_params(params)
+        explicit = run.approval_decision or ("allow-once" if run.approved else None)
+        if (explicit or run.approval_source) and not plan_matches(run):
+            what = "approvalSource" if run.approval_source else "explicit approval"
+            raise BadParams(f"{what} requires matching systemRunPlan")
+        try:
+            overrides = check_overrides(run.env)
+        except EnvRejected as exc:
+            return InvokeResult.error(NodeErrorCode.INVALID_REQUEST, exc.message())
+        if is_shell_wrapper(run.argv):
+            overrides = shell_wrapper_overrides(overrides)
+        env = child_env(overrides)
+        request = await asyncio.to_thread(self._request, run, env)
+        snapshot = await self.store.ensure()
+        policy = resolve_policy(snapshot.file, run.agent_id)
+        if explicit or run.approval_source == "auto-review":
+            prepared = (run.plan or {}).get("policySnapshot")
+            if prepared != policy.snapshot():
+                message = f"{DENIED}: exec approval policy changed; request approval again"
+                return self._denied(request, DENIED, message, "explicit-approval")
+        verdict = await decide(
+            request,
+            policy,
+            explicit=explicit or ("allow-once" if run.approval_source == "auto-review" else None),
+            ask_fallback_request=run.approval_source == "ask-fallback",
+            prompt=self.current_prompt(),
+        )
+        if not verdict.allowed:
+            return self._denied(request, verdict.code, verdict.message, verdict.source)
+        if run.needs_screen_recording:
+            message = "PERMISSION_MISSING: screenRecording"
+            return self._denied(request, "PERMISSION_MISSING", message, verdict.source)
+        if verdict.persist is not None:
+            await self._persist(run.agent_id, verdict.persist)
+        self.record(ExecDecision(request, True, "", verdict.source))
+        result = await run_command(list(run.argv), cwd=run.cwd, env=env, timeout_ms=run.timeout_ms)
+        return InvokeResult.success(result.payload())
+
+    def _denied(self, request: ExecRequest, code: str, message: str, source: str) -> InvokeResult:
+        self.record(ExecDecision(request, False, message, source))
+        return InvokeResult.error(code, message)
+
+    async def _persist(self, agent_id: str | None, entry: dict[str, Any]) -> None:
+        """Add an *Always allow* entry to the agent's allowlist (compare-and-swap, retried
+        once if the document changed meanwhile)."""
+        for _attempt in range(2):
+            snapshot = await self.store.ensure()
+            file = dict(snapshot.file)
+            agents = dict(file.get("agents") or {})
+            agent = dict(agents.get(agent_id or "main") or {})
+            agent["allowlist"] = [*(agent.get("allowlist") or []), entry]
+            agents[agent_id or "main"] = agent
+            file["agents"] = agents
+            try:
+                await self.store.replace(file, snapshot.hash)
+                return
+            except Exception:
+                log.warning("exec approvals changed while saving an Always allow; retrying")
+
+
+def _which(bins: list[Any], path: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for entry in bins:
+        name = entry.strip() if isinstance(entry, str) else ""
+        if not name or "/" in name or "\\" in name or name in found:
+            continue
+        for folder in filter(None, path.split(os.pathsep)):
+            candidate = os.path.join(folder, name)
+            if os.path.exists(candidate):
+                found[name] = candidate
+                break
+    return found
+
+
+def _real_cwd(cwd: str | None) -> str | None:
+    if cwd is None:
+        return None
+    if not os.path.isdir(cwd):
+        raise BadParams(f"node exec working directory does not exist: {cwd}")
+    return os.path.realpath(cwd)
+
+
+def _default_store() -> ApprovalsStore:
+    return ApprovalsStore(AppPaths.default().config_dir / FILE_NAME)
+
+
+def exec_area(ctx: NodeContext, host: ExecHost | None = None) -> Area:
+    """The exec commands, gated by the ``exec`` setting."""
+    if host is None:
+        path = ctx.exec_approvals_path
+        store = ApprovalsStore(Path(path)) if path is not None else _default_store()
+        host = ExecHost(store, None, ctx.exec_decision_listeners, ctx)
+    specs = tuple(CommandSpec(name, "system", setting="exec") for name in EXEC_COMMANDS)
+    handlers = {
+        "system.run.prepare": host.prepare,
+        "system.run": host.run,
+        "system.which": host.which,
+        "system.execApprovals.get": host.approvals_get,
+        "system.execApprovals.set": host.approvals_set,
+    }
+    return Area(specs, handlers)

@@ -1,0 +1,403 @@
+"""Our node's exec commands over a real loopback WebSocket: ``system.run``, ``system.which``,
+``system.run.prepare`` and ``system.execApprovals.get/set``.
+
+The real stack (``GatewayConnection`` + ``NodeSession`` + the spec table with ``exec`` on)
+connects to a scripted gateway, which sends ``node.invoke.request`` / ``node.invoke.cancel``
+exactly as a gateway does; commands really run (``/bin/sh``, ``printf``, ``sleep``) and the
+approvals document is a real file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openclaw_desktop.config import NodeSettings
+from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
+from openclaw_desktop.node import NodeContext, NodeSession, build_dispatcher
+from openclaw_desktop.node.exec.approvals import hash_text
+from openclaw_desktop.node.exec.policy import ExecDecision, ExecRequest
+from openclaw_desktop.node.handlers.exec import EXEC_COMMANDS
+from openclaw_desktop.protocol import ClientId, ClientInfo, ClientMode, Role
+from openclaw_desktop.transport import ConnectionOptions, GatewayConnection, RetryPolicy
+from tests.helpers.scripted_gateway import ScriptedGateway, ScriptedPeer
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+
+
+@dataclass
+class Node:
+    """Our node behind a scripted gateway peer."""
+
+    peer: ScriptedPeer
+    session: NodeSession
+    ctx: NodeContext
+    approvals: Path
+    decisions: list[ExecDecision] = field(default_factory=list)
+    counter: int = 0
+
+    def results(self) -> list[dict[str, Any]]:
+        return [f["params"] for f in self.peer.received if f.get("method") == "node.invoke.result"]
+
+    async def send(self, command: str, params: Any, **extra: Any) -> str:
+        self.counter += 1
+        invoke_id = f"inv-{self.counter}"
+        payload = {"id": invoke_id, "nodeId": "node-1", "command": command, **extra}
+        if params is not None:
+            payload["paramsJSON"] = json.dumps(params)
+        await self.peer.send({"type": "event", "event": "node.invoke.request", "payload": payload})
+        return invoke_id
+
+    async def result(self, invoke_id: str, timeout: float = 20) -> dict[str, Any]:
+        async with asyncio.timeout(timeout):
+            while True:
+                found = [r for r in self.results() if r.get("id") == invoke_id]
+                if found:
+                    assert len(found) == 1, found
+                    return found[0]
+                await asyncio.sleep(0.01)
+
+    async def invoke(self, command: str, params: Any = None, **extra: Any) -> dict[str, Any]:
+        return await self.result(await self.send(command, params, **extra))
+
+    async def ok(self, command: str, params: Any = None) -> Any:
+        result = await self.invoke(command, params)
+        assert result["ok"] is True, result
+        return result["payload"]
+
+    async def error(self, command: str, params: Any = None) -> dict[str, Any]:
+        result = await self.invoke(command, params)
+        assert result["ok"] is False, result
+        error: dict[str, Any] = result["error"]
+        return error
+
+    async def set_document(self, file: dict[str, Any]) -> dict[str, Any]:
+        current = await self.ok("system.execApprovals.get", {})
+        payload: dict[str, Any] = await self.ok(
+            "system.execApprovals.set", {"file": file, "baseHash": current["hash"]}
+        )
+        return payload
+
+
+def _options(url: str) -> ConnectionOptions:
+    return ConnectionOptions(
+        url=url,
+        role=Role.NODE,
+        client=ClientInfo(id=ClientId.LINUX, version="t", platform="linux", mode=ClientMode.NODE),
+        signer=DeviceIdentity.generate(),
+        credentials=CredentialStore(MemorySecretStore()),
+        shared_token="shared-1",
+        commands=EXEC_COMMANDS,
+        caps=("system",),
+        min_protocol=3,
+        retry=RetryPolicy(base_ms=20, early_ceiling_ms=100, pairing_poll_ms=50),
+    )
+
+
+@pytest.fixture
+async def node(tmp_path: Path) -> AsyncIterator[Node]:
+    peers: list[ScriptedPeer] = []
+
+    async def script(peer: ScriptedPeer) -> None:
+        await peer.accept(role="node")
+        peers.append(peer)
+        await peer.serve_requests(lambda frame: {})
+
+    ctx = NodeContext(
+        settings=lambda: NodeSettings(exec=True), exec_approvals_path=tmp_path / "approvals.json"
+    )
+    gw = ScriptedGateway(script)
+    async with gw.running():
+        connection = GatewayConnection(_options(gw.url))
+        session = NodeSession(connection, build_dispatcher(ctx))
+        connection.start()
+        try:
+            async with asyncio.timeout(10):
+                while not peers:
+                    await asyncio.sleep(0.01)
+            result = Node(peers[0], session, ctx, tmp_path / "approvals.json")
+            ctx.exec_decision_listeners.append(result.decisions.append)
+            yield result
+        finally:
+            await session.aclose()
+            await connection.aclose()
+
+
+# ---------------------------------------------------------------- system.run
+
+
+async def test_run_exit_codes_output_and_environment(node: Node, tmp_path: Path) -> None:
+    """argv runs without a shell, in cwd, with env overrides; the exit code comes back."""
+    ok = await node.ok("system.run", {"command": ["printf", "%s|", "a b", "$HOME"]})
+    assert ok == {
+        "exitCode": 0,
+        "timedOut": False,
+        "success": True,
+        "stdout": "a b|$HOME|",
+        "stderr": "",
+        "error": None,
+    }
+    failed = await node.ok("system.run", {"command": ["sh", "-c", "echo oops >&2; exit 3"]})
+    assert (failed["exitCode"], failed["success"], failed["stderr"]) == (3, False, "oops\n")
+    here = await node.ok(
+        "system.run",
+        {"command": ["sh", "-c", 'pwd; echo "$GREETING"'], "cwd": str(tmp_path)},
+    )
+    assert here["stdout"] == f"{tmp_path}\n\n"  # a shell-wrapped command keeps locale vars only
+    env = await node.ok(
+        "system.run",
+        {"command": ["env"], "env": {"GREETING": "hi", "LC_ALL": "C"}},
+    )
+    lines = env["stdout"].splitlines()
+    assert "GREETING=hi" in lines
+    assert "OPENCLAW_CLI=1" in lines
+    missing = await node.ok("system.run", {"command": ["/nonexistent/tool"]})
+    assert "exitCode" not in missing
+    assert missing["success"] is False
+    assert missing["error"]
+
+
+async def test_dangerous_environment_is_dropped_and_refused(
+    node: Node, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LD_PRELOAD/NODE_OPTIONS never reach the child; overriding them or PATH is refused."""
+    monkeypatch.setenv("LD_PRELOAD", "/tmp/evil.so")
+    monkeypatch.setenv("NODE_OPTIONS", "--require=/tmp/evil.js")
+    monkeypatch.setenv("OPENCLAW_TEST_SAFE", "kept")
+    out = await node.ok("system.run", {"command": ["env"]})
+    names = {line.split("=", 1)[0] for line in out["stdout"].splitlines()}
+    assert "OPENCLAW_TEST_SAFE" in names
+    assert not names & {"LD_PRELOAD", "NODE_OPTIONS"}
+    error = await node.error(
+        "system.run", {"command": ["env"], "env": {"PATH": "/tmp", "LD_PRELOAD": "x", "A-B": "1"}}
+    )
+    assert error == {
+        "code": "INVALID_REQUEST",
+        "message": "SYSTEM_RUN_DENIED: environment override rejected (blocked override keys: "
+        "LD_PRELOAD, PATH; invalid non-portable override keys: A-B)",
+    }
+
+
+async def test_output_is_capped_and_marked_truncated(node: Node) -> None:
+    """stdout+stderr keep their first 200,000 bytes; the rest is dropped, the end marked."""
+    out = await node.ok(
+        "system.run", {"command": ["sh", "-c", "head -c 3000000 /dev/zero | tr '\\0' x"]}
+    )
+    assert out["exitCode"] == 0
+    assert out["stdout"] == "x" * 200_000 + "\n... (truncated)"
+
+
+async def test_timeout_kills_the_process_group(node: Node, tmp_path: Path) -> None:
+    """timeoutMs ends the command and its children: timedOut, no exit code."""
+    pidfile = tmp_path / "child.pid"
+    out = await node.ok(
+        "system.run",
+        {"command": ["sh", "-c", f"sleep 30 & echo $! > {pidfile}; wait"], "timeoutMs": 300},
+    )
+    assert out["timedOut"] is True
+    assert out["success"] is False
+    assert "exitCode" not in out
+    child = int(pidfile.read_text())
+    await _gone(child)
+
+
+async def test_cancel_kills_the_process_tree(node: Node, tmp_path: Path) -> None:
+    """node.invoke.cancel answers CANCELLED and the whole process group is gone."""
+    pidfile = tmp_path / "child.pid"
+    invoke_id = await node.send(
+        "system.run", {"command": ["sh", "-c", f"sleep 30 & echo $! > {pidfile}; wait"]}
+    )
+    async with asyncio.timeout(10):
+        while not pidfile.exists() or not pidfile.read_text().strip():
+            await asyncio.sleep(0.02)
+    child = int(pidfile.read_text())
+    await node.peer.send(
+        {"type": "event", "event": "node.invoke.cancel", "payload": {"id": invoke_id}}
+    )
+    result = await node.result(invoke_id)
+    assert result["ok"] is False
+    assert result["error"]["code"] == "CANCELLED"
+    await _gone(child)
+    assert (await node.ok("system.which", {"bins": ["sh"]}))["bins"]  # still serving
+
+
+async def _gone(pid: int) -> None:
+    async with asyncio.timeout(5):
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            await asyncio.sleep(0.05)
+
+
+# ---------------------------------------------------------------- bad input
+
+
+async def test_malformed_requests_get_typed_errors_and_the_node_stays(node: Node) -> None:
+    """Every malformed request is answered INVALID_REQUEST and nothing runs."""
+    bad: list[tuple[str, Any, str]] = [
+        ("system.run", None, "paramsJSON required"),
+        ("system.run", [], "params must be an object"),
+        ("system.run", {}, "command required"),
+        ("system.run", {"command": []}, "command required"),
+        ("system.run", {"command": "ls"}, "command required"),
+        ("system.run", {"command": [{"x": 1}]}, "command must be an array of strings"),
+        (
+            "system.run",
+            {"command": ["ls"], "timeoutMs": "soon"},
+            "timeoutMs must be a non-negative",
+        ),
+        ("system.run", {"command": ["ls"], "env": []}, "env must be an object"),
+        ("system.run", {"command": ["ls"], "cwd": 5}, "cwd must be a string"),
+        ("system.run", {"command": ["ls"], "rawCommand": "rm -rf /"}, "rawCommand does not match"),
+        ("system.run", {"rawCommand": "ls"}, "rawCommand requires params.command"),
+        ("system.run", {"command": ["ls"], "approved": True}, "explicit approval requires"),
+        ("system.run", {"command": ["ls"], "approvalSource": "x"}, "approvalSource invalid"),
+        ("system.which", {}, "bins required"),
+        ("system.which", {"bins": "sh"}, "bins required"),
+        ("system.execApprovals.get", {"includeResolvedDefaults": 1}, "includeResolvedDefaults"),
+        ("system.execApprovals.set", {}, "exec approvals file required"),
+        ("system.execApprovals.set", {"file": []}, "exec approvals file required"),
+        ("system.run.prepare", {"command": 1}, "command required"),
+    ]
+    for command, params, text in bad:
+        error = await node.error(command, params)
+        assert error["code"] == "INVALID_REQUEST", (command, params, error)
+        assert text in error["message"], (command, params, error)
+    raw = await node.invoke("system.run", None, paramsJSON="{oops")
+    assert raw["error"]["code"] == "INVALID_REQUEST"
+    assert node.decisions == []
+    assert (await node.ok("system.which", {"bins": ["sh", "no-such-bin-xyz", "", 3]}))["bins"] == {
+        "sh": (await node.ok("system.which", {"bins": ["sh"]}))["bins"]["sh"]
+    }
+
+
+# ---------------------------------------------------------------- approvals document
+
+
+async def test_document_get_set_hash_and_conflicts(node: Node) -> None:
+    """get creates the document (0600); set needs the current hash; a stale one is refused."""
+    first = await node.ok("system.execApprovals.get", {})
+    assert first["exists"] is True
+    assert set(first) == {"path", "exists", "hash", "file"}
+    assert "token" not in first["file"]["socket"]
+    assert first["file"]["version"] == 1
+    raw = node.approvals.read_text()
+    assert first["hash"] == hash_text(raw)
+    assert stat.S_IMODE(node.approvals.stat().st_mode) == 0o600
+    again = await node.ok("system.execApprovals.get", {})
+    assert again["hash"] == first["hash"]  # reading does not rewrite
+    wanted = {
+        "version": 1,
+        "defaults": {"security": "allowlist", "ask": "bogus"},
+        "agents": {"main": {"allowlist": ["/usr/bin/env", {"pattern": " "}]}},
+    }
+    no_base = await node.error("system.execApprovals.set", {"file": wanted})
+    assert no_base["message"].endswith("exec approvals base hash required; reload and retry")
+    stale = await node.error("system.execApprovals.set", {"file": wanted, "baseHash": "0" * 64})
+    assert stale["message"].endswith("exec approvals changed; reload and retry")
+    assert node.approvals.read_text() == raw  # refused writes change nothing
+    saved = await node.ok("system.execApprovals.set", {"file": wanted, "baseHash": first["hash"]})
+    assert saved["hash"] != first["hash"]
+    assert saved["hash"] == hash_text(node.approvals.read_text())
+    assert saved["file"]["defaults"] == {"security": "allowlist"}
+    (entry,) = saved["file"]["agents"]["main"]["allowlist"]
+    assert entry["pattern"] == "/usr/bin/env"
+    assert entry["id"]
+    assert saved["file"]["socket"] == first["file"]["socket"]  # kept, token still hidden
+    stored = json.loads(node.approvals.read_text())
+    assert stored["socket"]["token"]
+    resolved = await node.ok("system.execApprovals.get", {"includeResolvedDefaults": True})
+    assert resolved["resolvedDefaults"] == {
+        "security": "allowlist",
+        "ask": "off",
+        "askFallback": "deny",
+        "autoAllowSkills": False,
+    }
+
+
+async def test_policy_deny_allowlist_and_fallback(node: Node) -> None:
+    """deny refuses all; allowlist runs matches only; an ask with nobody to ask falls back."""
+    await node.set_document({"version": 1, "defaults": {"security": "deny"}})
+    denied = await node.error("system.run", {"command": ["true"]})
+    assert denied == {"code": "SYSTEM_RUN_DISABLED", "message": "security=deny"}
+    env_path = await asyncio.to_thread(os.path.realpath, "/usr/bin/env")
+    await node.set_document(
+        {
+            "version": 1,
+            "defaults": {"security": "allowlist", "ask": "off"},
+            "agents": {"main": {"allowlist": [{"pattern": env_path, "argPattern": "^-0$"}]}},
+        }
+    )
+    assert (await node.ok("system.run", {"command": ["/usr/bin/env", "-0"]}))["exitCode"] == 0
+    miss = await node.error("system.run", {"command": ["/usr/bin/env"]})
+    assert miss == {"code": "SYSTEM_RUN_DENIED", "message": "allowlist miss"}
+    shell = await node.error("system.run", {"command": ["sh", "-c", "/usr/bin/env -0"]})
+    assert shell["message"] == "allowlist miss"
+    await node.set_document({"version": 1, "defaults": {"security": "allowlist", "ask": "on-miss"}})
+    asked = await node.error("system.run", {"command": ["true"]})
+    assert asked == {"code": "SYSTEM_RUN_DENIED", "message": "approval required"}
+    await node.set_document(
+        {"version": 1, "defaults": {"security": "full", "ask": "always", "askFallback": "full"}}
+    )
+    assert (await node.ok("system.run", {"command": ["true"]}))["success"] is True
+    outcomes = [(d.allowed, d.source) for d in node.decisions]
+    assert outcomes == [
+        (False, "policy"),
+        (True, "allowlist"),
+        (False, "policy"),
+        (False, "policy"),
+        (False, "ask-fallback"),
+        (True, "ask-fallback"),
+    ]
+
+
+async def test_prompt_allow_always_adds_an_exact_entry(node: Node) -> None:
+    """A window prompt (the async port) allowing always adds an exact-argv allowlist entry;
+    the next identical command runs without asking, a different one asks again."""
+    asked: list[ExecRequest] = []
+
+    async def prompt(request: ExecRequest) -> str | None:
+        asked.append(request)
+        return "allow-always" if len(asked) == 1 else "deny"
+
+    node.ctx.exec_prompt = prompt  # read at every decision, as the window will plug in
+    await node.set_document({"version": 1, "defaults": {"security": "allowlist", "ask": "on-miss"}})
+    assert (await node.ok("system.run", {"command": ["printf", "x y"]}))["stdout"] == "x y"
+    assert asked[0].argv == ("printf", "x y")
+    assert asked[0].resolved_path
+    doc = await node.ok("system.execApprovals.get", {})
+    (entry,) = doc["file"]["agents"]["main"]["allowlist"]
+    assert entry["pattern"] == asked[0].resolved_path
+    assert (await node.ok("system.run", {"command": ["printf", "x y"]}))["stdout"] == "x y"
+    assert len(asked) == 1
+    denied = await node.error("system.run", {"command": ["printf", "other"]})
+    assert denied["message"] == "user denied"
+    assert len(asked) == 2
+
+
+async def test_prepare_then_explicit_approval_runs_once_policy_changes_refuse(node: Node) -> None:
+    """The gateway's prepare/approve flow: a matching plan with approval runs; after a
+    policy change the same approval is refused."""
+    await node.set_document({"version": 1, "defaults": {"security": "allowlist", "ask": "on-miss"}})
+    params = {"command": ["printf", "ok"], "agentId": "main", "sessionKey": "s1"}
+    prepared = await node.ok("system.run.prepare", params)
+    assert prepared["execPolicy"] == {"security": "allowlist", "ask": "on-miss"}
+    plan = prepared["plan"]
+    assert plan["argv"] == ["printf", "ok"]
+    approved = {**params, "systemRunPlan": plan, "approvalDecision": "allow-once"}
+    assert (await node.ok("system.run", approved))["stdout"] == "ok"
+    mismatch = await node.error("system.run", {**approved, "command": ["printf", "no"]})
+    assert "requires matching systemRunPlan" in mismatch["message"]
+    await node.set_document({"version": 1, "defaults": {"security": "full"}})
+    changed = await node.error("system.run", approved)
+    assert changed["message"] == "exec approval policy changed; request approval again"
