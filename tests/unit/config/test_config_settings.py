@@ -17,13 +17,14 @@ pytestmark = pytest.mark.unit
 
 
 def test_privacy_sensitive_sources_are_off_by_default() -> None:
-    """Camera, screen and microphone are opt-in; notifications are on."""
+    """Camera, screen, microphone and running commands are opt-in; notifications are on."""
     node = NodeSettings()
     assert node.toggles() == {
         "notifications": True,
         "camera": False,
         "screen": False,
         "microphone": False,
+        "exec": False,
     }
 
 
