@@ -1,7 +1,8 @@
 """Memory per chat run of a long-running window, through the window's real send path.
 
 The real window (:class:`ui.app.DesktopApp`) connected to our bundled gateway (subprocess on
-loopback, the scripted fake model), chat of ``main`` open. ``--runs`` (1,000) short runs,
+loopback) whose model is the scripted fake one (a process of its own: it records every
+request, each with the whole conversation), chat of ``main`` open. ``--runs`` (1,000) short runs,
 one after the other, each sent as a person sends it: ``ChatPresenter.send`` (the message is
 shown, then ``sessions.send`` → ``chat.send`` over the WebSocket), the fake model streams a
 short reply (``FAKE-LLM reply #n: ...``, about 45 characters), the gateway's events come
@@ -12,7 +13,9 @@ Reported: RSS after 1, 100, 250, 500, 1,000 runs and the growth per run from run
 last (the first 100 warm caches up), what the SDK still holds at the end (runs being
 followed, finished runs kept findable), the timeline's items and the view's rows (one user
 and one assistant row per run: what the window shows, kept on purpose), RSS after
-``malloc_trim``; then the same in a child process with ``tracemalloc`` on: Python memory
+``malloc_trim``, and again once the chat delegate's cache of laid-out documents (one per row
+and width, up to 2,000) is emptied: the growth left per run without the view's documents;
+then the same in a child process with ``tracemalloc`` on: Python memory
 grown from run 100 to the last, by package (``openclaw_desktop/sdk``, ``openclaw_desktop/chat``,
 ``ui``, the rest), so the SDK's share is visible.
 
@@ -24,20 +27,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from bench.ui_common import (
     app_home,
     connected_app,
-    gateway_with_fake_model,
     pin_none,
+    reaper,
     rss_mb,
     run_qt,
     settle,
@@ -120,6 +127,16 @@ async def scenario(url: str, token: str, runs: int, traced: bool) -> dict[str, A
             "view_rows": app.window.chat.model.rowCount(),
             "rss_trimmed_mb": trimmed_rss_mb(),
         }
+        delegate = app.window.chat.messages.itemDelegate()
+        cache = getattr(delegate, "_cache", None)
+        if isinstance(cache, dict):  # the view's share: one laid-out document per row
+            out["delegate_cached_documents"] = len(cache)
+            cache.clear()
+            await settle(0.2)
+            gc.collect()
+            out["rss_trimmed_cache_emptied_mb"] = trimmed_rss_mb()
+            kept = out["rss_trimmed_cache_emptied_mb"] - rss["0"]
+            out["growth_per_run_without_documents_kb"] = round(kept * 1024 / runs, 1)
         if traced and warm is not None:
             gc.collect()
             grown = by_package(warm, tracemalloc.take_snapshot())
@@ -129,9 +146,43 @@ async def scenario(url: str, token: str, runs: int, traced: bool) -> dict[str, A
     return out
 
 
+@contextlib.contextmanager
+def gateway_and_model() -> Iterator[tuple[str, str]]:
+    """Our gateway (subprocess on a free loopback port) with the fake model as its default
+    model, the model in a process of its own: it records every request it gets (each with
+    the whole conversation), which must not count as the window's memory. Yields (url,
+    token); both are stopped and their folder deleted on exit."""
+    from tests.helpers.bundled_gateway import BundledGateway
+    from tests.helpers.chat_trace import write_fake_providers
+
+    root = Path(tempfile.mkdtemp(prefix="bench-ui-runs-"))
+    model = subprocess.Popen(
+        [sys.executable, "-m", "openclaw_desktop.sdk.testing.fake_model", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        with reaper(model.pid, root):
+            assert model.stdout is not None
+            ready = model.stdout.readline().split()  # FAKE-LLM READY <port>
+            write_fake_providers(root / "state", int(ready[-1]))
+            gw = BundledGateway.start(root=root)
+            assert gw.proc is not None
+            try:
+                with reaper(gw.proc.pid, root):
+                    yield gw.url, gw.token
+            finally:
+                gw.cleanup()
+    finally:
+        model.terminate()
+        model.wait(10)
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def measure(runs: int, traced: bool) -> dict[str, Any]:
-    """One whole measurement (its own gateway and app home)."""
-    with gateway_with_fake_model() as (url, token), app_home():
+    """One whole measurement (its own gateway, model and app home)."""
+    with gateway_and_model() as (url, token), app_home():
         return run_qt(lambda: scenario(url, token, runs, traced))
 
 
@@ -155,12 +206,17 @@ def main() -> None:
         traced_file.unlink()
     write_result("ui_runs_memory", result)
     r = result["rss"]
-    print("| runs | RSS start | RSS end | growth / run | SDK runs held | rows | RSS end, trimmed |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| runs | RSS start | RSS end | growth / run | SDK runs held | rows | cached documents "
+        "| RSS, documents dropped | growth / run without them |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     print(
         f"| {r['runs']} | {r['rss_mb']['0']:.0f} MB | {r['rss_mb'][str(r['runs'])]:.0f} MB | "
         f"{r['growth_per_run_kb']:.0f} KB | {r['sdk_runs_followed']} + "
-        f"{r['sdk_finished_kept']} kept | {r['view_rows']} | {r['rss_trimmed_mb']:.0f} MB |"
+        f"{r['sdk_finished_kept']} kept | {r['view_rows']} | "
+        f"{r.get('delegate_cached_documents')} | {r.get('rss_trimmed_cache_emptied_mb', 0):.0f} MB "
+        f"| {r.get('growth_per_run_without_documents_kb')} KB |"
     )
     if "traced" in result:
         print(
