@@ -64,6 +64,9 @@ class ChatPresenter(QObject):
     models_changed = Signal(list, str)
     #: The session's thinking level as the gateway keeps it ('' when it has none).
     thinking_changed = Signal(str)
+    #: The thinking levels the session's model offers, when the gateway says (the real
+    #: gateway's ``thinkingOptions``).
+    thinking_options = Signal(list)
 
     async def start(self) -> None:
         """Load the history and the models, and follow the session's events."""
@@ -86,7 +89,10 @@ class ChatPresenter(QObject):
         self.models = {ref: m for ref, m in zip(refs, models, strict=True)}
         self.model = current
         self.models_changed.emit(refs, current)
-        thinking = row.get("thinkingLevel") if row else None
+        options = row.get("thinkingOptions") if row else None
+        if isinstance(options, list) and options and all(isinstance(o, str) for o in options):
+            self.thinking_options.emit(options)
+        thinking = (row.get("thinkingLevel") or row.get("thinkingDefault")) if row else None
         self.thinking_changed.emit(str(thinking) if isinstance(thinking, str) else "")
 
     def text_only_model(self) -> str | None:

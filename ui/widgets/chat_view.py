@@ -140,6 +140,7 @@ class ChatView(QWidget):
         presenter.busy.connect(self._busy)
         presenter.models_changed.connect(self._models)
         presenter.thinking_changed.connect(self._thinking)
+        presenter.thinking_options.connect(self._thinking_options)
         self._tasks = TaskSet()
         self._ptt = False
         #: The user just sent: the next catch-up scrolls to the newest message even when
@@ -313,6 +314,14 @@ class ChatView(QWidget):
         self.model_picker.setEnabled(bool(refs))
         if current in refs:
             self.model_picker.setCurrentText(current)
+
+    def _thinking_options(self, levels: list[str]) -> None:
+        """The levels this session's model offers (instead of the usual four)."""
+        current = self.thinking_picker.currentText()
+        self.thinking_picker.clear()
+        self.thinking_picker.addItems(levels)
+        if current in levels:
+            self.thinking_picker.setCurrentText(current)
 
     def _thinking(self, level: str) -> None:
         """The session's thinking level as kept by the gateway (across restarts)."""
