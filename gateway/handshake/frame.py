@@ -16,8 +16,8 @@ Observed live (``tests/interop/test_gw_handshake_probe.py``), in this order:
 A ``connect`` request passes; its params are checked by
 :func:`gateway.handshake.schema.validate_connect_params`.
 
-Known gap: JSON nested deeper than Python's recursion limit is treated as not JSON, where
-the gateway would parse it.
+JSON nested deeper than Python's recursion limit is parsed too (as ``JSON.parse`` does), so a
+deep first frame gets the same answer as a shallow one.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+from .iterative_json import loads_iterative
 from .jsonschema_errors import collect_errors
 from .rejection import ConnectRejection
 from .schema import REQUEST_FRAME_SCHEMA
@@ -58,8 +59,12 @@ def _reject_constant(name: str) -> Any:
 
 
 def _parse_json(text: str) -> Any:
-    """Parse like ``JSON.parse``: no ``NaN``/``Infinity``, no BOM."""
-    return json.loads(text, parse_constant=_reject_constant)
+    """Parse like ``JSON.parse``: no ``NaN``/``Infinity``, no BOM, at any depth (past
+    Python's recursion limit, by :func:`~.iterative_json.loads_iterative`)."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        return loads_iterative(text)
 
 
 def claims_worker_identity(params: Any) -> bool:

@@ -211,6 +211,22 @@ CASES: list[HandshakeCase] = [
     ),
     HandshakeCase("event frame", lambda ctx: json.dumps({"type": "event", "event": "x"})),
     HandshakeCase("json array", lambda ctx: "[1,2]"),
+    # nested past Python's recursion limit (JSON.parse has none): answered like any other
+    HandshakeCase(
+        "health nested 3000 deep",
+        lambda ctx: (
+            '{"type":"req","id":"a","method":"health","params":' + "[" * 3000 + "]" * 3000 + "}"
+        ),
+    ),
+    HandshakeCase(
+        "connect params nested 3000 deep",
+        lambda ctx: (
+            '{"type":"req","id":"a","method":"connect","params":{"x":'
+            + "[" * 3000
+            + "]" * 3000
+            + "}}"
+        ),
+    ),
     HandshakeCase("req with extra property", lambda ctx: connect_frame({}, bogus=1)),
     HandshakeCase(
         "req with empty id", lambda ctx: json.dumps({"type": "req", "id": "", "method": "connect"})
