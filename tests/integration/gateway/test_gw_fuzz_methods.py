@@ -6,8 +6,9 @@ read. Every request must get exactly one ``res`` with a typed error or a result;
 must log no ERROR (a handler that crashed) and no "Task exception was never retrieved", keep
 the fuzzing connection open, and still serve a fresh client.
 
-Bounded: a fixed number of examples per method, no shrinking, no example database; with
-``CI`` set the examples are derandomized, so a CI run is repeatable.
+Bounded: a fixed number of examples per method (``OPENCLAW_FUZZ_EXAMPLES``, default 30), no
+shrinking, no example database; with ``CI`` set the examples are derandomized, so a CI run
+is repeatable.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from tests.helpers.bundled_gateway import RawClient, bundled_gateway, raw_node, 
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
-EXAMPLES_PER_METHOD = 30
+#: Examples per method; ``OPENCLAW_FUZZ_EXAMPLES`` raises it for a longer local run.
+EXAMPLES_PER_METHOD = int(os.environ.get("OPENCLAW_FUZZ_EXAMPLES", "30"))
 FUZZ = settings(
     max_examples=EXAMPLES_PER_METHOD,
     deadline=None,
