@@ -28,7 +28,7 @@ from ui.main_window import MainWindow
 from ui.menus import MenuActions, build_menus, log_folder, log_to_folder, run_doctor, show_report
 from ui.presenters.chat import ChatPresenter
 from ui.presenters.discovery import BrowserFactory, LastGateway
-from ui.presenters.sessions import SessionsPresenter
+from ui.presenters.sessions import SessionsPresenter, session_title
 from ui.presenters.voice import VoicePresenter
 from ui.quitting import QuitFlow
 from ui.runtime import DesktopRuntime, RuntimeTarget
@@ -142,6 +142,7 @@ class DesktopApp(GatewayChoice):
             self._wire_node(self.runtime.node)
         self.sessions = SessionsPresenter(client)
         self.sessions.failed.connect(self.window.statusBar().showMessage)
+        activity.session_name = self._session_name
         if self.panel is not None:  # a previous gateway's sidebar
             self.panel.setParent(None)
             self.panel.deleteLater()
@@ -218,6 +219,11 @@ class DesktopApp(GatewayChoice):
             set_theme=self.set_theme,
             logs=log_folder(self.runtime.paths),
         )
+
+    def _session_name(self, key: str) -> str:
+        """A session's readable title (as the sidebar shows it), for the Activity dock."""
+        row = (self.sessions.row(key) if self.sessions is not None else None) or {"key": key}
+        return self.sessions.title(row) if self.sessions is not None else session_title(row)
 
     def _switch(self, key: str) -> None:
         self._spawn(self.open_session(key))

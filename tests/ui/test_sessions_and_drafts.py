@@ -77,8 +77,9 @@ def test_sessions_are_titled_renamed_and_deleted_only_after_asking(
     served: tuple[BundledGateway, FakeLLM],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    """A new session is never shown by its key; its first message names it; rename starts
-    from that title; Delete asks, and Enter on the question (Cancel) keeps the session."""
+    """A new session is never shown by its key; its first message names it (in the sidebar
+    and in Activity); rename starts from that title; Delete asks, and Enter on the question
+    (Cancel) keeps the session."""
     gw, _llm = served
     screens = screenshot_folder(tmp_path_factory, "sessions")
     app = new_app(gw)
@@ -105,6 +106,14 @@ def test_sessions_are_titled_renamed_and_deleted_only_after_asking(
             "the session named by its first message",
         )
         assert titles(app)["agent:main:main"] == "Main"
+        # The Activity dock names the session the same way.
+        assert app.presenter is not None and app.activity is not None
+        await app.presenter.send("CALLTOOL:nodes_list:{}")
+        activity = app.activity
+        await until(lambda: activity.list.count() >= 1, "the tool call in Activity")
+        started = activity.list.item(activity.list.count() - 1).text()
+        assert started.endswith("in Plan the garden party for Saturday afternoon"), started
+        await until(lambda: len(assistant(app, "done")) == 2, "the tool's reply")
         shot(app.window, screens / "01-titled.png")
 
         rename = panel.ask_rename(key)

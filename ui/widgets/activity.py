@@ -5,6 +5,7 @@ never payloads)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
@@ -41,6 +42,8 @@ class ActivityView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.list)
         self._calls: dict[str, _Call] = {}
+        #: A session's readable name from its key (the app sets the sidebar's titles).
+        self.session_name: Callable[[str], str] = lambda key: key.split(":", 2)[-1]
         self._bridge = _Bridge()
         self._bridge.node_invoke.connect(self._node_row)
 
@@ -53,7 +56,7 @@ class ActivityView(QWidget):
     def on_event(self, event: Event) -> None:
         """Fold an SDK event in (tool calls only)."""
         call_id = str(event.data.get("toolCallId") or "")
-        session = (event.session_key or "").split(":", 2)[-1]
+        session = self.session_name(event.session_key or "")
         if event.type == "tool.call.started":
             args = event.data.get("args")
             count = len(args) if isinstance(args, dict) else 0
