@@ -44,7 +44,8 @@ ASKS = ("off", "on-miss", "always")
 DEFAULT_AGENT = "main"
 FILE_NAME = "exec-approvals.json"
 SOCKET_NAME = "exec-approvals.sock"
-CHANGED = "INVALID_REQUEST: exec approvals changed; reload and retry"
+CHANGED = "Error: INVALID_REQUEST: exec approvals changed; reload and retry"
+BASE_REQUIRED = "Error: INVALID_REQUEST: exec approvals base hash required; reload and retry"
 
 
 def _text(value: Any) -> str | None:
@@ -180,6 +181,7 @@ class ResolvedPolicy:
     ask: str
     ask_fallback: str
     allowlist: tuple[dict[str, Any], ...]
+    auto_allow_skills: bool = False
 
     def snapshot(self) -> dict[str, Any]:
         """The policy a prepared plan was made under (``plan.policySnapshot``)."""
@@ -194,6 +196,7 @@ class ResolvedPolicy:
             "security": self.security,
             "ask": self.ask,
             "askFallback": self.ask_fallback,
+            "autoAllowSkills": self.auto_allow_skills,
             "allowlistRules": rules,
         }
 
@@ -214,11 +217,16 @@ def resolve_policy(file: dict[str, Any], agent_id: str | None) -> ResolvedPolicy
         return fallback
 
     entries = [*(wildcard.get("allowlist") or []), *(agent.get("allowlist") or [])]
+    skills = next(
+        (s["autoAllowSkills"] for s in (agent, wildcard, defaults) if "autoAllowSkills" in s),
+        False,
+    )
     return ResolvedPolicy(
         pick("security", "full"),
         pick("ask", "off"),
         pick("askFallback", "deny"),
         tuple(e for e in entries if isinstance(e, dict)),
+        skills is True,
     )
 
 
@@ -306,10 +314,7 @@ class ApprovalsStore:
                 if base_hash and base_hash != snapshot.hash:
                     raise DeviceError(NodeErrorCode.INVALID_REQUEST, CHANGED)
             elif not base_hash:
-                raise DeviceError(
-                    NodeErrorCode.INVALID_REQUEST,
-                    "INVALID_REQUEST: exec approvals base hash required; reload and retry",
-                )
+                raise DeviceError(NodeErrorCode.INVALID_REQUEST, BASE_REQUIRED)
             elif base_hash != snapshot.hash:
                 raise DeviceError(NodeErrorCode.INVALID_REQUEST, CHANGED)
             try:

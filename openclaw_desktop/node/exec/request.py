@@ -14,7 +14,7 @@ from typing import Any
 from openclaw_desktop.node.exec.policy import is_shell_wrapper
 from openclaw_desktop.node.handlers.params import BadParams
 
-__all__ = ["RunParams", "parse_run_params"]
+__all__ = ["RunParams", "parse_run_params", "plan_matches", "thrown"]
 
 DECISIONS = ("allow-once", "allow-always")
 APPROVAL_SOURCES = ("ask-fallback", "auto-review")
@@ -37,6 +37,13 @@ class RunParams:
     approval_source: str | None
     plan: dict[str, Any] | None
     needs_screen_recording: bool
+
+
+def thrown(message: str) -> BadParams:
+    """A refusal worded as the real node host words the errors it throws while checking
+    params (``Error: INVALID_REQUEST: <message>``, its exception text), so the answers match
+    word for word."""
+    return BadParams(f"Error: INVALID_REQUEST: {message}")
 
 
 def _arg(value: Any) -> str:

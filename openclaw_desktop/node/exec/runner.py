@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import signal
 from dataclasses import dataclass
@@ -23,6 +24,9 @@ __all__ = ["OUTPUT_CAP", "RunResult", "run_command"]
 OUTPUT_CAP = 200_000
 #: Seconds between SIGTERM and SIGKILL of the process group.
 KILL_GRACE_S = 1.0
+#: The exit code reported for a command ended by its timeout (as ``timeout(1)``, and the
+#: reference).
+TIMEOUT_EXIT_CODE = 124
 _READ = 65536
 TRUNCATED_SUFFIX = "... (truncated)"
 
@@ -44,9 +48,10 @@ class RunResult:
         return self.exit_code == 0 and not self.timed_out
 
     def payload(self) -> dict[str, Any]:
-        """``{exitCode, timedOut, success, stdout, stderr, error}``; ``exitCode`` is absent
-        when the process was killed by a signal or never started, and a truncation is marked
-        at the end of stderr (or of stdout when stderr is empty)."""
+        """``{exitCode, timedOut, success, stdout, stderr, error}``; ``exitCode`` is 124
+        after a timeout and absent when the process was killed by a signal or never
+        started, and a truncation is marked at the end of stderr (or of stdout when stderr
+        is empty)."""
         stdout, stderr = self.stdout, self.stderr
         if self.truncated:
             if stderr.strip():
@@ -102,7 +107,8 @@ async def _end_group(proc: asyncio.subprocess.Process) -> None:
 
 
 def _cwd_error(exc: OSError, cwd: str | None) -> str:
-    text = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
+    name = errno.errorcode.get(exc.errno or 0, "EIO")
+    text = f"Command failed during launch or output capture ({name})"
     if cwd is None or Path(cwd).is_dir():
         return text
     reason = "is not a directory" if Path(cwd).exists() else "does not exist"
@@ -156,6 +162,8 @@ async def run_command(
             reader.cancel()
     code = proc.returncode
     exit_code = code if code is not None and code >= 0 else None
+    if timed_out:
+        exit_code = TIMEOUT_EXIT_CODE
     return RunResult(
         exit_code,
         timed_out,

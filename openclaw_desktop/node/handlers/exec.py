@@ -45,7 +45,13 @@ from openclaw_desktop.node.exec.policy import (
     is_shell_wrapper,
     resolve_executable,
 )
-from openclaw_desktop.node.exec.request import RunParams, parse_run_params, plan_matches
+from openclaw_desktop.node.exec.request import (
+    RunParams,
+    command_text,
+    parse_run_params,
+    plan_matches,
+    thrown,
+)
 from openclaw_desktop.node.exec.runner import run_command
 from openclaw_desktop.node.handlers.params import BadParams, params_object
 from openclaw_desktop.node.registry import CommandSpec
@@ -103,10 +109,12 @@ class ExecHost:
 
     async def which(self, params: Any) -> InvokeResult:
         """``{bins: {name: path}}`` for the names found on the sanitized ``PATH``."""
+        if params is None:
+            raise thrown("paramsJSON required")
         params = params_object(params)
         bins = params.get("bins")
         if not isinstance(bins, list):
-            raise BadParams("bins required")
+            raise thrown("bins required")
         found = await asyncio.to_thread(_which, bins, child_env().get("PATH", ""))
         return InvokeResult.success({"bins": found})
 
@@ -118,7 +126,7 @@ class ExecHost:
         params = params_object(params)
         include = params.get("includeResolvedDefaults")
         if include is not None and not isinstance(include, bool):
-            raise BadParams("includeResolvedDefaults must be boolean")
+            raise thrown("includeResolvedDefaults must be boolean")
         snapshot = await self.store.ensure()
         payload = snapshot.redacted()
         if include:
@@ -135,11 +143,11 @@ class ExecHost:
     async def approvals_set(self, params: Any) -> InvokeResult:
         """Replace the document if ``baseHash`` is still current (compare-and-swap)."""
         if params is None:
-            raise BadParams("paramsJSON required")
+            raise thrown("paramsJSON required")
         params = params_object(params)
         file = params.get("file")
         if not isinstance(file, dict):
-            raise BadParams("exec approvals file required")
+            raise thrown("exec approvals file required")
         base = params.get("baseHash")
         base_hash = base.strip() if isinstance(base, str) else ""
         snapshot = await self.store.replace(file, base_hash)
@@ -162,11 +170,15 @@ class ExecHost:
         except EnvRejected as exc:
             raise BadParams(exc.message()) from exc
         cwd = await asyncio.to_thread(_real_cwd, run.cwd)
+        argv = list(run.argv)
+        if not is_shell_wrapper(argv):  # the plan pins the executable it resolved
+            resolved = await asyncio.to_thread(resolve_executable, argv[0], cwd, child_env())
+            argv[0] = resolved or argv[0]
         policy = resolve_policy((await self.store.ensure()).file, run.agent_id)
         plan = {
-            "argv": list(run.argv),
+            "argv": argv,
             "cwd": cwd,
-            "commandText": run.command_text,
+            "commandText": command_text(tuple(argv)),
             "commandPreview": None,
             "agentId": run.agent_id,
             "sessionKey": run.session_key,
@@ -258,9 +270,9 @@ def _which(bins: list[Any], path: str) -> dict[str, str]:
     return found
 
 
-def _real_cwd(cwd: str | None) -> str | None:
+def _real_cwd(cwd: str | None) -> str:
     if cwd is None:
-        return None
+        return os.path.realpath(os.getcwd())
     if not os.path.isdir(cwd):
         raise BadParams(f"node exec working directory does not exist: {cwd}")
     return os.path.realpath(cwd)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import stat
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -162,7 +163,7 @@ async def test_run_exit_codes_output_and_environment(node: Node, tmp_path: Path)
     missing = await node.ok("system.run", {"command": ["/nonexistent/tool"]})
     assert "exitCode" not in missing
     assert missing["success"] is False
-    assert missing["error"]
+    assert missing["error"] == "Command failed during launch or output capture (ENOENT)"
 
 
 async def test_dangerous_environment_is_dropped_and_refused(
@@ -204,7 +205,7 @@ async def test_timeout_kills_the_process_group(node: Node, tmp_path: Path) -> No
     )
     assert out["timedOut"] is True
     assert out["success"] is False
-    assert "exitCode" not in out
+    assert out["exitCode"] == 124  # as timeout(1) and the real node host
     child = int(pidfile.read_text())
     await _gone(child)
 
@@ -393,8 +394,18 @@ async def test_prepare_then_explicit_approval_runs_once_policy_changes_refuse(no
     prepared = await node.ok("system.run.prepare", params)
     assert prepared["execPolicy"] == {"security": "allowlist", "ask": "on-miss"}
     plan = prepared["plan"]
-    assert plan["argv"] == ["printf", "ok"]
-    approved = {**params, "systemRunPlan": plan, "approvalDecision": "allow-once"}
+    printf = await asyncio.to_thread(lambda: os.path.realpath(shutil.which("printf") or ""))
+    assert plan["argv"] == [printf, "ok"]
+    assert plan["cwd"] == await asyncio.to_thread(os.path.realpath, os.getcwd())
+    assert plan["policySnapshot"]["security"] == "allowlist"
+    # As the gateway does after its operator approved: the plan's argv and cwd, the decision.
+    approved = {
+        **params,
+        "command": plan["argv"],
+        "cwd": plan["cwd"],
+        "systemRunPlan": plan,
+        "approvalDecision": "allow-once",
+    }
     assert (await node.ok("system.run", approved))["stdout"] == "ok"
     mismatch = await node.error("system.run", {**approved, "command": ["printf", "no"]})
     assert "requires matching systemRunPlan" in mismatch["message"]
