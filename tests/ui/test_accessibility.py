@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QAbstractItemModel, Qt
 from PySide6.QtGui import QAccessible, QColor, QImage
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractItemView,
@@ -386,6 +387,13 @@ def test_dictate_and_talk_say_why_without_a_microphone(
             for button in (bar.mic_button, bar.talk_button):
                 assert button.toolTip().startswith("Unavailable: no microphone")
                 assert button.accessibleDescription() == button.toolTip()
+            # Push-to-talk says why too, instead of trying a device that is not there.
+            chat.composer.setFocus()
+            ctrl = Qt.KeyboardModifier.ControlModifier
+            QTest.keyPress(chat.composer, Qt.Key.Key_Space, ctrl)
+            QTest.keyRelease(chat.composer, Qt.Key.Key_Space, ctrl)
+            assert not bar.voice.listening
+            assert bar.transcript.text().startswith("Dictation unavailable: no microphone")
             shot(app.window, screens / "03-no-microphone.png")
             await bar.voice.aclose()  # stop the slow re-check; check often below
         with AlsaTestMic(tmp_path):

@@ -82,6 +82,9 @@ class VoicePresenter(QObject):
         """Start listening (push-to-talk pressed)."""
         if self.listening:
             return
+        if self.problem:  # push-to-talk too: say why instead of failing to open a device
+            self.failed.emit(f"Dictation unavailable: {self.problem}")
+            return
         self._stop = asyncio.Event()
         self._set("listening")
         self.task = asyncio.get_running_loop().create_task(self._run(self._stop))
@@ -142,6 +145,10 @@ class VoicePresenter(QObject):
             return
         if self.listening:
             self.stop()
+        if self.problem:
+            self.failed.emit(f"Talk mode unavailable: {self.problem}")
+            self.talk_phase.emit("stopped")
+            return
         from openclaw_desktop.voice.talk_mode import TalkMode
 
         self.talk = TalkMode(
