@@ -136,13 +136,17 @@ class GatewayCore:
         return sorted(HANDLERS)
 
     # ------------------------------------------------------------------ requests
-    async def handle_request(self, peer: Peer, frame: dict[str, Any]) -> None:
-        """Authorize, run and answer one request: exactly one response, whatever happens."""
+    async def handle_request(
+        self, peer: Peer, frame: dict[str, Any], *, may_nest: bool = True
+    ) -> None:
+        """Authorize, run and answer one request: exactly one response, whatever happens.
+        ``may_nest`` False says the frame's text has too few brackets to nest too deep,
+        which spares walking its params."""
         request_id: str = frame["id"]
         method: str = frame["method"]
         params = frame.get("params")
         try:
-            refusal = refuse(self, peer, method, params)
+            refusal = refuse(self, peer, method, params, may_nest=may_nest)
             if refusal is not None:
                 peer.respond(request_id, False, error=refusal)
                 return

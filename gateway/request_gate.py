@@ -23,24 +23,27 @@ from openclaw_desktop.protocol import (
 if TYPE_CHECKING:
     from gateway.core import GatewayCore
 
-__all__ = ["params_too_deep", "refuse", "too_deep_to_parse"]
+__all__ = ["may_nest_too_deep", "params_too_deep", "refuse", "too_deep_to_parse"]
 
 
-def refuse(core: GatewayCore, peer: Peer, method: str, params: Any) -> dict[str, Any] | None:
+def refuse(
+    core: GatewayCore, peer: Peer, method: str, params: Any, *, may_nest: bool = True
+) -> dict[str, Any] | None:
     """The ErrorShape a request is answered with instead of running its handler, or None
     when the handler may run. Checked in the real gateway's order (role and scope, then the
     method), then the depth, which the real gateway does not bound.
 
     Params nested deeper than a frame may are ``INVALID_REQUEST invalid <method> params:
     nested deeper than N levels``; when they are a node's ``node.invoke.result``, the operator
-    waiting for it gets a typed error at once rather than a timeout.
+    waiting for it gets a typed error at once rather than a timeout. ``may_nest`` False
+    (see :func:`may_nest_too_deep`) skips that check.
     """
     denied = authorize(peer.role, peer.scopes, method, params)
     if denied is not None:
         return denied
     if method not in HANDLERS:
         return error_shape(ErrorCode.INVALID_REQUEST, f"unknown method: {method}")
-    if params_too_deep(method, params):
+    if may_nest and params_too_deep(method, params):
         if method == "node.invoke.result":
             _fail_deep_result(core, peer, params)
         return error_shape(
@@ -48,6 +51,13 @@ def refuse(core: GatewayCore, peer: Peer, method: str, params: Any) -> dict[str,
             f"invalid {method} params: nested deeper than {MAX_FRAME_DEPTH} levels",
         )
     return None
+
+
+def may_nest_too_deep(message: bytes) -> bool:
+    """Whether a frame's text has enough brackets to nest past the limit at all: counting
+    them runs at memory speed, walking the parsed params does not (a node's result with
+    many objects in it). ``payloadJSON`` text is inside, its brackets counted too."""
+    return message.count(b"[") + message.count(b"{") > MAX_FRAME_DEPTH
 
 
 def too_deep_to_parse(peer: Peer, message: bytes, exc: orjson.JSONDecodeError) -> bool:

@@ -30,7 +30,7 @@ from gateway.proxies import (
     normalize_ip,
     proxy_attribution_required,
 )
-from gateway.request_gate import too_deep_to_parse
+from gateway.request_gate import may_nest_too_deep, too_deep_to_parse
 from gateway.state import GatewayState, read_or_create_shared_token
 from openclaw_desktop.protocol import (
     MAX_PAYLOAD_BYTES,
@@ -307,7 +307,9 @@ class GatewayServer:
                 if len(tasks) >= MAX_INFLIGHT_PER_PEER:
                     peer.respond(frame["id"], False, error=_busy())
                     continue
-                task = asyncio.create_task(self.core.handle_request(peer, frame))
+                task = asyncio.create_task(
+                    self.core.handle_request(peer, frame, may_nest=may_nest_too_deep(message))
+                )
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
         except websockets.ConnectionClosed:
