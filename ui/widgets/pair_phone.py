@@ -56,6 +56,7 @@ class PairPhoneDialog(QDialog):
         layout.addWidget(self.qr)
         self.code = QLineEdit(str(setup.get("setupCode") or ""), self)
         self.code.setObjectName("code")
+        self.code.setAccessibleName("Setup code")
         self.code.setReadOnly(True)  # one long token: selectable, scrolls instead of widening
         layout.addWidget(self.code)
         minutes = max(0, int((int(setup.get("expiresAtMs") or 0) / 1000 - time.time()) // 60))
