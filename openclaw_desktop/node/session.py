@@ -15,6 +15,7 @@ from openclaw_desktop.node.dispatcher import InvokeDispatcher
 from openclaw_desktop.node.results import InvokeResult
 from openclaw_desktop.protocol import (
     EventName,
+    FrameEncodeError,
     Method,
     NodeErrorCode,
     NodeInvokeCancel,
@@ -213,6 +214,13 @@ class NodeSession:
                 )
                 too_large = InvokeResult.error(NodeErrorCode.PAYLOAD_TOO_LARGE, message)
                 await self._reply(request, too_large)
+        except FrameEncodeError as exc:
+            # A payload nested past the frame limit (or not JSON) cannot go out: the gateway
+            # gets a typed error instead of waiting until its timeout.
+            log.warning("result of %s cannot be sent: %s", request.command, exc)
+            if result.ok:  # the error result is shallow: sent at most once
+                message = f"result of {request.command} cannot be sent: {exc.detail}"
+                await self._reply(request, InvokeResult.error(NodeErrorCode.UNAVAILABLE, message))
         except OpenClawError as exc:
             log.warning("could not deliver the result of %s: %s", request.command, exc)
 

@@ -23,6 +23,7 @@ from openclaw_desktop.node import (
     InvokeResult,
     NodeSession,
 )
+from openclaw_desktop.protocol import MAX_FRAME_DEPTH, encode_frame
 from openclaw_desktop.session import EventReceived
 from openclaw_desktop.transport import ConnectionState, ConnectionStatus
 from tests.helpers.session_builders import load_fixture
@@ -206,6 +207,36 @@ async def test_request_with_an_id_and_a_bad_field_is_refused(
     await session.aclose()
     assert len(conn.results()) == 1
     assert session.handled == 0
+
+
+class EncodingConnection(FakeConnection):
+    """A FakeConnection that encodes each request as the real session does first."""
+
+    async def request(
+        self, method: str, params: Any = None, *, timeout_s: float | None = None
+    ) -> Any:
+        encode_frame({"type": "req", "id": "1", "method": method, "params": params})
+        return await super().request(method, params, timeout_s=timeout_s)
+
+
+async def test_result_too_deep_to_send_is_answered_unavailable() -> None:
+    """A handler's result nested past the frame limit cannot go out; the gateway gets one
+    typed UNAVAILABLE instead of waiting out its timeout."""
+    conn = EncodingConnection()
+    session = make(conn)
+    deep: Any = "x"
+    for _ in range(MAX_FRAME_DEPTH):
+        deep = [deep]
+    conn.emit("node.invoke.request", invoke("d1", "system.notify", deep))
+    reply = await conn.next_reply()
+    assert reply["ok"] is False
+    assert reply["error"] == {
+        "code": "UNAVAILABLE",
+        "message": f"result of system.notify cannot be sent: nested deeper than "
+        f"{MAX_FRAME_DEPTH} levels",
+    }
+    await session.aclose()
+    assert len(conn.results()) == 1
 
 
 async def test_other_events_are_ignored() -> None:
