@@ -44,11 +44,12 @@ from tests.helpers.qt import run_in_qt, screenshot_folder, shot, window_home  # 
 from tests.ui.test_chat_window import assistant, until
 from tests.ui.test_chat_window_more import new_app
 from ui.dialogs.approval import ApprovalDialog
-from ui.dialogs.pairing import PairingRequestDialog
+from ui.dialogs.pairing import PairingRequestDialog, PairingWaitPanel
 from ui.dialogs.settings import SettingsDialog
 from ui.dialogs.trust import PinChangedDialog, TrustDialog
 from ui.menus import show_about, show_report
 from ui.presenters.failure import card_for_error
+from ui.widgets.capture import CaptureIndicator
 from ui.widgets.composer import ask_send_images
 from ui.widgets.connect import ConnectScreen
 from ui.widgets.error_card import ErrorCard
@@ -279,6 +280,12 @@ def test_every_control_of_the_window_and_its_dialogs_has_a_name(
             ErrorCard(card_for_error(ConnectionRefusedError("refused"), bundled=False)),
         ),
     ]
+    capture = CaptureIndicator(lambda _prefix: 0)
+    capture.report("camera", "camera.snap", True)  # what shows while the agent records
+    dialogs += [
+        ("waiting for approval", PairingWaitPanel("req-1", "openclaw devices approve req-1")),
+        ("capture indicator", capture),
+    ]
     for what, dialog in dialogs:
         dialog.show()
         walk(what, dialog)
@@ -288,7 +295,7 @@ def test_every_control_of_the_window_and_its_dialogs_has_a_name(
     assert missing == {}, "controls without an accessible name:\n" + "\n".join(
         f"{what}: {name}" for what, names in missing.items() for name in names
     )
-    assert len(walked) >= 16
+    assert len(walked) >= 18
 
 
 def entries_without_camera() -> list[SurfaceEntry]:

@@ -229,6 +229,7 @@ class PairingWaitPanel(QWidget):
         )
         self.command_field = QLineEdit(strip_control(approve_command), self)
         self.command_field.setObjectName("approve-command")
+        self.command_field.setAccessibleName("Command to approve this device")
         self.command_field.setReadOnly(True)
         self.command_field.setFont(mono_font())
         self.command_field.setCursorPosition(0)
