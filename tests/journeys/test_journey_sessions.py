@@ -1,8 +1,9 @@
-"""Journey: sessions by their names. The person clicks *New session* (found by its
-accessible name); the sidebar calls it "New session (<when>)", never by its key; their first
-message names it; F2 renames it starting from that name; Delete asks, Enter (Cancel, the
-default) keeps it, and the Delete button deletes it. The sidebar is read the way a screen
-reader reads it (its rows' accessible names)."""
+"""Journeys: sessions by their names, and a draft kept across a restart. The person clicks
+*New session* (found by its accessible name); the sidebar calls it "New session (<when>)",
+never by its key; their first message names it; F2 renames it starting from that name;
+Delete asks, Enter (Cancel, the default) keeps it, and the Delete button deletes it. The
+sidebar is read the way a screen reader reads it (its rows' accessible names). Words typed
+and not sent are in the composer again after Ctrl+Q and a new launch."""
 
 from __future__ import annotations
 
@@ -118,3 +119,27 @@ async def test_sessions_are_named_renamed_and_deleted_after_asking(
         await j.click(await j.control("push button", "Delete", timeout=20))
         await wait_sessions(j, lambda rows: rows == ["Main"], "the session deleted")
         await j.desktop.screenshot("deleted")
+
+
+async def test_a_draft_survives_quitting_and_starting_again(
+    open_journey: OpenJourney, model: FakeLLM
+) -> None:
+    """Typed, not sent, Ctrl+Q: the next launch shows the same words in the composer."""
+    draft = "a half-written thought about the garden"
+    async with open_journey(model=model) as j:
+        composer = await j.control("text", "Message")
+        await j.click(composer)
+        await j.desktop.type(draft)
+        assert await j.atspi.text(composer) == draft
+        await j.desktop.screenshot("draft-typed")
+        await j.desktop.key("ctrl+q")
+        assert await j.wait_exit(30) == 0, j.app.output()[-3000:]
+        j.app.wait_gateway_gone()
+        j.app.start()
+        j.relaunched()
+        composer = await j.control("text", "Message")
+        deadline = time.monotonic() + 30
+        while await j.atspi.text(composer) != draft:
+            assert time.monotonic() < deadline, await j.atspi.text(composer)
+            await asyncio.sleep(0.2)
+        await j.desktop.screenshot("draft-after-a-restart")
