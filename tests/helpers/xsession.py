@@ -151,7 +151,9 @@ class Desktop:
         rectangle, enlarged, read by tesseract (OCR). The cut-out is kept as ``name``."""
         shot = await self.screenshot(name)
         part = shot.with_name(f"{shot.stem}-read.png")
-        await asyncio.to_thread(_cut_out, shot, part, (x, y, width, height))
+        # On this thread: the first thread to touch Qt becomes Qt's main thread for the whole
+        # process, and a QApplication made later on another one gets no event dispatcher.
+        _cut_out(shot, part, (x, y, width, height))
         binary = _require("tesseract")
         proc = await asyncio.create_subprocess_exec(
             binary,
