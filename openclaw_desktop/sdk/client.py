@@ -344,8 +344,31 @@ class OpenClaw:
                     self._ended(run.run_id, event)
 
     # ------------------------------------------------------------------ runs
+    async def _finished_before(self, run: Run) -> None:
+        """The gateway says it already finished this run (a send repeated with the same
+        idempotency key, ack ``ok``): end it from ``chat.history``."""
+        try:
+            messages = await self._run_messages(run.session_key, run.run_id)
+        except Exception as exc:
+            log.warning("could not look up finished run %s: %s", run.run_id, exc)
+            messages = []
+        final = [
+            m
+            for m in messages
+            if m.get("role") == "assistant" and m.get("stopReason") not in (None, "toolUse")
+        ]
+        if final:
+            added = run._finish_from_history(final[-1])
+        else:
+            done = run._synthesize("run.completed", now_ms(), {"replayed": True})
+            added = [done] if done is not None else []
+        for event in added:
+            self._publish(event)
+            if event.type in TERMINAL:
+                self._ended(run.run_id, event)
+
     def _track_run(self, run_id: str, key: str) -> Run:
-        run = self._runs.get(run_id)
+        run = self._runs.get(run_id) or self._finished.get(run_id)
         if run is None:
             run = Run(self, run_id, key, now_ms())
             self._runs[run_id] = run

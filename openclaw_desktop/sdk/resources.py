@@ -71,10 +71,13 @@ class Sessions(_Namespace):
         if queue_mode is not None:
             params["queueMode"] = queue_mode
         try:
-            await self._call("chat.send", params)
+            ack = await self._call("chat.send", params)
         except BaseException:
-            self._client._forget_run(run_id)
+            if not run.done:
+                self._client._forget_run(run_id)
             raise
+        if isinstance(ack, dict) and ack.get("status") == "ok" and not run.has_own_events:
+            await self._client._finished_before(run)  # sent before, and finished since
         if queue_mode in ("interrupt", "steer"):
             # Taken into the session's running turn when that one is still going once the
             # ack is here (events and answers come in order): it then ends with it.

@@ -149,3 +149,20 @@ async def test_text_a_tool_and_a_final_answer_live_and_from_history(oc: OpenClaw
     restarted = ChatTimeline("main")
     restarted.merge_history(await oc.sessions.history("main"))
     assert [(i.key, i.role, i.text, i.status) for i in restarted.items] == live
+
+
+async def test_a_send_repeated_after_its_run_was_forgotten_ends_at_once(oc: OpenClaw) -> None:
+    """The same idempotency key again (a message re-sent after a reconnect) once the SDK has
+    forgotten its finished run: the gateway acks ``ok`` and sends nothing more, so the run
+    ends from the history instead of waiting forever."""
+    first = await oc.sessions.send("main", "hello once")
+    done = await first.wait(timeout=30)
+    assert done.status == "completed"
+    assert oc.runs.get(first.run_id) is first  # still findable
+    again = await oc.sessions.send("main", "hello once", idempotency_key=first.run_id)
+    assert again is first  # the same run, already over
+    oc._finished.clear()  # forgotten, as after FINISHED_KEPT later runs
+    repeated = await oc.sessions.send("main", "hello once", idempotency_key=first.run_id)
+    assert repeated is not first
+    result = await repeated.wait(timeout=10)
+    assert (result.status, result.text) == ("completed", done.text)
