@@ -203,9 +203,14 @@ class ResolvedPolicy:
 
 def resolve_policy(file: dict[str, Any], agent_id: str | None) -> ResolvedPolicy:
     """The agent's policy: its own field, else the ``*`` agent's, else the defaults, else the
-    unconfigured baseline (``full``/``off``, fallback ``deny``, as the reference)."""
+    unconfigured baseline (``full``/``off``, fallback ``deny``, as the reference).
+
+    A request naming no agent looks up the agent ``default``, as the reference does; since
+    normalization folds ``default`` into ``main``, only ``*`` and the defaults apply to it
+    (observed side by side: a ``main`` allowlist entry does not allow an agent-less run).
+    """
     agents = file.get("agents") or {}
-    agent = agents.get(agent_id or DEFAULT_AGENT) or {}
+    agent = agents.get(agent_id or "default") or {}
     wildcard = agents.get("*") or {}
     defaults = file.get("defaults") or {}
 

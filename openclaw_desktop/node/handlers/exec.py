@@ -215,7 +215,7 @@ class ExecHost:
             prepared = (run.plan or {}).get("policySnapshot")
             if prepared != policy.snapshot():
                 message = f"{DENIED}: exec approval policy changed; request approval again"
-                return self._denied(request, DENIED, message, "explicit-approval")
+                return self._denied(request, message, "explicit-approval")
         verdict = await decide(
             request,
             policy,
@@ -224,30 +224,36 @@ class ExecHost:
             prompt=self.current_prompt(),
         )
         if not verdict.allowed:
-            return self._denied(request, verdict.code, verdict.message, verdict.source)
+            return self._denied(request, verdict.message, verdict.source)
         if run.needs_screen_recording:
             message = "PERMISSION_MISSING: screenRecording"
-            return self._denied(request, "PERMISSION_MISSING", message, verdict.source)
+            return self._denied(request, message, verdict.source)
         if verdict.persist is not None:
             await self._persist(run.agent_id, verdict.persist)
         self.record(ExecDecision(request, True, "", verdict.source))
         result = await run_command(list(run.argv), cwd=run.cwd, env=env, timeout_ms=run.timeout_ms)
         return InvokeResult.success(result.payload())
 
-    def _denied(self, request: ExecRequest, code: str, message: str, source: str) -> InvokeResult:
+    def _denied(self, request: ExecRequest, message: str, source: str) -> InvokeResult:
+        """Every refusal has the code ``SYSTEM_RUN_DENIED`` and keeps its own prefix in the
+        message (``SYSTEM_RUN_DISABLED: security=deny``, ``SYSTEM_RUN_DENIED: allowlist
+        miss``), as the reference sends it."""
         self.record(ExecDecision(request, False, message, source))
-        return InvokeResult.error(code, message)
+        # InvokeResult drops a leading "CODE: " from the wire message; say it twice so the
+        # message keeps its own.
+        return InvokeResult.error(DENIED, f"{DENIED}: {message}")
 
     async def _persist(self, agent_id: str | None, entry: dict[str, Any]) -> None:
-        """Add an *Always allow* entry to the agent's allowlist (compare-and-swap, retried
-        once if the document changed meanwhile)."""
+        """Add an *Always allow* entry to the agent's allowlist (``*`` for a run naming no
+        agent; compare-and-swap, retried once if the document changed meanwhile)."""
         for _attempt in range(2):
             snapshot = await self.store.ensure()
             file = dict(snapshot.file)
             agents = dict(file.get("agents") or {})
-            agent = dict(agents.get(agent_id or "main") or {})
+            key = agent_id or "*"  # an agent-less run is matched by "*" entries only
+            agent = dict(agents.get(key) or {})
             agent["allowlist"] = [*(agent.get("allowlist") or []), entry]
-            agents[agent_id or "main"] = agent
+            agents[key] = agent
             file["agents"] = agents
             try:
                 await self.store.replace(file, snapshot.hash)

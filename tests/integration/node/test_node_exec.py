@@ -330,23 +330,29 @@ async def test_policy_deny_allowlist_and_fallback(node: Node) -> None:
     """deny refuses all; allowlist runs matches only; an ask with nobody to ask falls back."""
     await node.set_document({"version": 1, "defaults": {"security": "deny"}})
     denied = await node.error("system.run", {"command": ["true"]})
-    assert denied == {"code": "SYSTEM_RUN_DISABLED", "message": "security=deny"}
+    assert denied == {"code": "SYSTEM_RUN_DENIED", "message": "SYSTEM_RUN_DISABLED: security=deny"}
     env_path = await asyncio.to_thread(os.path.realpath, "/usr/bin/env")
     await node.set_document(
         {
             "version": 1,
             "defaults": {"security": "allowlist", "ask": "off"},
-            "agents": {"main": {"allowlist": [{"pattern": env_path, "argPattern": "^-0$"}]}},
+            "agents": {
+                "*": {"allowlist": [{"pattern": env_path, "argPattern": "^-0$"}]},
+                "main": {"allowlist": [{"pattern": "/usr/bin/*"}]},
+            },
         }
     )
     assert (await node.ok("system.run", {"command": ["/usr/bin/env", "-0"]}))["exitCode"] == 0
+    # "main" entries apply to runs of agent main only (a run naming no agent is "default").
+    as_main = await node.ok("system.run", {"command": ["/usr/bin/env"], "agentId": "main"})
+    assert as_main["exitCode"] == 0
     miss = await node.error("system.run", {"command": ["/usr/bin/env"]})
-    assert miss == {"code": "SYSTEM_RUN_DENIED", "message": "allowlist miss"}
+    assert miss == {"code": "SYSTEM_RUN_DENIED", "message": "SYSTEM_RUN_DENIED: allowlist miss"}
     shell = await node.error("system.run", {"command": ["sh", "-c", "/usr/bin/env -0"]})
-    assert shell["message"] == "allowlist miss"
+    assert shell["message"] == "SYSTEM_RUN_DENIED: allowlist miss"
     await node.set_document({"version": 1, "defaults": {"security": "allowlist", "ask": "on-miss"}})
     asked = await node.error("system.run", {"command": ["true"]})
-    assert asked == {"code": "SYSTEM_RUN_DENIED", "message": "approval required"}
+    assert asked == {"code": "SYSTEM_RUN_DENIED", "message": "SYSTEM_RUN_DENIED: approval required"}
     await node.set_document(
         {"version": 1, "defaults": {"security": "full", "ask": "always", "askFallback": "full"}}
     )
@@ -354,6 +360,7 @@ async def test_policy_deny_allowlist_and_fallback(node: Node) -> None:
     outcomes = [(d.allowed, d.source) for d in node.decisions]
     assert outcomes == [
         (False, "policy"),
+        (True, "allowlist"),
         (True, "allowlist"),
         (False, "policy"),
         (False, "policy"),
@@ -377,12 +384,12 @@ async def test_prompt_allow_always_adds_an_exact_entry(node: Node) -> None:
     assert asked[0].argv == ("printf", "x y")
     assert asked[0].resolved_path
     doc = await node.ok("system.execApprovals.get", {})
-    (entry,) = doc["file"]["agents"]["main"]["allowlist"]
+    (entry,) = doc["file"]["agents"]["*"]["allowlist"]
     assert entry["pattern"] == asked[0].resolved_path
     assert (await node.ok("system.run", {"command": ["printf", "x y"]}))["stdout"] == "x y"
     assert len(asked) == 1
     denied = await node.error("system.run", {"command": ["printf", "other"]})
-    assert denied["message"] == "user denied"
+    assert denied["message"] == "SYSTEM_RUN_DENIED: user denied"
     assert len(asked) == 2
 
 
@@ -411,4 +418,6 @@ async def test_prepare_then_explicit_approval_runs_once_policy_changes_refuse(no
     assert "requires matching systemRunPlan" in mismatch["message"]
     await node.set_document({"version": 1, "defaults": {"security": "full"}})
     changed = await node.error("system.run", approved)
-    assert changed["message"] == "exec approval policy changed; request approval again"
+    assert changed["message"] == (
+        "SYSTEM_RUN_DENIED: exec approval policy changed; request approval again"
+    )
