@@ -68,6 +68,22 @@ NODE_RENAME_PARAMS_SCHEMA: dict[str, Any] = {
     "required": ["nodeId", "displayName"],
     "properties": {"nodeId": _NON_EMPTY, "displayName": _NON_EMPTY},
 }
+#: ``NodeListParamsSchema`` and ``NodePairListParamsSchema``: no params at all.
+NO_PARAMS_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False}
+#: ``NodePairApproveParamsSchema`` and ``NodePairRejectParamsSchema``.
+NODE_PAIR_REQUEST_PARAMS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["requestId"],
+    "properties": {"requestId": _NON_EMPTY},
+}
+#: ``NodePairRemoveParamsSchema``.
+NODE_PAIR_REMOVE_PARAMS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["nodeId"],
+    "properties": {"nodeId": _NON_EMPTY},
+}
 NODE_INVOKE_PARAMS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -100,7 +116,7 @@ def _validated(method: str, schema: dict[str, Any], params: Any) -> dict[str, An
 
 async def node_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.list``: paired and connected nodes."""
-    _obj("node.list", params)
+    _validated("node.list", NO_PARAMS_SCHEMA, params)
     return {"ts": now_ms(), "nodes": core.node_entries(peer)}
 
 
@@ -278,6 +294,7 @@ async def node_pending_ack(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 async def node_pair_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.pair.list``."""
+    _validated("node.pair.list", NO_PARAMS_SCHEMA, params)
     now = now_ms()
     pending = [node_request_wire(r) for r in core.state.nodes.list_pending(now)]
     paired = [s.to_wire() for s in core.state.nodes.list_approved()]
@@ -289,8 +306,8 @@ async def node_pair_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 def _request_id(method: str, params: Any) -> str:
-    p = _obj(method, params)
-    return _required_str(method, p, "requestId")
+    request_id: str = _validated(method, NODE_PAIR_REQUEST_PARAMS_SCHEMA, params)["requestId"]
+    return request_id
 
 
 async def node_pair_approve(core: GatewayCore, peer: Peer, params: Any) -> Any:
@@ -318,8 +335,8 @@ async def node_pair_reject(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 async def node_pair_remove(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.pair.remove {nodeId}``."""
-    p = _obj("node.pair.remove", params)
-    node_id = _required_str("node.pair.remove", p, "nodeId").strip()
+    p = _validated("node.pair.remove", NODE_PAIR_REMOVE_PARAMS_SCHEMA, params)
+    node_id = p["nodeId"].strip()
     device = core.state.devices.get(node_id)
     # As the real gateway: without operator.admin a device-token session removes no node
     # role, its own device's included (a node role is managed by admins only).

@@ -77,11 +77,6 @@ NOT_YET_MATCHED = {
     "device.token.revoke": "only the first problem",
     "device.token.rotate": "only the first problem",
     "device.pair.list": "not a closed object here (any params are accepted)",
-    "node.list": "not a closed object here (any params are accepted)",
-    "node.pair.list": "not a closed object here (any params are accepted)",
-    "node.pair.approve": "only the first problem",
-    "node.pair.reject": "only the first problem",
-    "node.pair.remove": "only the first problem",
     # The real gateway accepts any params for models.authStatus.
     "models.authStatus": "a closed object here",
     # The properties sessions.create accepts without acting on them are not type-checked.
