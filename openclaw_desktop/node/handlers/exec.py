@@ -89,9 +89,11 @@ class ExecHost:
         return self.context.exec_prompt if self.context is not None else None
 
     def record(self, decision: ExecDecision) -> None:
-        """Log one decision and tell the listeners (the Activity view)."""
+        """Log one decision (allowed at INFO, denied at WARNING; the command line, never its
+        environment or output) and tell the listeners (the Activity view)."""
         request = decision.request
-        log.warning(
+        log.log(
+            logging.INFO if decision.allowed else logging.WARNING,
             "exec %s (%s, %s): %s in %s",
             "allowed" if decision.allowed else "denied",
             decision.source,
