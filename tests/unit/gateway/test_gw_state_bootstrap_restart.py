@@ -27,9 +27,11 @@ def _reopen(path: Path) -> GatewayState:
 
 
 def test_schema_4_adds_the_setup_code_columns() -> None:
-    """The newest migration is the one that stores what used to be kept in memory."""
-    assert SCHEMA_VERSION == MIGRATIONS[-1].version == 4
-    assert "voice-node" in MIGRATIONS[-1].description
+    """Migration 4 is the one that stores what used to be kept in memory, and it is applied
+    (the current schema is at least 4)."""
+    (four,) = [m for m in MIGRATIONS if m.version == 4]
+    assert "voice-node" in four.description
+    assert SCHEMA_VERSION >= 4
 
 
 def test_a_voice_node_code_is_still_one_after_a_restart(tmp_path: Path) -> None:
