@@ -66,6 +66,10 @@ FINISHED_KEPT = 32
 LIVE_KEPT = 64
 #: A run created this long before the gateway (re)started is one it never finished.
 _RESTART_SLACK_MS = 1_000
+#: ``chat.history`` ``sessionInfo.status`` of a session with no run going (both gateways).
+_IDLE = frozenset({"done", "aborted", "failed", "error", "interrupted"})
+#: How a session's status ends a run whose end was missed and left no final message.
+_ENDS = {"aborted": "run.cancelled", "failed": "run.failed", "error": "run.failed"}
 
 
 class OpenClaw:
@@ -320,7 +324,7 @@ class OpenClaw:
         ]
         for run in waiting:
             try:
-                messages = await self._run_messages(run.session_key, run.run_id)
+                messages, over = await self._run_history(run.session_key, run.run_id)
             except Exception as exc:
                 log.warning("could not catch up on run %s: %s", run.run_id, exc)
                 run._reset("reconnected; the run's history is unavailable")
@@ -333,9 +337,18 @@ class OpenClaw:
             added: list[Event] = []
             if final:
                 added = run._finish_from_history(final[-1])
-            elif started is not None and run.created_at < started - _RESTART_SLACK_MS:
+            elif over == "interrupted" or (
+                started is not None and run.created_at < started - _RESTART_SLACK_MS
+            ):
                 cut = run._interrupted()
                 added = [cut] if cut is not None else []
+            elif over is not None:  # ended while we were away, leaving no final message
+                kind = _ENDS.get(over, "run.completed")
+                data: dict[str, Any] = {"replayed": True, "sessionStatus": over}
+                if kind == "run.failed":
+                    data |= {"errorMessage": "the run failed", "errorKind": "unknown"}
+                ended = run._synthesize(kind, now_ms(), data)
+                added = [ended] if ended is not None else []
             else:
                 run._reset("reconnected while the run was going; live events resume")
             for event in added:
@@ -380,15 +393,32 @@ class OpenClaw:
 
     async def _run_messages(self, key: str, run_id: str) -> list[dict[str, Any]]:
         """The transcript messages of one run (its user message onwards)."""
-        messages = await self.sessions.history(key, limit=200)
+        return (await self._run_history(key, run_id))[0]
+
+    async def _run_history(self, key: str, run_id: str) -> tuple[list[dict[str, Any]], str | None]:
+        """The run's transcript messages, and how it ended when the history shows it is
+        over without a final message (the session is idle, the run's message is stored):
+        the session's ``sessionInfo.status`` when the run was its latest, else ``done``."""
+        result = await self.call("chat.history", {"sessionKey": key, "limit": 200})
+        messages = [m for m in (result.get("messages") or []) if isinstance(m, dict)]
         out: list[dict[str, Any]] = []
+        latest = None
         for message in messages:
             raw_meta = message.get("__openclaw")
             meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
             ikey = str(message.get("idempotencyKey") or meta.get("idempotencyKey") or "")
+            if message.get("role") == "user" and ikey.endswith(":user"):
+                latest = ikey[: -len(":user")]
             if meta.get("runId") == run_id or ikey == f"{run_id}:user":
                 out.append(message)
-        return out
+        raw_info = result.get("sessionInfo")
+        info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
+        status = info.get("status")
+        stored = any(m.get("idempotencyKey") == f"{run_id}:user" for m in out)
+        if status not in _IDLE or not stored:
+            return out, None
+        last = info.get("lastRunId")
+        return out, str(status) if (last or latest) == run_id else "done"
 
 
 class Runs:

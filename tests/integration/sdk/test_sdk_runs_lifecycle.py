@@ -166,3 +166,34 @@ async def test_a_send_repeated_after_its_run_was_forgotten_ends_at_once(oc: Open
     assert repeated is not first
     result = await repeated.wait(timeout=10)
     assert (result.status, result.text) == ("completed", done.text)
+
+
+async def test_a_run_that_ended_unseen_without_a_final_message_ends_on_catch_up(
+    gateway: BundledGateway,
+) -> None:
+    """A run whose end this client missed (it was away) and that stored no final message
+    (the model failed before any text): back online, the session's status in
+    ``chat.history`` (idle, the run's message stored) ends it, instead of leaving it going
+    for ever."""
+    other = OpenClaw.connect(gateway.url, token=gateway.token, identity="ephemeral", scopes=SCOPES)
+    async with other:
+        theirs = await other.sessions.send("main", "FAIL:500 no reply at all")
+        assert (await theirs.wait(timeout=30)).status == "failed"
+        history = await other.sessions.history("main")
+    assert [m["role"] for m in history] == ["user"]  # nothing but the message
+    oc = OpenClaw.connect(gateway.url, token=gateway.token, identity="ephemeral", scopes=SCOPES)
+    missed = oc._track_run(theirs.run_id, "main")  # sent, then away until it was over
+    async with oc:
+        ends: list[Event] = []
+
+        async def follow() -> None:
+            async for event in oc.events():
+                ends.append(event)
+
+        follower = asyncio.create_task(follow())
+        await asyncio.sleep(0.05)
+        await oc._catch_up()  # what a reconnect runs
+        await asyncio.sleep(0.05)
+        follower.cancel()
+    assert missed.status == "failed"
+    assert [e.type for e in ends if e.run_id == theirs.run_id] == ["run.failed"]
