@@ -183,6 +183,9 @@ def test_history_merges_after_a_gateway_restart(
             "before the restart",
             "typed while away",
         ]
+        # The note said while away is gone once the chat is back (the status bar would
+        # otherwise still say "the chat resumes when back").
+        assert "resumes when back" not in app.window.statusBar().currentMessage()
         # The chat works again after the restart.
         await presenter.send("after the restart")
         await until(lambda: len(assistant(app, "done")) == 3, "the reply after the restart")

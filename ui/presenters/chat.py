@@ -139,6 +139,7 @@ class ChatPresenter(QObject):
                 self.status.emit(f"connection {status.state.value}; the chat resumes when back")
             return
         if self._was_connected:
+            self.status.emit("")  # the "resumes when back" note is no longer true
             task = asyncio.get_running_loop().create_task(self._resume(), name="chat-reload")
             self._reloads.add(task)
             task.add_done_callback(self._reloads.discard)
