@@ -138,11 +138,12 @@ async def pair(
 
 
 def _gone(pid: int) -> bool:
+    """Gone, or a zombie waiting for whoever inherited it to reap it (it runs no more)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (FileNotFoundError, ProcessLookupError):
         return True
-    return False
 
 
 async def test_system_run_and_which_answer_as_the_real_node_host(
@@ -284,6 +285,13 @@ async def test_exec_approvals_documents_hashes_and_policy_match(pair: Pair) -> N
     ]
     for params in runs:
         assert _same(*(await pair.run(params))), params
+    # The entry that allowed a run records it, on both nodes alike (the hash moves on).
+    ours, real = await pair.both("exec.approvals.node.get", {})
+    (ours_entry,) = ours["payload"]["file"]["agents"]["main"]["allowlist"]
+    (real_entry,) = real["payload"]["file"]["agents"]["main"]["allowlist"]
+    assert set(ours_entry) == set(real_entry), (ours_entry, real_entry)
+    for field in ("pattern", "lastUsedCommand", "lastResolvedPath"):
+        assert ours_entry.get(field) == real_entry.get(field), field
     ours, real = await pair.both("exec.approvals.node.get", {})
     assert (
         ours["payload"]["file"]["defaults"]

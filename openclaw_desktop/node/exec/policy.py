@@ -86,6 +86,8 @@ class Verdict:
     message: str
     source: str
     persist: dict[str, Any] | None = None
+    #: The allowlist entry that allowed the run (its use is recorded in the document).
+    matched: dict[str, Any] | None = None
 
 
 def is_shell_wrapper(argv: list[str] | tuple[str, ...]) -> bool:
@@ -212,4 +214,6 @@ async def decide(
         return _deny("SYSTEM_RUN_DENIED: approval required", "ask-fallback")
     if security == "allowlist" and matched is None:
         return _deny("SYSTEM_RUN_DENIED: allowlist miss", "policy")
-    return Verdict(True, "", "", "allowlist" if matched is not None else "policy")
+    if matched is not None:
+        return Verdict(True, "", "", "allowlist", matched=matched)
+    return Verdict(True, "", "", "policy")

@@ -14,8 +14,7 @@ Decisions where the reference is silent or differs:
   answers. Every decision is logged and given to :attr:`ExecHost.decision_listeners`.
 * ``system.run`` answers once with the result (as the reference: only its Claude CLI runner
   streams ``node.invoke.progress``); ``node.invoke.cancel`` ends the process group.
-* The reference's ``exec.finished``/``exec.denied`` node events and its allowlist
-  ``lastUsed*`` bookkeeping are not sent/written.
+* The reference's ``exec.finished``/``exec.denied`` node events are not sent.
 """
 
 from __future__ import annotations
@@ -23,12 +22,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from openclaw_desktop.config.paths import AppPaths
+from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.node.context import Area, NodeContext
 from openclaw_desktop.node.exec.approvals import FILE_NAME, ApprovalsStore, resolve_policy
 from openclaw_desktop.node.exec.env import (
@@ -232,6 +233,8 @@ class ExecHost:
             return self._denied(request, message, verdict.source)
         if verdict.persist is not None:
             await self._persist(run.agent_id, verdict.persist)
+        if verdict.matched is not None:
+            await self._record_use(run.agent_id, verdict.matched, request)
         self.record(ExecDecision(request, True, "", verdict.source))
         result = await run_command(list(run.argv), cwd=run.cwd, env=env, timeout_ms=run.timeout_ms)
         return InvokeResult.success(result.payload())
@@ -244,6 +247,46 @@ class ExecHost:
         # InvokeResult drops a leading "CODE: " from the wire message; say it twice so the
         # message keeps its own.
         return InvokeResult.error(DENIED, f"{DENIED}: {message}")
+
+    async def _record_use(
+        self, agent_id: str | None, matched: dict[str, Any], request: ExecRequest
+    ) -> None:
+        """Stamp the allowlist entries that allowed a run (``lastUsedAt``,
+        ``lastUsedCommand``, ``lastResolvedPath``), in ``*`` and the run's agent, as the
+        reference does; best effort (a concurrent change wins)."""
+
+        def key(entry: Any) -> tuple[str, str]:
+            if not isinstance(entry, dict):
+                return ("", "")
+            pattern = str(entry.get("pattern") or "").strip().lower()
+            return (pattern, str(entry.get("argPattern") or "").strip())
+
+        wanted = key(matched)
+        snapshot = await self.store.ensure()
+        agents = dict(snapshot.file.get("agents") or {})
+        changed = False
+        for name in dict.fromkeys(["*", agent_id or "*"]):
+            agent = agents.get(name)
+            if not isinstance(agent, dict) or not isinstance(agent.get("allowlist"), list):
+                continue
+            entries = []
+            for entry in agent["allowlist"]:
+                if key(entry) == wanted:
+                    entry = {
+                        **entry,
+                        "lastUsedAt": int(time.time() * 1000),
+                        "lastUsedCommand": request.command_text,
+                        "lastResolvedPath": request.resolved_path,
+                    }
+                    changed = True
+                entries.append(entry)
+            agents[name] = {**agent, "allowlist": entries}
+        if not changed:
+            return
+        try:
+            await self.store.replace({**snapshot.file, "agents": agents}, snapshot.hash)
+        except DeviceError as exc:
+            log.info("allowlist use not recorded: %s", exc.message)
 
     async def _persist(self, agent_id: str | None, entry: dict[str, Any]) -> None:
         """Add an *Always allow* entry to the agent's allowlist (``*`` for a run naming no

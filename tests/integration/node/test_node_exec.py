@@ -230,13 +230,18 @@ async def test_cancel_kills_the_process_tree(node: Node, tmp_path: Path) -> None
     assert (await node.ok("system.which", {"bins": ["sh"]}))["bins"]  # still serving
 
 
+def _dead(pid: int) -> bool:
+    """Gone, or a zombie waiting for whoever inherited it to reap it (it runs no more)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
 async def _gone(pid: int) -> None:
-    async with asyncio.timeout(5):
-        while True:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return
+    async with asyncio.timeout(10):
+        while not await asyncio.to_thread(_dead, pid):
             await asyncio.sleep(0.05)
 
 
@@ -343,6 +348,11 @@ async def test_policy_deny_allowlist_and_fallback(node: Node) -> None:
         }
     )
     assert (await node.ok("system.run", {"command": ["/usr/bin/env", "-0"]}))["exitCode"] == 0
+    doc = await node.ok("system.execApprovals.get", {})
+    (used,) = doc["file"]["agents"]["*"]["allowlist"]
+    assert used["lastUsedCommand"] == "/usr/bin/env -0"
+    assert used["lastResolvedPath"] == env_path
+    assert used["lastUsedAt"] > 0
     # "main" entries apply to runs of agent main only (a run naming no agent is "default").
     as_main = await node.ok("system.run", {"command": ["/usr/bin/env"], "agentId": "main"})
     assert as_main["exitCode"] == 0
