@@ -18,7 +18,6 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 
 from openclaw_desktop.chat.attachments import Attachment
 from openclaw_desktop.config import AppPaths, SettingsStore
-from openclaw_desktop.discovery import GatewayBrowser
 from openclaw_desktop.errors import ConnectionClosed, OpenClawError, ReconnectPaused, TrustError
 from openclaw_desktop.identity import CredentialStore, gateway_key, open_secret_store
 from openclaw_desktop.interruption import CutCause
@@ -27,7 +26,7 @@ from openclaw_desktop.supervisor import SupervisorStatus
 from openclaw_desktop.transport import ConnectionState, ConnectionStatus
 from openclaw_desktop.trust import TrustPrompt
 from ui.dialogs import PairingWaitPanel, ask_trust
-from ui.presenters.discovery import BrowserFactory
+from ui.presenters.discovery import BrowserFactory, configured_browsers
 from ui.presenters.failure import card_for_error, card_for_gateway
 from ui.runtime import DesktopRuntime, RuntimeTarget
 from ui.widgets.connect import ConnectScreen
@@ -159,7 +158,7 @@ class GatewayChoice:
             camera = ""
         screen = ConnectScreen(
             known_gateways_file(paths),
-            browser_factory=self.browser_factory or GatewayBrowser,
+            browser_factory=self.browser_factory or configured_browsers(paths.settings_file),
             parent=self.window,
             camera_source=camera,
             bundled_port=self.bundled_port,

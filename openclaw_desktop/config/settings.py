@@ -16,9 +16,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from openclaw_desktop.config.discovery import DiscoverySettings
 from openclaw_desktop.errors import ConfigError
 
-__all__ = ["NodeSettings", "Settings", "SettingsStore", "UiSettings", "setting_keys"]
+__all__ = [
+    "DiscoverySettings",
+    "NodeSettings",
+    "Settings",
+    "SettingsStore",
+    "UiSettings",
+    "setting_keys",
+]
 
 
 class NodeSettings(BaseModel):
@@ -84,9 +92,14 @@ class Settings(BaseModel):
     version: int = Field(1, ge=1, le=1)
     node: NodeSettings = NodeSettings()
     ui: UiSettings = UiSettings()
+    discovery: DiscoverySettings = DiscoverySettings()
 
 
-_SECTIONS: dict[str, type[BaseModel]] = {"node": NodeSettings, "ui": UiSettings}
+_SECTIONS: dict[str, type[BaseModel]] = {
+    "node": NodeSettings,
+    "ui": UiSettings,
+    "discovery": DiscoverySettings,
+}
 
 
 def setting_keys() -> dict[str, str]:

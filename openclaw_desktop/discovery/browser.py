@@ -38,6 +38,9 @@ class GatewayBrowser:
             :meth:`stop`); by default the browser opens and closes its own.
         request_timeout_ms: How long to ask the network for a service's records when the
             cache does not hold them all.
+        interfaces: Interface addresses to browse on (``["127.0.0.1"]``: only this
+            computer; see :func:`openclaw_desktop.config.discovery.discovery_interfaces`);
+            None for every interface. Ignored with a shared zeroconf.
     """
 
     def __init__(
@@ -45,8 +48,10 @@ class GatewayBrowser:
         *,
         zeroconf: AsyncZeroconf | None = None,
         request_timeout_ms: int = _REQUEST_TIMEOUT_MS,
+        interfaces: Sequence[str] | None = None,
     ) -> None:
         self._shared = zeroconf
+        self._interfaces = list(interfaces) if interfaces else None
         self._zc: AsyncZeroconf | None = None
         self._browser: AsyncServiceBrowser | None = None
         self._endpoints: dict[str, GatewayEndpoint] = {}
@@ -59,13 +64,16 @@ class GatewayBrowser:
 
         Args:
             interfaces: Interface addresses to browse on (``["127.0.0.1"]`` in tests);
-                None for every interface. Ignored with a shared zeroconf.
+                None for those given to the constructor (by default every interface).
+                Ignored with a shared zeroconf.
 
         Raises:
             RuntimeError: If already started.
         """
         if self._browser is not None:
             raise RuntimeError("the gateway browser is already started")
+        if interfaces is None:
+            interfaces = self._interfaces
         if self._shared is not None:
             self._zc = self._shared
         elif interfaces is None:
@@ -75,7 +83,8 @@ class GatewayBrowser:
         self._browser = AsyncServiceBrowser(
             self._zc.zeroconf, SERVICE_TYPE, handlers=[self._on_service_state_change]
         )
-        log.debug("browsing for %s", SERVICE_TYPE)
+        where = "every interface" if interfaces is None else ", ".join(interfaces)
+        log.debug("browsing for %s on %s", SERVICE_TYPE, where)
 
     async def stop(self) -> None:
         """Stop browsing, cancel pending look-ups and forget every endpoint. Idempotent."""

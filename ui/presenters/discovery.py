@@ -15,7 +15,10 @@ from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal
 
-from openclaw_desktop.discovery import ChangeKind, GatewayEndpoint, Listener
+from openclaw_desktop.config import SettingsStore
+from openclaw_desktop.config.discovery import discovery_interfaces
+from openclaw_desktop.discovery import ChangeKind, GatewayBrowser, GatewayEndpoint, Listener
+from openclaw_desktop.errors import OpenClawError
 from ui.runtime import RuntimeTarget
 
 __all__ = [
@@ -26,6 +29,7 @@ __all__ = [
     "KnownGateway",
     "KnownGateways",
     "LastGateway",
+    "configured_browsers",
     "short_fingerprint",
 ]
 
@@ -64,6 +68,22 @@ class GatewaySource(Protocol):
 
 
 BrowserFactory = Callable[[], GatewaySource]
+
+
+def configured_browsers(settings_file: Path) -> BrowserFactory:
+    """Makes :class:`GatewayBrowser` s that browse where the settings say (and
+    ``OPENCLAW_DISCOVERY_INTERFACES``), read when each browser is made.
+
+    The factory raises :class:`~openclaw_desktop.errors.ConfigError` for a bad address list
+    or settings file: discovery then stays off (the presenter reports it) rather than
+    browsing on every interface.
+    """
+
+    def make() -> GatewaySource:
+        settings = SettingsStore(settings_file).load()
+        return GatewayBrowser(interfaces=discovery_interfaces(settings.discovery))
+
+    return make
 
 
 def short_fingerprint(fingerprint: str | None) -> str:
@@ -107,11 +127,16 @@ class DiscoveryPresenter(QObject):
         """Create and start the browser; a failure is reported on :attr:`failed`."""
         if self._browser is not None:
             return
-        browser = self._factory()
+        try:
+            browser = self._factory()
+        except OpenClawError as exc:
+            log.warning("LAN discovery is off: %s", exc)
+            self.failed.emit(f"LAN discovery is off: {exc}")
+            return
         unsubscribe = browser.on_change(self._listener)
         try:
             await browser.start()
-        except (OSError, RuntimeError) as exc:
+        except (OSError, RuntimeError, ValueError) as exc:
             unsubscribe()
             log.warning("LAN discovery unavailable: %s", exc)
             self.failed.emit(f"LAN discovery unavailable: {exc}")

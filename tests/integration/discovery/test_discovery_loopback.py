@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
 from gateway.advertise import GatewayAdvertiser
+from openclaw_desktop.config import SettingsStore
+from openclaw_desktop.config.discovery import DISCOVERY_INTERFACES_ENV
 from openclaw_desktop.discovery import GatewayBrowser
+from openclaw_desktop.errors import ConfigError
 from tests.helpers import mdns
 from tests.helpers.mdns import LOOPBACK, Recorder
 from tests.helpers.ports import free_port
+from ui.presenters.discovery import configured_browsers
 
 pytestmark = pytest.mark.integration
 
@@ -158,3 +163,34 @@ async def test_unsubscribed_listeners_hear_nothing(
     finally:
         await advertiser.stop()
     assert silent.events == []
+
+
+async def test_the_app_s_browser_keeps_to_the_interfaces_it_is_given(
+    loopback_multicast: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the connect screen browses with: ``OPENCLAW_DISCOVERY_INTERFACES=127.0.0.1``
+    overrides the setting and the browser finds a gateway advertised on loopback; a bad
+    address list keeps discovery off (an error, not every interface)."""
+    settings = SettingsStore(tmp_path / "settings.json")
+    settings.set("discovery.interfaces", "192.0.2.1")  # not here: the variable must win
+    monkeypatch.setenv(DISCOVERY_INTERFACES_ENV, "127.0.0.1")
+    display = _unique_name()
+    advertiser = GatewayAdvertiser()
+    await advertiser.start(
+        port=free_port(), display_name=display, tls_fingerprint=None, interfaces=LOOPBACK
+    )
+    browser = configured_browsers(settings.path)()
+    assert isinstance(browser, GatewayBrowser)
+    recorder = Recorder()
+    browser.on_change(recorder)
+    try:
+        await browser.start()
+        endpoint = await recorder.wait_for("added", f"{display} (OpenClaw)", FOUND_WITHIN)
+        assert endpoint.addresses == ("127.0.0.1",)
+    finally:
+        await browser.stop()
+        await advertiser.stop()
+
+    monkeypatch.setenv(DISCOVERY_INTERFACES_ENV, "lo")
+    with pytest.raises(ConfigError, match=f"{DISCOVERY_INTERFACES_ENV}: 'lo' is not"):
+        configured_browsers(settings.path)()

@@ -112,6 +112,7 @@ def test_every_key_is_documented() -> None:
     keys = setting_keys()
     expected = {f"node.{name}" for name in NodeSettings.model_fields}
     expected |= {f"ui.{name}" for name in UiSettings.model_fields}
+    expected |= {"discovery.interfaces"}
     assert set(keys) == expected
     assert all(keys.values())
 
