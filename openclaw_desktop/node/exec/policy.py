@@ -15,7 +15,9 @@ path segment, ``**`` crosses them) matches the resolved executable; a bare name 
 (``rg``) matches only a command invoked through ``PATH``. ``argPattern`` is a regular
 expression searched in the arguments joined by one space (Python ``re``; the reference's
 ECMAScript semantics differ only in exotic syntax); generated exact-argv hashes
-(``sha256:argv:...``) are not understood here and never match.
+(``sha256:argv:...``) are not understood here and never match. A shell-wrapped command
+(``sh -c "..."``) is not analysed segment by segment as the reference does: under
+``allowlist`` it is a miss (asked about, or refused), so a shell never widens an allowlist.
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ import pytest
 from openclaw_desktop.config import NodeSettings
 from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
 from openclaw_desktop.node import NodeContext, NodeSession, build_dispatcher
-from openclaw_desktop.node.exec.approvals import hash_text
+from openclaw_desktop.node.exec.approvals import hash_text, normalize_document
+from openclaw_desktop.node.exec.env import DEFAULT_PATH, check_overrides, child_env
 from openclaw_desktop.node.exec.policy import ExecDecision, ExecRequest
 from openclaw_desktop.node.handlers.exec import EXEC_COMMANDS
 from openclaw_desktop.protocol import ClientId, ClientInfo, ClientMode, Role
@@ -431,3 +432,63 @@ async def test_prepare_then_explicit_approval_runs_once_policy_changes_refuse(no
     assert changed["message"] == (
         "SYSTEM_RUN_DENIED: exec approval policy changed; request approval again"
     )
+
+
+# ---------------------------------------------------------------- document and environment
+
+
+def test_document_normalization_as_the_reference() -> None:
+    """String entries become {pattern}, empty ones go, ids are added, commandText is
+    dropped, invalid policy values are dropped, agents.default folds into agents.main."""
+    doc = normalize_document(
+        {
+            "version": 1,
+            "socket": {"path": " /run/x.sock ", "token": " "},
+            "defaults": {"security": "nope", "ask": "always", "askFallback": "full"},
+            "agents": {
+                "default": {
+                    "security": "deny",
+                    "allowlist": [{"pattern": "/bin/ls"}, {"pattern": "rg"}],
+                },
+                "main": {"allowlist": [{"pattern": "RG", "commandText": "rg x"}]},
+                "ops": {"allowlist": ["/bin/ls", " ", {"pattern": ""}]},
+            },
+        }
+    )
+    assert doc["socket"] == {"path": "/run/x.sock"}
+    assert doc["defaults"] == {"ask": "always", "askFallback": "full"}
+    main = doc["agents"]["main"]
+    assert sorted(doc["agents"]) == ["main", "ops"]
+    assert main["security"] == "deny"
+    assert [e["pattern"] for e in main["allowlist"]] == ["RG", "/bin/ls"]  # rg: same pattern
+    assert all(e["id"] and "commandText" not in e for e in main["allowlist"])
+    (ls,) = doc["agents"]["ops"]["allowlist"]
+    assert ls["pattern"] == "/bin/ls" and ls["id"]
+
+
+def test_child_environment_is_sanitized() -> None:
+    """Dangerous inherited variables are dropped, git protocols narrowed, the marker set."""
+    base = {
+        "LD_PRELOAD": "x",
+        "BASH_FUNC_x%%": "() { :; }",
+        "PYTHONPATH": "/evil",
+        "HOME": "/home/u",
+        "AWS_SECRET_ACCESS_KEY": "s",
+        "GIT_ALLOW_PROTOCOL": "ext:https:file",
+        "GIT_PROTOCOL_FROM_USER": "1",
+        "LANG": "C.UTF-8",
+    }
+    env = child_env({"GREETING": "hi"}, base)
+    assert env == {
+        "HOME": "/home/u",
+        "GIT_ALLOW_PROTOCOL": "https",
+        "GIT_PROTOCOL_FROM_USER": "0",
+        "LANG": "C.UTF-8",
+        "GREETING": "hi",
+        "PATH": DEFAULT_PATH,
+        "OPENCLAW_CLI": "1",
+    }
+    assert check_overrides({"PAGER": "cat", "N": 1, "TERM": "xterm"}) == {
+        "PAGER": "",
+        "TERM": "xterm",
+    }
