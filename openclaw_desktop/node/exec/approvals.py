@@ -161,6 +161,8 @@ class ApprovalsSnapshot:
     exists: bool
     hash: str
     file: dict[str, Any]
+    #: False when the stored text is not a document (read as deny-everything meanwhile).
+    valid: bool = True
 
     def redacted(self) -> dict[str, Any]:
         """The ``system.execApprovals.get``/``set`` payload: the socket token never leaves."""
@@ -269,7 +271,9 @@ class ApprovalsStore:
         if not valid:
             closed = {"security": "deny", "ask": "off", "askFallback": "deny"}
             parsed = {"version": 1, "defaults": {**closed, "autoAllowSkills": False}}
-        return ApprovalsSnapshot(str(self.path), True, hash_text(raw), normalize_document(parsed))
+        return ApprovalsSnapshot(
+            str(self.path), True, hash_text(raw), normalize_document(parsed), valid
+        )
 
     def _write(self, file: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -298,8 +302,10 @@ class ApprovalsStore:
         async with self.lock:
             snapshot = await asyncio.to_thread(self.read)
             socket = snapshot.file.get("socket") or {}
-            if snapshot.exists and socket.get("path") and socket.get("token"):
-                return snapshot
+            if snapshot.exists and (
+                not snapshot.valid or (socket.get("path") and socket.get("token"))
+            ):
+                return snapshot  # a broken file waits for a set with its hash
             try:
                 await asyncio.to_thread(self._write, self._with_socket(snapshot.file, {}))
                 return await asyncio.to_thread(self.read)

@@ -492,3 +492,19 @@ def test_child_environment_is_sanitized() -> None:
         "PAGER": "",
         "TERM": "xterm",
     }
+
+
+async def test_a_broken_document_denies_and_is_only_replaced_by_a_set(node: Node) -> None:
+    """A file that is not a document is read as deny-everything, never rewritten by a read;
+    a set with its hash replaces it."""
+    await asyncio.to_thread(node.approvals.write_text, "{not json", "utf-8")
+    doc = await node.ok("system.execApprovals.get", {})
+    assert doc["file"]["defaults"]["security"] == "deny"
+    assert await asyncio.to_thread(node.approvals.read_text, "utf-8") == "{not json"
+    denied = await node.error("system.run", {"command": ["true"]})
+    assert denied["message"] == "SYSTEM_RUN_DISABLED: security=deny"
+    fixed = await node.ok(
+        "system.execApprovals.set", {"file": {"version": 1}, "baseHash": doc["hash"]}
+    )
+    assert fixed["file"]["defaults"] == {}
+    assert (await node.ok("system.run", {"command": ["true"]}))["success"] is True
