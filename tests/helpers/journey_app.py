@@ -104,6 +104,8 @@ class DesktopAppProcess:
             OPENAI_BASE_URL=self.model_url,
             OPENAI_API_KEY="sk-journey-fake",
             OPENAI_MODEL="fake-model",
+            # The connect screen browses mDNS on loopback only: no multicast leaves the test.
+            OPENCLAW_DISCOVERY_INTERFACES="127.0.0.1",
             PYTHONUNBUFFERED="1",
         )
         env.setdefault("LANG", "C.UTF-8")

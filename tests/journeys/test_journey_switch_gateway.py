@@ -1,0 +1,143 @@
+"""Journey: switching gateways. The app starts on its bundled gateway and the person chats
+there; then *File → Connect to another gateway…*, the second gateway's URL and token typed
+into the connect screen (discovery browses loopback only), and the chat goes on there: the
+reply comes from the second gateway's model, the first gateway's messages are gone from view,
+there is still one Activity panel and the status bar names the new gateway. Ctrl+Q and a new
+launch: the app comes back on the second gateway, with its history."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import time
+from collections.abc import Iterator
+
+import pytest
+from dbus_fast.errors import DBusError
+
+from tests.helpers.atspi import AtspiError
+from tests.helpers.bundled_gateway import BundledGateway
+from tests.helpers.fake_llm import FakeLLM, find_prompt
+from tests.helpers.journey_app import Journey
+from tests.journeys.conftest import OpenJourney
+from tests.journeys.test_journey_menus import pick
+
+pytestmark = [pytest.mark.journey, pytest.mark.timeout(360)]
+
+FIRST = "hello from the bundled gateway"
+SECOND = "hello from the second gateway"
+AFTER = "and after the relaunch"
+
+
+@pytest.fixture
+def second_model() -> Iterator[FakeLLM]:
+    """The second gateway's own fake model (which model got a prompt says which gateway)."""
+    with FakeLLM(chunk_delay_s=0.02) as llm:
+        yield llm
+
+
+@pytest.fixture
+def second_gateway(second_model: FakeLLM) -> Iterator[BundledGateway]:
+    """Our gateway as another computer's: its own process, port, state and token."""
+    env = {"OPENAI_BASE_URL": second_model.openai_base_url, "OPENAI_MODEL": "fake-model"}
+    gateway = BundledGateway.start(env=env)
+    try:
+        yield gateway
+    finally:
+        gateway.stop()
+        gateway.cleanup()
+
+
+def answer(text: str) -> re.Pattern[str]:
+    return re.compile(rf"^FAKE-LLM reply #\d+: {re.escape(text)}$")
+
+
+def prompts(llm: FakeLLM) -> list[str]:
+    """The user prompts a fake model was asked."""
+    return [find_prompt(body.get("messages", []))[0] for body in llm.bodies("/chat/completions")]
+
+
+async def chat_status(j: Journey, description: str = "Chat connection") -> str:
+    """What the status bar says about one connection (the label described so)."""
+    for seen in await j.atspi.walk(await j.root()):
+        if seen.role == "label":
+            with contextlib.suppress(AtspiError, DBusError):
+                if await j.atspi.description(seen.node) == description:
+                    return seen.name
+    raise AssertionError(f"no {description.lower()} status in the window")
+
+
+async def until_status(j: Journey, expected: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while (status := await chat_status(j)) != expected:
+        j.alive()
+        assert time.monotonic() < deadline, f"the status bar says {status!r}, not {expected!r}"
+        await asyncio.sleep(0.3)
+
+
+async def activity_panels(j: Journey) -> int:
+    return sum(
+        s.role == "panel" and s.name == "Activity" for s in await j.atspi.walk(await j.root())
+    )
+
+
+async def test_switch_gateway_chat_and_relaunch(
+    open_journey: OpenJourney,
+    model: FakeLLM,
+    second_model: FakeLLM,
+    second_gateway: BundledGateway,
+) -> None:
+    async with open_journey(model=model) as j:
+        await j.send(FIRST)
+        await j.wait_messages(lambda rows: any(answer(FIRST).match(r) for r in rows), "reply 1")
+        await until_status(j, f"chat: connected to 127.0.0.1:{j.app.gateway_port}")
+        assert await activity_panels(j) == 1
+        await j.desktop.screenshot("on-the-bundled-gateway")
+
+        await pick(j, "File", "Connect to another gateway…")
+        token = await j.control("text", "Gateway token or password", timeout=20)
+        await j.desktop.screenshot("the-connect-screen")
+        await j.click(token)
+        await j.desktop.type(second_gateway.token)
+        url = await j.control("text", "Gateway URL")
+        await j.click(url)
+        await j.desktop.type(second_gateway.url)
+        assert await j.atspi.text(url) == second_gateway.url
+        await j.desktop.key("Return")
+
+        await until_status(j, f"chat: connected to 127.0.0.1:{second_gateway.port}")
+        await j.control("text", "Message", timeout=60)
+        rows = await j.messages()
+        assert not any(FIRST in r for r in rows), f"the old gateway's chat is still shown: {rows}"
+        await j.send(SECOND)
+        rows = await j.wait_messages(
+            lambda rows: any(answer(SECOND).match(r) for r in rows), "the second gateway's reply"
+        )
+        assert not any(FIRST in r for r in rows), rows
+        assert SECOND in prompts(second_model) and SECOND not in prompts(model)
+        assert FIRST in prompts(model) and FIRST not in prompts(second_model)
+        assert await activity_panels(j) == 1, "a switch must not add another Activity panel"
+        assert (await chat_status(j)).endswith(f"127.0.0.1:{second_gateway.port}")
+        await j.desktop.screenshot("chatting-on-the-second-gateway")
+
+        await j.click(await j.control("text", "Message"))
+        await j.desktop.key("ctrl+q")
+        assert await j.wait_exit(30) == 0, j.app.output()[-3000:]
+
+        j.app.start()
+        j.relaunched()
+        await until_status(j, f"chat: connected to 127.0.0.1:{second_gateway.port}", 90)
+        rows = await j.wait_messages(
+            lambda rows: any(answer(SECOND).match(r) for r in rows), "the history after relaunch"
+        )
+        assert not any(FIRST in r for r in rows), rows
+        await j.desktop.screenshot("relaunched-on-the-second-gateway")
+        await j.send(AFTER)
+        await j.wait_messages(
+            lambda rows: any(answer(AFTER).match(r) for r in rows), "a reply after relaunch"
+        )
+        assert AFTER in prompts(second_model) and AFTER not in prompts(model)
+        assert await activity_panels(j) == 1
+        await j.desktop.screenshot("answered-after-the-relaunch")
+        assert second_gateway.token not in j.app.output()
