@@ -219,6 +219,8 @@ class GatewayChoice:
             self.sessions = None
         await self.runtime.aclose(CutCause.GATEWAY_SWITCHED)
         self._forget_chat_views()
+        # The old gateway's notes ("the chat resumes when back") are no longer true.
+        self.window.statusBar().clearMessage()
         self.connection_view.hide_failure(None)
         self.runtime = self._fresh_runtime(target)
         self.connection_view.refresh()

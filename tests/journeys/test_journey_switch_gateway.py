@@ -76,6 +76,14 @@ async def until_status(j: Journey, expected: str, timeout: float = 60.0) -> None
         await asyncio.sleep(0.3)
 
 
+async def status_bar_text(j: Journey) -> str:
+    """What a person reads in the status bar (its notes are painted, not labels: OCR)."""
+    root = await j.root()
+    [bar] = await j.atspi.find(root, lambda n: n.role == "status bar", "the status bar")
+    box = await j.atspi.extents(bar.node)
+    return await j.desktop.read("status-bar", box.x, box.y, box.width, box.height)
+
+
 async def activity_panels(j: Journey) -> int:
     return sum(
         s.role == "panel" and s.name == "Activity" for s in await j.atspi.walk(await j.root())
@@ -119,6 +127,9 @@ async def test_switch_gateway_chat_and_relaunch(
         assert FIRST in prompts(model) and FIRST not in prompts(second_model)
         assert await activity_panels(j) == 1, "a switch must not add another Activity panel"
         assert (await chat_status(j)).endswith(f"127.0.0.1:{second_gateway.port}")
+        node = await chat_status(j, "Node connection")
+        assert node == f"node: connected to 127.0.0.1:{second_gateway.port}", node
+        assert "browsing for _openclaw-gw._tcp.local. on 127.0.0.1" in j.app.output()
         await j.desktop.screenshot("chatting-on-the-second-gateway")
 
         await j.click(await j.control("text", "Message"))
@@ -141,3 +152,77 @@ async def test_switch_gateway_chat_and_relaunch(
         assert await activity_panels(j) == 1
         await j.desktop.screenshot("answered-after-the-relaunch")
         assert second_gateway.token not in j.app.output()
+
+
+@pytest.fixture
+def first_gateway(model: FakeLLM) -> Iterator[BundledGateway]:
+    """A gateway the app was connected to before (ours, another process), with ``model``."""
+    env = {"OPENAI_BASE_URL": model.openai_base_url, "OPENAI_MODEL": "fake-model"}
+    gateway = BundledGateway.start(env=env)
+    try:
+        yield gateway
+    finally:
+        gateway.stop()
+        gateway.cleanup()
+
+
+async def connect_to(j: Journey, gateway: BundledGateway) -> None:
+    """*File → Connect to another gateway…*, the token and the URL typed, Enter."""
+    await pick(j, "File", "Connect to another gateway…")
+    token = await j.control("text", "Gateway token or password", timeout=20)
+    await j.click(token)
+    await j.desktop.type(gateway.token)
+    url = await j.control("text", "Gateway URL")
+    await j.click(url)
+    await j.desktop.type(gateway.url)
+    await j.desktop.key("Return")
+
+
+async def test_messages_waiting_when_switching_are_asked_about_then_sent_there(
+    open_journey: OpenJourney,
+    model: FakeLLM,
+    second_model: FakeLLM,
+    first_gateway: BundledGateway,
+    second_gateway: BundledGateway,
+) -> None:
+    waiting = "written while the gateway was away"
+    async with open_journey(model=model, remote=(first_gateway.url, first_gateway.token)) as j:
+        await j.send(FIRST)
+        await j.wait_messages(lambda rows: any(answer(FIRST).match(r) for r in rows), "reply 1")
+        first_gateway.stop()
+        deadline = time.monotonic() + 60
+        while (await chat_status(j)).startswith("chat: connected"):
+            j.alive()
+            assert time.monotonic() < deadline, "the status bar still says connected"
+            await asyncio.sleep(0.3)
+        await j.send(waiting)
+        await j.wait_messages(
+            lambda rows: any(r.startswith(waiting) and "waiting" in r for r in rows),
+            "the message waiting for the gateway",
+        )
+        await j.desktop.screenshot("a-message-waiting")
+
+        await connect_to(j, second_gateway)
+        cancel = await j.control("push button", "Cancel", timeout=20)
+        await j.control("push button", "Send them there")
+        await j.desktop.screenshot("asked-about-the-waiting-message")
+        await j.click(cancel)
+        rows = await j.wait_messages(
+            lambda rows: any(r.startswith(waiting) for r in rows), "back on the first chat"
+        )
+        assert any(r.startswith(FIRST) for r in rows), rows
+
+        await connect_to(j, second_gateway)
+        await j.click(await j.control("push button", "Send them there", timeout=20))
+        await until_status(j, f"chat: connected to 127.0.0.1:{second_gateway.port}")
+        rows = await j.wait_messages(
+            lambda rows: any(answer(waiting).match(r) for r in rows),
+            "the waiting message answered by the second gateway",
+        )
+        assert not any(FIRST in r for r in rows), rows
+        assert prompts(second_model).count(waiting) == 1
+        assert waiting not in prompts(model)
+        assert await activity_panels(j) == 1
+        await j.desktop.screenshot("sent-on-to-the-second-gateway")
+        bar = await status_bar_text(j)
+        assert "resumes" not in bar and "reconnecting" not in bar, bar
