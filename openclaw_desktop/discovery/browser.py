@@ -84,7 +84,7 @@ class GatewayBrowser:
             self._zc.zeroconf, SERVICE_TYPE, handlers=[self._on_service_state_change]
         )
         where = "every interface" if interfaces is None else ", ".join(interfaces)
-        log.debug("browsing for %s on %s", SERVICE_TYPE, where)
+        log.info("browsing for %s on %s", SERVICE_TYPE, where)
 
     async def stop(self) -> None:
         """Stop browsing, cancel pending look-ups and forget every endpoint. Idempotent."""
