@@ -105,6 +105,14 @@ def screen_width(app: DesktopApp) -> int:
     return screen.availableGeometry().width()
 
 
+async def settle() -> None:
+    """Let Qt lay the window out through the running qasync loop. ``processEvents()`` from
+    inside a coroutine re-enters qasync's timer dispatch, which can leave a timer firing
+    forever with a KeyError (every later Qt test then errors)."""
+    for _ in range(3):
+        await asyncio.sleep(0.02)
+
+
 def test_wrong_token_card_then_edit_token_connects(
     qapp: QApplication, tmp_path: Path, llm: FakeLLM, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -137,7 +145,7 @@ def test_wrong_token_card_then_edit_token_connects(
             CardAction.CHOOSE_GATEWAY,
             CardAction.SHOW_DETAILS,
         ]
-        QApplication.processEvents()
+        await settle()  # layout runs on the loop (a nested processEvents re-enters qasync)
         assert app.window.width() <= screen_width(app)
         assert app.window.width() <= 700, "the card does not widen the window"
         shot(app.window, screens / "01-card.png")
@@ -145,7 +153,7 @@ def test_wrong_token_card_then_edit_token_connects(
         # Show details: the raw text is there, wrapped, and hides again.
         card.buttons[CardAction.SHOW_DETAILS].click()
         assert card.details.isVisible() and "AUTH_TOKEN_MISMATCH" in card.details.toPlainText()
-        QApplication.processEvents()
+        await settle()  # layout runs on the loop (a nested processEvents re-enters qasync)
         assert app.window.width() <= 700
         shot(app.window, screens / "02-details.png")
         card.buttons[CardAction.SHOW_DETAILS].click()
@@ -419,7 +427,7 @@ def test_a_gateway_that_keeps_stopping_gets_a_card_and_try_again_recovers(
         assert_honest(app)
         await asyncio.sleep(0.5)
         assert supervisor.status.state is SupervisorState.FAILED, "it stays stopped"
-        QApplication.processEvents()
+        await settle()  # layout runs on the loop (a nested processEvents re-enters qasync)
         assert app.window.width() <= 700
         shot(app.window, screens / "01-keeps-stopping.png")
 
