@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.advertise import GatewayAdvertiser
+from gateway.advertise import GatewayAdvertiser, _open_zeroconf
 from openclaw_desktop.config import SettingsStore
 from openclaw_desktop.config.discovery import DISCOVERY_INTERFACES_ENV
 from openclaw_desktop.discovery import GatewayBrowser
@@ -123,9 +123,16 @@ async def test_browser_started_late_finds_a_running_gateway(loopback_multicast: 
 async def test_name_conflict_renames_with_a_counter(
     browser: tuple[GatewayBrowser, Recorder],
 ) -> None:
+    """A second gateway that finds its name taken on the network takes "(2)".
+
+    The second gateway's responder is listening before the first announces itself, as a
+    responder on another host of the LAN would be. (On one host both responders share port
+    5353, and which of them the kernel hands a unicast reply to the second's probe is up to
+    SO_REUSEPORT hashing, so a responder started only afterwards may never hear it.)"""
     _, recorder = browser
     display = _unique_name()
-    first, second = GatewayAdvertiser(), GatewayAdvertiser()
+    listening = _open_zeroconf(LOOPBACK)
+    first, second = GatewayAdvertiser(), GatewayAdvertiser(zeroconf=listening)
     await first.start(
         port=free_port(), display_name=display, tls_fingerprint=None, interfaces=LOOPBACK
     )
@@ -143,6 +150,7 @@ async def test_name_conflict_renames_with_a_counter(
             await second.stop()
     finally:
         await first.stop()
+        await listening.async_close()
 
 
 async def test_unsubscribed_listeners_hear_nothing(
