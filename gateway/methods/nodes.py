@@ -56,34 +56,26 @@ _NON_EMPTY: dict[str, Any] = {"type": "string", "minLength": 1}
 #: Params schemas as the real gateway's closed ones (``NodeDescribeParamsSchema``,
 #: ``NodeRenameParamsSchema``, ``NodeInvokeParamsSchema``), properties in their order, which
 #: is the order of its errors: a mistyped field gets the same text as there.
-NODE_DESCRIBE_PARAMS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["nodeId"],
-    "properties": {"nodeId": _NON_EMPTY},
-}
-NODE_RENAME_PARAMS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["nodeId", "displayName"],
-    "properties": {"nodeId": _NON_EMPTY, "displayName": _NON_EMPTY},
-}
+
+
+def _closed(*required: str) -> dict[str, Any]:
+    """A closed params object whose ``required`` fields are non-empty strings (in order)."""
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": list(required),
+        "properties": {name: _NON_EMPTY for name in required},
+    }
+
+
+NODE_DESCRIBE_PARAMS_SCHEMA = _closed("nodeId")
+NODE_RENAME_PARAMS_SCHEMA = _closed("nodeId", "displayName")
 #: ``NodeListParamsSchema`` and ``NodePairListParamsSchema``: no params at all.
 NO_PARAMS_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False}
 #: ``NodePairApproveParamsSchema`` and ``NodePairRejectParamsSchema``.
-NODE_PAIR_REQUEST_PARAMS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["requestId"],
-    "properties": {"requestId": _NON_EMPTY},
-}
+NODE_PAIR_REQUEST_PARAMS_SCHEMA = _closed("requestId")
 #: ``NodePairRemoveParamsSchema``.
-NODE_PAIR_REMOVE_PARAMS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["nodeId"],
-    "properties": {"nodeId": _NON_EMPTY},
-}
+NODE_PAIR_REMOVE_PARAMS_SCHEMA = _closed("nodeId")
 NODE_INVOKE_PARAMS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
