@@ -124,7 +124,9 @@ class ErrorCard(QFrame):
         if action is CardAction.SHOW_DETAILS:
             shown = not self.details.isVisible()
             self.details.setVisible(shown)
-            self.buttons[action].setText("Hide details" if shown else action.value)
+            button = self.buttons[action]
+            button.setText("Hide details" if shown else action.value)
+            button.setAccessibleName(button.text())  # a screen reader reads what it says
             return
         if action is CardAction.EDIT_TOKEN:
             self.token_row.show()
