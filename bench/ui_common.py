@@ -92,10 +92,10 @@ def qt_app() -> QApplication:
 
 def run_qt(scenario: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run ``scenario`` on a qasync loop over the QApplication (one loop per process)."""
-    import qasync
+    from ui.event_loop import qt_event_loop
 
     app = qt_app()
-    loop = qasync.QEventLoop(app)
+    loop = qt_event_loop(app)
     asyncio.set_event_loop(loop)
     with loop:
         result: T = loop.run_until_complete(scenario())

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# Qt tests draw offscreen unless told otherwise (./dev test says so too; journeys start
+# their own X server and pass its display to the app they launch).
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -416,8 +416,7 @@ def run(argv: Sequence[str], target: RuntimeTarget) -> int:
     """Run the desktop app until its window closes. An ``openclaw://pair`` link in
     ``target`` opens the connect screen with its code filled in; a later launch's link (or
     plain launch) is handed to this window over a user-only local socket."""
-    import qasync
-
+    from ui.event_loop import qt_event_loop
     from ui.icons import app_icon
     from ui.instance import InstanceServer
 
@@ -426,7 +425,7 @@ def run(argv: Sequence[str], target: RuntimeTarget) -> int:
     app.setApplicationName("OpenClaw Desktop")
     app.setDesktopFileName("openclaw-desktop")
     app.setWindowIcon(app_icon())
-    loop = qasync.QEventLoop(app)
+    loop = qt_event_loop(app)
     asyncio.set_event_loop(loop)
     paths = AppPaths.default()
     log_to_folder(paths)

@@ -25,21 +25,31 @@ def run_in_qt(
 ) -> T:
     """Run ``scenario`` on the qasync loop of the test's QApplication, bounded. Closing a
     window does not stop the loop while it runs."""
-    import qasync
+    from ui.event_loop import qt_event_loop
 
     loop = _LOOPS.get(id(qapp))
     if loop is None:
-        loop = qasync.QEventLoop(qapp)
+        loop = qt_event_loop(qapp)
         _LOOPS[id(qapp)] = loop
     asyncio.set_event_loop(loop)
     quit_on_close = qapp.quitOnLastWindowClosed()
     qapp.setQuitOnLastWindowClosed(False)
     try:
-        result: T = loop.run_until_complete(asyncio.wait_for(scenario(), timeout))
+        result: T = loop.run_until_complete(_bounded(scenario, timeout))
         return result
     finally:
         qapp.setQuitOnLastWindowClosed(quit_on_close)
         asyncio.set_event_loop(None)
+
+
+async def _bounded(scenario: Callable[[], Coroutine[Any, Any, T]], timeout: float) -> T:
+    """``scenario()`` within ``timeout`` s. Not ``wait_for``: on 3.11 it can return the
+    result of a scenario that swallowed the cancellation, hiding a hang as a slow pass."""
+    async with asyncio.timeout(timeout) as deadline:
+        result = await scenario()
+    if deadline.expired():  # it was cancelled at the deadline and carried on regardless
+        raise TimeoutError(f"the scenario ran past its {timeout:g} s and ignored the cancel")
+    return result
 
 
 def screenshot_folder(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
