@@ -157,7 +157,8 @@ class GatewayServer:
             self._server.server.close()  # no new connections; live ones get a goodbye first
         if self._advertiser is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._advertiser.stop(), 1.0)
+                async with asyncio.timeout(1.0):
+                    await self._advertiser.stop()
         peers = list(self.core.hub.peers.values())
         for peer in peers:
             peer.send_event("shutdown", {"reason": reason}, seq=not peer.is_node)
@@ -173,20 +174,22 @@ class GatewayServer:
         await self.core.drain_background(0.3)
         if self.core.talk is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.core.talk.aclose(), 1.0)
+                async with asyncio.timeout(1.0):
+                    await self.core.talk.aclose()
         if self.core.chat is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.core.chat.aclose(), 1.0)
+                async with asyncio.timeout(1.0):
+                    await self.core.chat.aclose()
         if self._server is not None:
             self._server.close(close_connections=True)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(
-                    self._server.wait_closed(), max(0.1, deadline - loop.time() - 0.2)
-                )
+                async with asyncio.timeout(max(0.1, deadline - loop.time() - 0.2)):
+                    await self._server.wait_closed()
             for connection in list(self._server.all_connections):
                 connection.transport.abort()  # did not answer our close frame in time
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._server.wait_closed(), 0.2)
+                async with asyncio.timeout(0.2):
+                    await self._server.wait_closed()
         self.state.close()
 
     async def serve_forever(self) -> None:

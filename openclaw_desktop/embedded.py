@@ -1,10 +1,11 @@
 """The embedded default: the bundled gateway on this machine plus this computer as its node.
 
-``openclaw-desktop`` with no subcommand starts (or attaches to) the bundled gateway on
+``openclaw-desktop --headless`` (no subcommand) starts (or attaches to) the bundled gateway on
 127.0.0.1 and connects this computer to it as a node. The gateway runs as a child process
-(``python -m gateway run``): the core never imports it, and a gateway crash cannot take the
-node down with it. As the owner of its own bundled gateway, this computer's node surface is
-approved without a prompt.
+(``python -m gateway run``) under the same :class:`~openclaw_desktop.supervisor.GatewaySupervisor`
+as the window's: the core never imports it, a gateway crash cannot take the node down with it,
+and a gateway that exits or is killed is started again (backoff, a cap per minute). As the
+owner of its own bundled gateway, this computer's node surface is approved without a prompt.
 """
 
 from __future__ import annotations
@@ -12,10 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import socket
-import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 
 from openclaw_desktop.config.client_profile import cli_client, user_agent
 from openclaw_desktop.config.paths import AppPaths
@@ -24,58 +22,77 @@ from openclaw_desktop.identity import IdentityStore
 from openclaw_desktop.integration.command import EMBEDDED_ALLOW, bundled_gateway_args, gateway_argv
 from openclaw_desktop.protocol import OperatorScope, Role
 from openclaw_desktop.session import EventReceived
+from openclaw_desktop.supervisor import (
+    GatewaySupervisor,
+    RestartPolicy,
+    SupervisorState,
+    SupervisorStatus,
+)
 from openclaw_desktop.transport import ConnectionOptions, GatewayConnection
 
-__all__ = ["EMBEDDED_ALLOW", "approve_own_surface", "bundled_gateway"]
+__all__ = ["EMBEDDED_ALLOW", "approve_own_surface", "follow_restarts", "supervised_gateway"]
 
 log = logging.getLogger("openclaw.cli")
 
-START_TIMEOUT_S = 20.0
-
-
-def _listening(port: int) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-        return True
-    return False
-
 
 @contextlib.asynccontextmanager
-async def bundled_gateway(paths: AppPaths, port: int) -> AsyncIterator[str]:
-    """Attach to a gateway already on ``port``, or run the bundled one until the block ends.
+async def supervised_gateway(
+    paths: AppPaths, port: int, *, policy: RestartPolicy | None = None
+) -> AsyncIterator[tuple[GatewaySupervisor, str]]:
+    """Attach to a gateway already on ``port``, or run the bundled one, supervised, until the
+    block ends (then it is terminated; one attached to is left running).
 
-    Yields its shared token.
+    Yields the supervisor and the gateway's shared token.
+
+    Raises:
+        ConfigError: it could not be started (with its last log lines), or its token
+            cannot be read.
     """
-    child: asyncio.subprocess.Process | None = None
-    if _listening(port):
-        log.warning("using the gateway already running on 127.0.0.1:%d", port)
-    else:
-        command = [*gateway_argv(), *bundled_gateway_args(port)]
-        child = await asyncio.create_subprocess_exec(
-            *command, env=dict(os.environ), stdin=subprocess.DEVNULL
-        )
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + START_TIMEOUT_S
-        while not _listening(port):
-            if child.returncode is not None:
-                raise ConfigError(f"the bundled gateway exited (code {child.returncode})")
-            if loop.time() > deadline:
-                child.kill()
-                raise ConfigError(f"the bundled gateway did not start within {START_TIMEOUT_S:g}s")
-            await asyncio.sleep(0.05)
+    supervisor = GatewaySupervisor(
+        [*gateway_argv(), *bundled_gateway_args(port)], port, policy=policy
+    )
     try:
-        token = paths.gateway_token_file.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise ConfigError(f"cannot read the bundled gateway's token: {exc}") from None
-    try:
-        yield token
+        await supervisor.start()
+        try:
+            token = paths.gateway_token_file.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ConfigError(f"cannot read the bundled gateway's token: {exc}") from None
+        yield supervisor, token
     finally:
-        if child is not None and child.returncode is None:
-            child.terminate()
-            try:
-                await asyncio.wait_for(child.wait(), 5)
-            except TimeoutError:
-                child.kill()
-                await child.wait()
+        await supervisor.aclose()
+
+
+def follow_restarts(
+    supervisor: GatewaySupervisor,
+    connections: Callable[[], Sequence[GatewayConnection]],
+    *,
+    say: Callable[[str], None],
+    gave_up: Callable[[SupervisorStatus], None],
+) -> Callable[[], None]:
+    """What a headless run does as its bundled gateway stops and is restarted: ``say`` each
+    step in words, reconnect ``connections`` at once when it runs again (not after their
+    backoff, as the window does), and ``gave_up`` once it keeps stopping (the cap).
+
+    Returns the unsubscribe callable.
+    """
+
+    def changed(status: SupervisorStatus) -> None:
+        if status.state is SupervisorState.RESTARTING:
+            say(
+                f"the bundled gateway stopped ({status.reason}); "
+                f"starting it again in {status.retry_in_s:g} s"
+            )
+        elif status.state is SupervisorState.RUNNING and status.restarts > 0:
+            say(
+                f"the bundled gateway runs again (restart {status.restarts}, "
+                f"pid {supervisor.pid}); reconnecting"
+            )
+            for connection in connections():
+                connection.resume()
+        elif status.state is SupervisorState.FAILED:
+            gave_up(status)
+
+    return supervisor.on_status(changed)
 
 
 async def _approve_mine(conn: GatewayConnection, node_id: str) -> int:

@@ -395,7 +395,8 @@ async def _terminate(process: asyncio.subprocess.Process, timeout_s: float = 5.0
     with contextlib.suppress(ProcessLookupError):
         process.terminate()
     try:
-        await asyncio.wait_for(process.wait(), timeout_s)
+        async with asyncio.timeout(timeout_s):
+            await process.wait()
     except TimeoutError:
         with contextlib.suppress(ProcessLookupError):
             process.kill()

@@ -180,7 +180,8 @@ async def run_doctor() -> str:
     except OSError as exc:
         return f"The doctor could not start: {exc}"
     try:
-        out, _ = await asyncio.wait_for(proc.communicate(), DOCTOR_TIMEOUT_S)
+        async with asyncio.timeout(DOCTOR_TIMEOUT_S):
+            out, _ = await proc.communicate()
     except TimeoutError:
         proc.kill()
         await proc.wait()

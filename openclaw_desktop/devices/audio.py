@@ -238,7 +238,8 @@ async def _bounded(
 
     threading.Thread(target=work, name=f"audio-{what}", daemon=True).start()
     try:
-        return await asyncio.wait_for(future, timeout)
+        async with asyncio.timeout(timeout):
+            return await future
     except TimeoutError:
         raise DeviceError(
             _UNAVAILABLE, f"the audio system did not answer within {timeout:g} s ({what})"

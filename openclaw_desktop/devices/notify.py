@@ -123,7 +123,8 @@ async def _connected(address: str) -> AsyncIterator[MessageBus]:
     finally:
         bus.disconnect()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(bus.wait_for_disconnect(), 1.0)  # type: ignore[no-untyped-call]
+            async with asyncio.timeout(1.0):
+                await bus.wait_for_disconnect()  # type: ignore[no-untyped-call]
 
 
 async def _call(

@@ -56,7 +56,8 @@ async def play_pcm16(samples: bytes, rate: int, stop: threading.Event) -> bool:
     seconds = len(samples) / 2 / rate
     task = asyncio.to_thread(_play_blocking, samples, rate, stop)
     try:
-        return await asyncio.wait_for(task, seconds + 10)
+        async with asyncio.timeout(seconds + 10):
+            return await task
     except TimeoutError:
         stop.set()
         raise DeviceError(NodeErrorCode.UNAVAILABLE, "the speaker stopped playing") from None

@@ -261,7 +261,8 @@ class ScreenGrabber:
         if cached is not None and cached[0] > time.monotonic():
             return cached[1]
         try:
-            status = await asyncio.wait_for(asyncio.to_thread(display_status), self.probe_timeout)
+            async with asyncio.timeout(self.probe_timeout):
+                status = await asyncio.to_thread(display_status)
         except TimeoutError:
             status = DisplayStatus(False, f"the display did not answer in {self.probe_timeout:g} s")
         self._cache[key] = (time.monotonic() + self.probe_ttl, status)
@@ -275,9 +276,8 @@ class ScreenGrabber:
                 ``capture_timeout``.
         """
         try:
-            return await asyncio.wait_for(
-                asyncio.to_thread(capture, request, self.max_base64), self.capture_timeout
-            )
+            async with asyncio.timeout(self.capture_timeout):
+                return await asyncio.to_thread(capture, request, self.max_base64)
         except TimeoutError:
             self._cache.clear()
             raise DeviceError(

@@ -110,7 +110,8 @@ class Dictation:
                 await mic.close()
             await session.close()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._closed.wait(), FINAL_TIMEOUT_S)
+                async with asyncio.timeout(FINAL_TIMEOUT_S):
+                    await self._closed.wait()
         finally:
             collector.cancel()
             with contextlib.suppress(asyncio.CancelledError):

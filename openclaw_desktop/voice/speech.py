@@ -57,7 +57,8 @@ async def speak_locally(text: str) -> Speech:
         stderr=asyncio.subprocess.PIPE,
     )
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), LOCAL_TIMEOUT_S)
+        async with asyncio.timeout(LOCAL_TIMEOUT_S):
+            out, err = await proc.communicate()
     except TimeoutError:
         proc.kill()
         await proc.wait()

@@ -120,7 +120,8 @@ class TalkSession:
     async def next_event(self, timeout: float) -> dict[str, Any] | None:
         """The next ``talk.event`` of this session, or None after ``timeout`` seconds."""
         try:
-            return await asyncio.wait_for(self._events.get(), timeout)
+            async with asyncio.timeout(timeout):
+                return await self._events.get()
         except TimeoutError:
             return None
 

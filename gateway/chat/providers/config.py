@@ -213,7 +213,8 @@ class _Builder:
 
     async def discover(self, provider: OpenAIProvider) -> list[str]:
         try:
-            return await asyncio.wait_for(provider.discover_model_ids(), self.probe_timeout_s)
+            async with asyncio.timeout(self.probe_timeout_s):
+                return await provider.discover_model_ids()
         except (ProviderError, TimeoutError):
             return []
 
@@ -326,9 +327,8 @@ async def _port_answers(root: str, timeout_s: float) -> bool:
     """Whether anything accepts a TCP connection at ``root``'s host and port."""
     parts = urlsplit(root)
     try:
-        _, writer = await asyncio.wait_for(
-            asyncio.open_connection(parts.hostname, parts.port), timeout_s
-        )
+        async with asyncio.timeout(timeout_s):
+            _, writer = await asyncio.open_connection(parts.hostname, parts.port)
     except (OSError, TimeoutError):
         return False
     writer.close()

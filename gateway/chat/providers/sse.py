@@ -101,9 +101,8 @@ class ApiKey:
             return self._value
         what = f"{provider}: cannot read the API key {self.label}".rstrip()
         try:
-            value = await asyncio.wait_for(
-                asyncio.to_thread(self._loader), timeout=self.LOAD_TIMEOUT_S
-            )
+            async with asyncio.timeout(self.LOAD_TIMEOUT_S):
+                value = await asyncio.to_thread(self._loader)
         except TimeoutError:
             raise ProviderError(
                 "auth", f"{what}: timed out after {self.LOAD_TIMEOUT_S:g} s", provider=provider

@@ -101,7 +101,8 @@ async def _end_group(proc: asyncio.subprocess.Process) -> None:
     """SIGTERM the whole group, SIGKILL what is left after the grace period."""
     _signal_group(proc.pid, signal.SIGTERM)
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(proc.wait(), KILL_GRACE_S)
+        async with asyncio.timeout(KILL_GRACE_S):
+            await proc.wait()
     _signal_group(proc.pid, signal.SIGKILL)
     await proc.wait()
 

@@ -267,7 +267,8 @@ class FakeLLM:
         if script.kind == "hang":
             assert self._stopping is not None
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), timeout=300)
+                async with asyncio.timeout(300):
+                    await self._stopping.wait()
             return True
         if script.kind == "cut":
             conn.writer.transport.abort()
