@@ -5,14 +5,19 @@ has painted its first frame."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QWidget
 
-__all__ = ["TaskSet", "after_first_paint"]
+__all__ = ["CANCEL_GRACE_S", "TaskSet", "after_first_paint"]
+
+log = logging.getLogger("openclaw.ui")
+
+#: How long closing waits for a cancelled task to end before leaving it behind.
+CANCEL_GRACE_S = 5.0
 
 
 class TaskSet:
@@ -21,20 +26,29 @@ class TaskSet:
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
 
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        """Run ``coro`` on the loop; the set holds it until it ends."""
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str | None = None) -> None:
+        """Run ``coro`` on the loop (as task ``name``); the set holds it until it ends."""
         task = asyncio.ensure_future(coro)
+        if name is not None:
+            task.set_name(name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def cancel(self) -> None:
-        """Cancel every task (but the caller's own) and wait for them to end."""
+    async def cancel(self, grace_s: float = CANCEL_GRACE_S) -> None:
+        """Cancel every task (but the caller's own) and wait, at most ``grace_s`` seconds,
+        for them to end. One that ignores its cancel is named in the log and left behind,
+        so closing a window never hangs on it; the caller's own cancel still reaches it."""
         tasks = [t for t in self._tasks if t is not asyncio.current_task()]
         for task in tasks:
             task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        if not tasks:
+            return
+        done, pending = await asyncio.wait(tasks, timeout=grace_s)
+        for task in done:
+            if not task.cancelled():
+                task.exception()  # ended with an error while stopping: nothing to do with it
+        for task in pending:
+            log.warning("task %s did not stop within %g s of its cancel", task.get_name(), grace_s)
 
 
 class _FirstPaint(QObject):

@@ -4,7 +4,6 @@ the transcript to the session like a typed message (queued while the gateway is 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -15,6 +14,7 @@ from PySide6.QtCore import QObject, Signal
 from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.errors import OpenClawError
 from ui.presenters.chat import ChatPresenter
+from ui.tasks import CANCEL_GRACE_S
 
 if TYPE_CHECKING:  # voice loads numpy and PortAudio: imported when first used
     from openclaw_desktop.voice import DictationResult
@@ -126,11 +126,14 @@ class VoicePresenter(QObject):
 
     async def aclose(self) -> None:
         """Cancel a running dictation (nothing is sent), talk mode and the mic check."""
-        for task in (self.task, self.talk_task, self._watch):
-            if task is not None and not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        running = [t for t in (self.task, self.talk_task, self._watch) if t and not t.done()]
+        for task in running:
+            task.cancel()
+        if running:  # bounded: a task that shrugs off its cancel must not hold up quitting
+            done, _ = await asyncio.wait(running, timeout=CANCEL_GRACE_S)
+            for task in done:
+                if not task.cancelled() and task.exception() is not None:
+                    log.warning("voice task %s failed as it stopped", task.get_name())
 
     # ------------------------------------------------------------------ talk mode
     @property
