@@ -17,7 +17,7 @@ from gateway import __version__
 from gateway.config import GatewayConfig
 from gateway.errors import MethodError, invalid_request
 from gateway.hub import Hub, now_ms
-from gateway.methods import HANDLERS
+from gateway.methods import TABLE
 from gateway.methods.chat import ATTACHMENT_LIMITS
 from gateway.methods.nodes import node_request_wire
 from gateway.nodes.invoke import InvokeRouter
@@ -133,7 +133,7 @@ class GatewayCore:
     @property
     def methods(self) -> list[str]:
         """Methods this gateway serves (``hello-ok.features.methods``)."""
-        return sorted(HANDLERS)
+        return TABLE.names()
 
     # ------------------------------------------------------------------ requests
     async def handle_request(
@@ -150,7 +150,7 @@ class GatewayCore:
             if refusal is not None:
                 peer.respond(request_id, False, error=refusal)
                 return
-            result = await HANDLERS[method](self, peer, params)
+            result = await TABLE[method].handler(self, peer, params)
         except MethodError as exc:
             peer.respond(request_id, False, error=exc.shape)
         except Exception:

@@ -8,10 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from gateway.methods import HANDLERS
+from gateway.methods import TABLE
 from gateway.nodes.invoke import InvokeError
 from gateway.peer import Peer
-from gateway.scopes import authorize
 from openclaw_desktop.protocol import (
     MAX_FRAME_DEPTH,
     ErrorCode,
@@ -38,10 +37,10 @@ def refuse(
     waiting for it gets a typed error at once rather than a timeout. ``may_nest`` False
     (see :func:`may_nest_too_deep`) skips that check.
     """
-    denied = authorize(peer.role, peer.scopes, method, params)
+    denied = TABLE.authorize(peer.role, peer.scopes, method, params)
     if denied is not None:
         return denied
-    if method not in HANDLERS:
+    if method not in TABLE:
         return error_shape(ErrorCode.INVALID_REQUEST, f"unknown method: {method}")
     if may_nest and params_too_deep(method, params):
         if method == "node.invoke.result":

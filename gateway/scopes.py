@@ -1,5 +1,7 @@
-"""Who may call what: the role and operator scope each method needs (the real gateway's table
-for the methods this gateway implements)."""
+"""Operator scopes: their names, what implies what, and the ``node.invoke`` command sets.
+
+Which scope each method needs is declared beside its handler (:mod:`gateway.rpc`);
+``NODE_METHODS``, ``OPERATOR_SCOPES`` and ``authorize`` are derived from that table."""
 
 from __future__ import annotations
 
@@ -9,79 +11,24 @@ from typing import Any
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
 __all__ = [
+    "ADMIN",
     "ADMIN_INVOKE_COMMANDS",
     "ADMIN_NODE_COMMANDS",
     "BROWSER_PROXY_COMMANDS",
-    "NODE_METHODS",
-    "authorize",
+    "PAIRING",
+    "READ",
+    "TALK",
+    "WRITE",
     "is_forbidden_browser_proxy_mutation",
     "missing_requested_scope",
     "missing_scope_error",
+    "node_invoke_scope",
     "normalize_operator_scopes",
     "scope_satisfied",
 ]
 
 READ, WRITE, ADMIN = "operator.read", "operator.write", "operator.admin"
 PAIRING, TALK = "operator.pairing", "operator.talk"
-
-#: Methods only the node role may call.
-NODE_METHODS = frozenset(
-    {
-        "node.invoke.result",
-        "node.invoke.progress",
-        "node.event",
-        "node.pending.pull",
-        "node.pending.ack",
-        "node.pending.drain",
-        "node.pluginTools.update",
-        "node.skills.update",
-        "node.pluginSurface.refresh",
-        "node.runnerInventory.update",
-    }
-)
-
-#: Operator methods and the scope each requires (``node.invoke`` is dynamic: write or admin).
-OPERATOR_SCOPES: dict[str, str] = {
-    "health": READ,
-    "status": READ,
-    "system-presence": READ,
-    "node.list": READ,
-    "node.describe": READ,
-    "node.rename": PAIRING,
-    "node.pair.list": PAIRING,
-    "node.pair.approve": PAIRING,
-    "node.pair.reject": PAIRING,
-    "node.pair.remove": PAIRING,
-    "device.pair.list": PAIRING,
-    "device.pair.approve": PAIRING,
-    "device.pair.reject": PAIRING,
-    "device.pair.remove": PAIRING,
-    "device.pair.rename": PAIRING,
-    "device.token.rotate": PAIRING,
-    "device.token.revoke": PAIRING,
-    "device.pair.setupCode": ADMIN,
-    "device.pair.setupStatus": ADMIN,
-    "chat.send": WRITE,
-    "chat.abort": WRITE,
-    "chat.history": READ,
-    "chat.message.get": READ,
-    "chat.inject": ADMIN,
-    "sessions.list": READ,
-    "sessions.create": WRITE,
-    "sessions.patch": WRITE,
-    "sessions.reset": ADMIN,
-    "sessions.delete": ADMIN,
-    "models.list": READ,
-    "models.authStatus": READ,
-    "talk.catalog": READ,
-    "talk.config": READ,
-    "talk.mode": TALK,
-    "talk.speak": TALK,
-    "talk.session.create": TALK,
-    "talk.session.appendAudio": TALK,
-    "talk.session.cancelOutput": TALK,
-    "talk.session.close": TALK,
-}
 
 #: ``node.invoke`` commands that need operator.admin (the real gateway's admin-only host
 #: boundary, ``NODE_ADMIN_ONLY_INVOKE_COMMANDS``); every other command needs operator.write.
@@ -161,34 +108,35 @@ def missing_scope_error(missing: str, required: Sequence[str]) -> dict[str, Any]
     )
 
 
-def required_scope(method: str, params: Any) -> str:
-    """The operator scope ``method`` needs; unknown methods need admin (as the reference)."""
-    if method == "node.invoke":
-        # As the real gateway: admin for the admin-only commands, write for the rest (a
-        # browser profile mutation needs only write here; the handler refuses it).
-        p = params if isinstance(params, dict) else {}
-        command = p.get("command")
-        if not isinstance(command, str):  # mistyped (``command: []``): the handler refuses it
-            return WRITE
-        if command in BROWSER_PROXY_COMMANDS and is_forbidden_browser_proxy_mutation(
-            p.get("params")
-        ):
-            return WRITE
-        return ADMIN if command in ADMIN_INVOKE_COMMANDS else WRITE
-    return OPERATOR_SCOPES.get(method, ADMIN)
+def node_invoke_scope(params: Any) -> str:
+    """operator.admin for the admin-only commands (``browser.proxy*``, ``fs.listDir``,
+    ``terminal.upload``), operator.write for the rest."""
+    # As the real gateway: a browser profile mutation needs only write here (the handler
+    # refuses it), and a mistyped command (``command: []``) too (the handler refuses it).
+    p = params if isinstance(params, dict) else {}
+    command = p.get("command")
+    if not isinstance(command, str):
+        return WRITE
+    if command in BROWSER_PROXY_COMMANDS and is_forbidden_browser_proxy_mutation(p.get("params")):
+        return WRITE
+    return ADMIN if command in ADMIN_INVOKE_COMMANDS else WRITE
 
 
-def authorize(role: str, scopes: Sequence[str], method: str, params: Any) -> dict[str, Any] | None:
-    """None when allowed, else the ErrorShape to answer with."""
-    if method == "health":
-        return None
-    if method in NODE_METHODS:
-        if role != "node":
-            return error_shape(ErrorCode.INVALID_REQUEST, f"unauthorized role: {role}")
-        return None
-    if role != "operator":
-        return error_shape(ErrorCode.INVALID_REQUEST, f"unauthorized role: {role}")
-    needed = required_scope(method, params)
-    if scope_satisfied(needed, scopes):
-        return None
-    return missing_scope_error(needed, [needed])
+#: Names now derived from the method table (:mod:`gateway.rpc`), kept for their importers.
+_DERIVED = ("NODE_METHODS", "OPERATOR_SCOPES", "authorize", "required_scope")
+
+
+def __getattr__(name: str) -> Any:
+    """``NODE_METHODS``, ``OPERATOR_SCOPES``, ``authorize`` and ``required_scope``, read
+    from the method table when first asked for (the table's modules import this one)."""
+    if name not in _DERIVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from gateway.methods import TABLE
+
+    derived: dict[str, Any] = {
+        "NODE_METHODS": TABLE.node_methods(),
+        "OPERATOR_SCOPES": TABLE.operator_scopes(),
+        "authorize": TABLE.authorize,
+        "required_scope": TABLE.required_scope,
+    }
+    return derived[name]

@@ -1,25 +1,17 @@
-"""Method handlers, one module per family; :data:`HANDLERS` maps names to handlers."""
+"""Method handlers, one module per family, each declaring its methods on a
+:class:`~gateway.rpc.MethodTable`; :data:`TABLE` is their union."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
-
 from gateway.methods import chat, devices, nodes, sessions, system, talk
-from gateway.peer import Peer
+from gateway.rpc import Handler, MethodTable
 
-if TYPE_CHECKING:
-    from gateway.core import GatewayCore
+__all__ = ["HANDLERS", "TABLE", "Handler"]
 
-__all__ = ["HANDLERS", "Handler"]
+TABLE = MethodTable.merge(
+    system.table, nodes.table, devices.table, chat.table, sessions.table, talk.table
+)
+"""Every method this gateway serves, with the role and scope it needs."""
 
-Handler = Callable[["GatewayCore", Peer, Any], Awaitable[Any]]
-
-HANDLERS: dict[str, Handler] = {
-    **system.HANDLERS,
-    **nodes.HANDLERS,
-    **devices.HANDLERS,
-    **chat.HANDLERS,
-    **sessions.HANDLERS,
-    **talk.HANDLERS,
-}
+#: Name to handler (derived from :data:`TABLE`).
+HANDLERS: dict[str, Handler] = TABLE.handlers()

@@ -14,13 +14,18 @@ from gateway.chat.service import MessageTooLargeError, check_fits
 from gateway.chat.transcript import HISTORY_LIMIT_MAX
 from gateway.errors import MethodError, invalid_request
 from gateway.peer import Peer
+from gateway.rpc import MethodTable
+from gateway.scopes import ADMIN, READ, WRITE
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
 if TYPE_CHECKING:
     from gateway.chat.service import ChatService
     from gateway.core import GatewayCore
 
-__all__ = ["ATTACHMENT_LIMITS", "HANDLERS", "history_message"]
+__all__ = ["ATTACHMENT_LIMITS", "history_message", "table"]
+
+table = MethodTable()
+"""The methods this module declares."""
 
 #: ``policy.attachments`` (the real gateway's numbers).
 ATTACHMENT_LIMITS = {"maxBytes": 19_464_192, "maxImageBytes": 6_291_456}
@@ -136,6 +141,7 @@ def _attachments(raw: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
+@table.method("chat.send", scope=WRITE)
 async def chat_send(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``chat.send``: acks at once with ``{runId, status}``; runId = idempotencyKey."""
     p = check("chat.send", params, _SEND_FIELDS, ignored=_SEND_IGNORED)
@@ -163,6 +169,7 @@ async def chat_send(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return {"runId": run_id, "status": status}
 
 
+@table.method("chat.abort", scope=WRITE)
 async def chat_abort(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``chat.abort {sessionKey, runId?}``."""
     p = check(
@@ -189,6 +196,7 @@ def history_message(entry: dict[str, Any], position: int) -> dict[str, Any]:
     return message
 
 
+@table.method("chat.history", scope=READ)
 async def chat_history(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``chat.history {sessionKey, limit?, maxChars?}``: the visible path, bounded."""
     p = check(
@@ -223,6 +231,7 @@ async def chat_history(core: GatewayCore, peer: Peer, params: Any) -> Any:
     }
 
 
+@table.method("chat.message.get", scope=READ)
 async def chat_message_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``chat.message.get {sessionKey, messageId, maxChars?}``: one message whole."""
     p = check(
@@ -246,6 +255,7 @@ async def chat_message_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return {"ok": True, "message": message}
 
 
+@table.method("chat.inject", scope=ADMIN)
 async def chat_inject(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``chat.inject {sessionKey, message, label?}``: an assistant note, no run."""
     p = check(
@@ -301,12 +311,3 @@ async def chat_inject(core: GatewayCore, peer: Peer, params: Any) -> Any:
         },
     )
     return {"ok": True, "messageId": message_id}
-
-
-HANDLERS = {
-    "chat.send": chat_send,
-    "chat.abort": chat_abort,
-    "chat.history": chat_history,
-    "chat.message.get": chat_message_get,
-    "chat.inject": chat_inject,
-}

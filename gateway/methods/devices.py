@@ -13,7 +13,8 @@ from gateway.errors import MethodError, invalid_params, invalid_request
 from gateway.handshake.jsonschema_errors import collect_errors, format_errors
 from gateway.hub import now_ms
 from gateway.peer import Peer
-from gateway.scopes import missing_requested_scope, normalize_operator_scopes
+from gateway.rpc import MethodTable
+from gateway.scopes import ADMIN, PAIRING, missing_requested_scope, normalize_operator_scopes
 from gateway.state import (
     NodePairRequest,
     PairingRequest,
@@ -26,7 +27,10 @@ from openclaw_desktop.protocol import ErrorCode, error_shape
 if TYPE_CHECKING:
     from gateway.core import GatewayCore
 
-__all__ = ["HANDLERS"]
+__all__ = ["table"]
+
+table = MethodTable()
+"""The methods this module declares."""
 
 log = logging.getLogger("gateway.devices")
 
@@ -72,6 +76,7 @@ def _exceeds_caller(peer: Peer, role: str, scopes: Iterable[str]) -> bool:
     return missing_requested_scope(normalize_operator_scopes(list(scopes)), peer.scopes) is not None
 
 
+@table.method("device.pair.list", scope=PAIRING)
 async def pair_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``device.pair.list``: pending requests and paired devices."""
     now = now_ms()
@@ -117,6 +122,7 @@ def _pending_node_surface(request: NodePairRequest) -> dict[str, Any]:
     return wire
 
 
+@table.method("device.pair.approve", scope=PAIRING)
 async def pair_approve(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``device.pair.approve {requestId}`` (a node role needs operator.admin too)."""
     request_id = _str("device.pair.approve", params, "requestId")
@@ -195,6 +201,7 @@ def _denies_pairing_management(core: GatewayCore, peer: Peer, device_id: str) ->
     return any(role.strip() and role.strip() != "operator" for role in roles)
 
 
+@table.method("device.pair.reject", scope=PAIRING)
 async def pair_reject(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``device.pair.reject {requestId}``."""
     request_id = _str("device.pair.reject", params, "requestId")
@@ -212,6 +219,7 @@ async def pair_reject(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return {"requestId": request_id, "decision": "rejected"}
 
 
+@table.method("device.pair.remove", scope=PAIRING)
 async def pair_remove(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``device.pair.remove {deviceId}``: forget the device and its tokens."""
     device_id = _str("device.pair.remove", params, "deviceId")
@@ -225,6 +233,7 @@ async def pair_remove(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return {"deviceId": device_id, "removed": True}
 
 
+@table.method("device.pair.rename", scope=PAIRING)
 async def pair_rename(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``device.pair.rename {deviceId, label}``."""
     device_id = _str("device.pair.rename", params, "deviceId")
@@ -240,6 +249,7 @@ async def pair_rename(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return {"deviceId": device_id, "label": label}
 
 
+@table.method("device.token.rotate", scope=PAIRING)
 async def token_rotate(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``device.token.rotate {deviceId, role, scopes?}``: a new token replaces the old."""
     p = _obj("device.token.rotate", params)
@@ -292,6 +302,7 @@ async def token_rotate(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return result
 
 
+@table.method("device.token.revoke", scope=PAIRING)
 async def token_revoke(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``device.token.revoke {deviceId, role}``: the token stops working at once."""
     p = _obj("device.token.revoke", params)
@@ -438,6 +449,7 @@ def _check_mobile_url(url: str) -> None:
     raise invalid_request(_SECURE_URL_REQUIRED)
 
 
+@table.method("device.pair.setupCode", scope=ADMIN)
 async def setup_code(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``device.pair.setupCode``: mint a single-use bootstrap token (10 minutes).
 
@@ -485,6 +497,7 @@ async def setup_code(core: GatewayCore, peer: Peer, params: Any) -> Any:
     )
 
 
+@table.method("device.pair.setupStatus", scope=ADMIN)
 async def setup_status(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``device.pair.setupStatus {setupId}``."""
     setup_id = _str("device.pair.setupStatus", params, "setupId")
@@ -499,16 +512,3 @@ async def setup_status(core: GatewayCore, peer: Peer, params: Any) -> Any:
             if isinstance(completion, dict):
                 completion["access"] = "limited"
     return wire
-
-
-HANDLERS = {
-    "device.pair.list": pair_list,
-    "device.pair.approve": pair_approve,
-    "device.pair.reject": pair_reject,
-    "device.pair.remove": pair_remove,
-    "device.pair.rename": pair_rename,
-    "device.token.rotate": token_rotate,
-    "device.token.revoke": token_revoke,
-    "device.pair.setupCode": setup_code,
-    "device.pair.setupStatus": setup_status,
-}

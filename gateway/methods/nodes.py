@@ -9,10 +9,14 @@ from gateway.handshake.jsonschema_errors import collect_errors, format_errors
 from gateway.hub import now_ms
 from gateway.nodes.invoke import InvokeError
 from gateway.peer import Peer
+from gateway.rpc import MethodTable
 from gateway.scopes import (
     BROWSER_PROXY_COMMANDS,
+    PAIRING,
+    READ,
     is_forbidden_browser_proxy_mutation,
     missing_scope_error,
+    node_invoke_scope,
     scope_satisfied,
 )
 from gateway.state import NodePairRequest
@@ -21,7 +25,10 @@ from openclaw_desktop.protocol import ErrorCode, error_shape
 if TYPE_CHECKING:
     from gateway.core import GatewayCore
 
-__all__ = ["HANDLERS", "node_request_wire"]
+__all__ = ["node_request_wire", "table"]
+
+table = MethodTable()
+"""The methods this module declares."""
 
 
 def node_request_wire(request: NodePairRequest) -> dict[str, Any]:
@@ -106,12 +113,14 @@ def _validated(method: str, schema: dict[str, Any], params: Any) -> dict[str, An
     return checked
 
 
+@table.method("node.list", scope=READ)
 async def node_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.list``: paired and connected nodes."""
     _validated("node.list", NO_PARAMS_SCHEMA, params)
     return {"ts": now_ms(), "nodes": core.node_entries(peer)}
 
 
+@table.method("node.describe", scope=READ)
 async def node_describe(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.describe {nodeId}``."""
     p = _validated("node.describe", NODE_DESCRIBE_PARAMS_SCHEMA, params)
@@ -124,6 +133,7 @@ async def node_describe(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return {"ts": now_ms(), **entry}
 
 
+@table.method("node.rename", scope=PAIRING)
 async def node_rename(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.rename {nodeId, displayName}``."""
     p = _validated("node.rename", NODE_RENAME_PARAMS_SCHEMA, params)
@@ -140,6 +150,7 @@ async def node_rename(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return {"nodeId": node_id, "displayName": renamed.display_name}
 
 
+@table.method("node.invoke", scope=node_invoke_scope)
 async def node_invoke(
     core: GatewayCore, peer: Peer | None, params: Any, *, cancel_on_abandon: bool = False
 ) -> Any:
@@ -211,6 +222,7 @@ async def node_invoke(
     )
 
 
+@table.method("node.invoke.result", role="node")
 async def node_invoke_result(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.invoke.result`` (node -> gateway)."""
     p = _obj("node.invoke.result", params)
@@ -223,6 +235,7 @@ async def node_invoke_result(core: GatewayCore, peer: Peer, params: Any) -> Any:
         raise MethodError(exc.shape) from None
 
 
+@table.method("node.invoke.progress", role="node")
 async def node_invoke_progress(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.invoke.progress`` (accepted; progress is not forwarded yet)."""
     p = _obj("node.invoke.progress", params)
@@ -234,6 +247,7 @@ async def node_invoke_progress(core: GatewayCore, peer: Peer, params: Any) -> An
     return {"ok": True}
 
 
+@table.method("node.event", role="node")
 async def node_event(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.event {event, payload?, payloadJSON?}``."""
     p = _obj("node.event", params)
@@ -258,6 +272,7 @@ def _pairing_changed() -> MethodError:
     )
 
 
+@table.method("node.pending.pull", role="node")
 async def node_pending_pull(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.pending.pull``: PAIRING_CHANGED while the surface awaits approval."""
     if core.surface_pending(peer):
@@ -265,6 +280,7 @@ async def node_pending_pull(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return {"nodeId": peer.device_id, "revision": 0, "items": [], "hasMore": False}
 
 
+@table.method("node.pending.drain", role="node")
 async def node_pending_drain(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.pending.drain``."""
     if core.surface_pending(peer):
@@ -279,11 +295,13 @@ async def node_pending_drain(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return {"nodeId": peer.device_id, "revision": 0, "items": [], "hasMore": False}
 
 
+@table.method("node.pending.ack", role="node")
 async def node_pending_ack(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.pending.ack``."""
     return {"ok": True}
 
 
+@table.method("node.pair.list", scope=PAIRING)
 async def node_pair_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.pair.list``."""
     _validated("node.pair.list", NO_PARAMS_SCHEMA, params)
@@ -302,6 +320,7 @@ def _request_id(method: str, params: Any) -> str:
     return request_id
 
 
+@table.method("node.pair.approve", scope=PAIRING)
 async def node_pair_approve(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.pair.approve {requestId}``: needs the request's approver scopes."""
     request_id = _request_id("node.pair.approve", params)
@@ -315,6 +334,7 @@ async def node_pair_approve(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return core.resolve_node_surface(request_id, approved=True)
 
 
+@table.method("node.pair.reject", scope=PAIRING)
 async def node_pair_reject(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.pair.reject {requestId}``."""
     request_id = _request_id("node.pair.reject", params)
@@ -325,6 +345,7 @@ async def node_pair_reject(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return core.resolve_node_surface(request_id, approved=False)
 
 
+@table.method("node.pair.remove", scope=PAIRING)
 async def node_pair_remove(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.pair.remove {nodeId}``."""
     p = _validated("node.pair.remove", NODE_PAIR_REMOVE_PARAMS_SCHEMA, params)
@@ -365,21 +386,3 @@ def _check_surface_ownership(peer: Peer, request: NodePairRequest | None, action
         return
     if request is None or request.node_id.strip() != caller:
         raise invalid_request(f"node pairing {action} denied")
-
-
-HANDLERS = {
-    "node.list": node_list,
-    "node.describe": node_describe,
-    "node.rename": node_rename,
-    "node.invoke": node_invoke,
-    "node.invoke.result": node_invoke_result,
-    "node.invoke.progress": node_invoke_progress,
-    "node.event": node_event,
-    "node.pending.pull": node_pending_pull,
-    "node.pending.drain": node_pending_drain,
-    "node.pending.ack": node_pending_ack,
-    "node.pair.list": node_pair_list,
-    "node.pair.approve": node_pair_approve,
-    "node.pair.reject": node_pair_reject,
-    "node.pair.remove": node_pair_remove,
-}

@@ -11,13 +11,18 @@ from gateway.chat.params import Field, check
 from gateway.errors import invalid_request
 from gateway.methods.chat import _canonical, _service
 from gateway.peer import Peer
+from gateway.rpc import MethodTable
+from gateway.scopes import ADMIN, READ, WRITE
 from gateway.state import ChatSession
 
 if TYPE_CHECKING:
     from gateway.chat.service import ChatService
     from gateway.core import GatewayCore
 
-__all__ = ["HANDLERS", "session_row"]
+__all__ = ["session_row", "table"]
+
+table = MethodTable()
+"""The methods this module declares."""
 
 _PATCH_IGNORED = (
     "expectedSessionId",
@@ -98,6 +103,7 @@ def session_row(service: ChatService, row: ChatSession) -> dict[str, Any]:
     return entry
 
 
+@table.method("sessions.list", scope=READ)
 async def sessions_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``sessions.list {limit?, offset?}``."""
     p = check(
@@ -159,6 +165,7 @@ def _model_ref(service: ChatService, wanted: str) -> str:
     raise invalid_request(f"unknown model {wanted!r}; available: {known}")
 
 
+@table.method("sessions.create", scope=WRITE)
 async def sessions_create(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``sessions.create {key?, label?, model?, thinkingLevel?, message?}``."""
     p = check(
@@ -213,6 +220,7 @@ async def sessions_create(core: GatewayCore, peer: Peer, params: Any) -> Any:
     }
 
 
+@table.method("sessions.patch", scope=WRITE)
 async def sessions_patch(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``sessions.patch {key, label?, model?, thinkingLevel?}``."""
     p = check(
@@ -244,6 +252,7 @@ async def sessions_patch(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return {"ok": True, "key": key, "entry": session_row(service, row)}
 
 
+@table.method("sessions.reset", scope=ADMIN)
 async def sessions_reset(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``sessions.reset {key, reason?}``: a new session id and an empty transcript (the old
     one is archived, not deleted)."""
@@ -268,6 +277,7 @@ async def sessions_reset(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return {"ok": True, "key": key, "entry": session_row(service, row)}
 
 
+@table.method("sessions.delete", scope=ADMIN)
 async def sessions_delete(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``sessions.delete {key}``: the index row goes, the transcript is archived."""
     p = check(
@@ -295,6 +305,7 @@ async def sessions_delete(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return {"ok": True, "key": key, "deleted": existed}
 
 
+@table.method("models.list", scope=READ)
 async def models_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``models.list``: the models of the configured providers."""
     check(
@@ -321,6 +332,7 @@ async def models_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return {"models": models}
 
 
+@table.method("models.authStatus", scope=READ)
 async def models_auth_status(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``models.authStatus``: which providers are configured and from where (no secrets)."""
     check("models.authStatus", params, {})
@@ -334,14 +346,3 @@ async def models_auth_status(core: GatewayCore, peer: Peer, params: Any) -> Any:
         "sources": list(service.providers.sources),
         "offline": service.providers.pool is None,
     }
-
-
-HANDLERS = {
-    "sessions.list": sessions_list,
-    "sessions.create": sessions_create,
-    "sessions.patch": sessions_patch,
-    "sessions.reset": sessions_reset,
-    "sessions.delete": sessions_delete,
-    "models.list": models_list,
-    "models.authStatus": models_auth_status,
-}

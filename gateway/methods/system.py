@@ -9,13 +9,19 @@ from typing import TYPE_CHECKING, Any
 from gateway import __version__
 from gateway.hub import now_ms
 from gateway.peer import Peer
+from gateway.rpc import MethodTable
+from gateway.scopes import READ
 
 if TYPE_CHECKING:
     from gateway.core import GatewayCore
 
-__all__ = ["HANDLERS"]
+__all__ = ["table"]
+
+table = MethodTable()
+"""The methods this module declares."""
 
 
+@table.method("health", scope=READ, role="any")
 async def health(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``health``: cheap liveness with a few counters."""
     started = time.perf_counter()
@@ -29,6 +35,7 @@ async def health(core: GatewayCore, peer: Peer, params: Any) -> Any:
     }
 
 
+@table.method("status", scope=READ)
 async def status(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``status``: what the gateway is doing."""
     return {
@@ -48,9 +55,7 @@ async def status(core: GatewayCore, peer: Peer, params: Any) -> Any:
     }
 
 
+@table.method("system-presence", scope=READ)
 async def system_presence(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``system-presence``: the presence list."""
     return core.hub.presence()
-
-
-HANDLERS = {"health": health, "status": status, "system-presence": system_presence}

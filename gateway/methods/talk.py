@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from gateway.chat.params import check
 from gateway.errors import MethodError, invalid_params, invalid_request
 from gateway.peer import Peer
-from gateway.scopes import missing_scope_error, scope_satisfied
+from gateway.rpc import MethodTable
+from gateway.scopes import READ, TALK, missing_scope_error, scope_satisfied
 from gateway.talk import params as schema
 from gateway.talk.errors import audio_limit, talk_issue, talk_unconfigured
 from gateway.talk.params import MAX_SESSIONS_PER_CONNECTION
@@ -34,7 +35,10 @@ if TYPE_CHECKING:
     from gateway.core import GatewayCore
     from gateway.talk.service import TalkService
 
-__all__ = ["HANDLERS", "MAX_SPEAK_CHARS"]
+__all__ = ["MAX_SPEAK_CHARS", "table"]
+
+table = MethodTable()
+"""The methods this module declares."""
 
 #: Longest ``talk.speak`` text (OpenAI's limit for one speech request).
 MAX_SPEAK_CHARS = 4096
@@ -45,12 +49,14 @@ async def _service(core: GatewayCore) -> TalkService:
     return await core.talk_service()
 
 
+@table.method("talk.catalog", scope=READ)
 async def talk_catalog(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``talk.catalog {}``."""
     check("talk.catalog", params, {})
     return (await _service(core)).catalog()
 
 
+@table.method("talk.config", scope=READ)
 async def talk_config(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``talk.config {includeSecrets?}``: ``{config: {}}`` without a speech provider."""
     p = check("talk.config", params, schema.CONFIG)
@@ -84,12 +90,14 @@ async def talk_config(core: GatewayCore, peer: Peer, params: Any) -> Any:
     }
 
 
+@table.method("talk.mode", scope=TALK)
 async def talk_mode(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``talk.mode {enabled, phase?}``: stored and broadcast as the ``talk.mode`` event."""
     p = check("talk.mode", params, schema.MODE)
     return (await _service(core)).set_mode(p["enabled"], p.get("phase"))
 
 
+@table.method("talk.speak", scope=TALK)
 async def talk_speak(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``talk.speak {text, ...}``: ``{audioBase64, provider, outputFormat, ...}``."""
     p = check("talk.speak", params, schema.SPEAK, ignored=schema.SPEAK_IGNORED)
@@ -142,6 +150,7 @@ def _input_format(raw: Any) -> AudioFormat:
     return AudioFormat(encoding, rate)
 
 
+@table.method("talk.session.create", scope=TALK)
 async def talk_session_create(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``talk.session.create``: transcription sessions over the gateway relay."""
     p = check("talk.session.create", params, schema.CREATE, ignored=schema.CREATE_IGNORED)
@@ -195,6 +204,7 @@ async def talk_session_create(core: GatewayCore, peer: Peer, params: Any) -> Any
         raise talk_issue(str(exc)) from None
 
 
+@table.method("talk.session.appendAudio", scope=TALK)
 async def talk_session_append_audio(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``talk.session.appendAudio {sessionId, audioBase64, timestamp?}``.
 
@@ -218,6 +228,7 @@ async def talk_session_append_audio(core: GatewayCore, peer: Peer, params: Any) 
     return {"ok": True, "receivedBytes": session.received_bytes}
 
 
+@table.method("talk.session.cancelOutput", scope=TALK)
 async def talk_session_cancel_output(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``talk.session.cancelOutput``: transcription sessions speak nothing: ``idle``."""
     p = check("talk.session.cancelOutput", params, schema.CANCEL_OUTPUT)
@@ -228,6 +239,7 @@ async def talk_session_cancel_output(core: GatewayCore, peer: Peer, params: Any)
     return result
 
 
+@table.method("talk.session.close", scope=TALK)
 async def talk_session_close(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``talk.session.close {sessionId}``: the last transcript, then ``session.closed``."""
     p = check("talk.session.close", params, schema.CLOSE)
@@ -235,15 +247,3 @@ async def talk_session_close(core: GatewayCore, peer: Peer, params: Any) -> Any:
     service.owned(peer.conn_id, p["sessionId"])
     await service.close(p["sessionId"], "client")
     return {"ok": True}
-
-
-HANDLERS = {
-    "talk.catalog": talk_catalog,
-    "talk.config": talk_config,
-    "talk.mode": talk_mode,
-    "talk.speak": talk_speak,
-    "talk.session.create": talk_session_create,
-    "talk.session.appendAudio": talk_session_append_audio,
-    "talk.session.cancelOutput": talk_session_cancel_output,
-    "talk.session.close": talk_session_close,
-}

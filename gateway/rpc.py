@@ -1,0 +1,196 @@
+"""The method table: each RPC declared once, beside its handler, with who may call it.
+
+A family module makes a :class:`MethodTable` and declares each handler on it::
+
+    table = MethodTable()
+
+    @table.method("chat.send", scope=WRITE)
+    async def chat_send(core, peer, params): ...
+
+``gateway.methods`` merges the family tables into one, and dispatch, the role and scope
+check (:meth:`MethodTable.authorize`), ``hello-ok.features.methods`` and the generated
+method reference (``docs/gateway-methods.md``) are all read from it. An operator method
+cannot be declared without a scope, so none is left admin-only by omission.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from gateway.peer import Peer
+from gateway.scopes import ADMIN, missing_scope_error, scope_satisfied
+from openclaw_desktop.protocol import ErrorCode, error_shape
+
+if TYPE_CHECKING:
+    from gateway.core import GatewayCore
+
+__all__ = [
+    "UNSERVED_NODE_METHODS",
+    "Handler",
+    "MethodSpec",
+    "MethodTable",
+    "Role",
+    "ScopeRule",
+]
+
+Handler = Callable[["GatewayCore", Peer, Any], Awaitable[Any]]
+_H = TypeVar("_H", bound=Handler)
+
+#: Who may call a method: an operator (with the method's scope), a node, or any role.
+Role = Literal["operator", "node", "any"]
+#: The operator scope a method needs, or a function of the params that says which.
+ScopeRule = str | Callable[[Any], str]
+
+#: Node-role methods of the real gateway this one does not serve: a node calling one is
+#: told the method is unknown, any other role that its role is unauthorized (as the reference).
+UNSERVED_NODE_METHODS = frozenset(
+    {
+        "node.pluginTools.update",
+        "node.skills.update",
+        "node.pluginSurface.refresh",
+        "node.runnerInventory.update",
+    }
+)
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One declared method.
+
+    Attributes:
+        name: The wire name (``chat.send``).
+        handler: ``await handler(core, peer, params)`` answers it.
+        role: Who may call it; ``any`` skips the scope check (``health``).
+        scope: The operator scope it needs (None for a node method), or a function of
+            the params giving it (``node.invoke``: admin for the admin-only commands).
+        family: The module that declares it (``gateway.methods.chat``).
+    """
+
+    name: str
+    handler: Handler
+    role: Role
+    scope: ScopeRule | None
+    family: str
+
+    def required_scope(self, params: Any) -> str | None:
+        """The operator scope this call needs (None for a node method)."""
+        if callable(self.scope):
+            return self.scope(params)
+        return self.scope
+
+    @property
+    def summary(self) -> str:
+        """The handler docstring's first paragraph, on one line."""
+        doc = inspect.getdoc(self.handler) or ""
+        return " ".join(doc.split("\n\n", 1)[0].split())
+
+    @property
+    def scope_label(self) -> str:
+        """The scope as the method reference shows it."""
+        if self.role == "node":
+            return "node role"
+        if callable(self.scope):
+            rule = inspect.getdoc(self.scope) or self.scope.__name__
+            return f"by params: {' '.join(rule.split(chr(10) * 2, 1)[0].split())}"
+        label = f"`{self.scope}`"
+        return f"{label} (any role, unchecked)" if self.role == "any" else label
+
+
+class MethodTable:
+    """Methods by name, in declaration order; see the module docstring."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, MethodSpec] = {}
+
+    def method(
+        self, name: str, *, scope: ScopeRule | None = None, role: Role = "operator"
+    ) -> Callable[[_H], _H]:
+        """Declare the decorated handler as ``name``, returning it unchanged.
+
+        Raises:
+            TypeError: an operator or any-role method without a scope, a node method with
+                one, or ``name`` declared twice.
+        """
+        if (scope is None) != (role == "node"):
+            raise TypeError(f"{name}: a node method takes no scope; every other method needs one")
+
+        def declare(handler: _H) -> _H:
+            self._add(MethodSpec(name, handler, role, scope, handler.__module__))
+            return handler
+
+        return declare
+
+    @classmethod
+    def merge(cls, *tables: MethodTable) -> MethodTable:
+        """One table holding every method of ``tables`` (a name in two is an error)."""
+        merged = cls()
+        for table in tables:
+            for spec in table:
+                merged._add(spec)
+        return merged
+
+    def _add(self, spec: MethodSpec) -> None:
+        if spec.name in self._specs or spec.name in UNSERVED_NODE_METHODS:
+            raise TypeError(f"{spec.name}: declared twice")
+        self._specs[spec.name] = spec
+
+    def __iter__(self) -> Iterator[MethodSpec]:
+        return iter(self._specs.values())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def get(self, name: str) -> MethodSpec | None:
+        """The method called ``name``, or None."""
+        return self._specs.get(name)
+
+    def __getitem__(self, name: str) -> MethodSpec:
+        return self._specs[name]
+
+    def names(self) -> list[str]:
+        """Every method, sorted (``hello-ok.features.methods``)."""
+        return sorted(self._specs)
+
+    def handlers(self) -> dict[str, Handler]:
+        """Name to handler, in declaration order."""
+        return {spec.name: spec.handler for spec in self}
+
+    def node_methods(self) -> frozenset[str]:
+        """Methods only the node role may call (with the unserved ones)."""
+        return UNSERVED_NODE_METHODS | {s.name for s in self if s.role == "node"}
+
+    def operator_scopes(self) -> dict[str, str]:
+        """Each method with a fixed scope and that scope."""
+        return {s.name: s.scope for s in self if isinstance(s.scope, str)}
+
+    def required_scope(self, name: str, params: Any) -> str:
+        """The operator scope ``name`` needs; an unknown method needs admin (as the
+        reference)."""
+        spec = self._specs.get(name)
+        needed = spec.required_scope(params) if spec is not None else None
+        return ADMIN if needed is None else needed
+
+    def authorize(
+        self, role: str, scopes: Sequence[str], name: str, params: Any
+    ) -> dict[str, Any] | None:
+        """None when ``role`` with ``scopes`` may call ``name``, else the ErrorShape to
+        answer with (``unauthorized role: …`` or ``missing scope: …``)."""
+        spec = self._specs.get(name)
+        if spec is not None and spec.role == "any":
+            return None
+        if name in UNSERVED_NODE_METHODS or (spec is not None and spec.role == "node"):
+            if role != "node":
+                return error_shape(ErrorCode.INVALID_REQUEST, f"unauthorized role: {role}")
+            return None
+        if role != "operator":
+            return error_shape(ErrorCode.INVALID_REQUEST, f"unauthorized role: {role}")
+        needed = self.required_scope(name, params)
+        if scope_satisfied(needed, scopes):
+            return None
+        return missing_scope_error(needed, [needed])
