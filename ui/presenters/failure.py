@@ -141,7 +141,7 @@ def card_for_gateway(status: SupervisorStatus) -> FailureCard | None:
     return FailureCard(
         "The bundled gateway keeps stopping",
         f"This computer's gateway stopped again and again{times}, so OpenClaw stopped "
-        "restarting it. Its last log lines are in the details. Try again, or choose another "
+        "restarting it. Its last log lines are in the details. Retry, or choose another "
         "gateway.",
         (CardAction.RETRY, CardAction.CHOOSE_GATEWAY, CardAction.SHOW_DETAILS),
         "\n".join(status.last_lines)[-_MAX_DETAILS:],

@@ -126,3 +126,5 @@ def test_keeps_stopping_card_carries_the_last_lines() -> None:
     assert card.title == "The bundled gateway keeps stopping"
     assert card.details.endswith("Traceback: boom")
     assert CardAction.RETRY in card.actions
+    # The sentence names the button there is (it said "Try again" beside a Retry button).
+    assert "Retry, or choose another gateway" in card.body
