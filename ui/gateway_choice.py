@@ -14,7 +14,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QMessageBox
 
 from openclaw_desktop.chat.attachments import Attachment
 from openclaw_desktop.config import AppPaths, SettingsStore
@@ -218,7 +218,7 @@ class GatewayChoice:
             await self.sessions.aclose()
             self.sessions = None
         await self.runtime.aclose(CutCause.GATEWAY_SWITCHED)
-        self._forget_chat_views()
+        self.window.forget_chats()  # the previous gateway's chats (presenters closed)
         # The old gateway's notes ("the chat resumes when back") are no longer true.
         self.window.statusBar().clearMessage()
         self.connection_view.hide_failure(None)
@@ -226,15 +226,6 @@ class GatewayChoice:
         self.connection_view.refresh()
         self.window.show_message("Connecting…")
         await self.start()
-
-    def _forget_chat_views(self) -> None:
-        """Drop the previous gateway's chat views (their presenters are closed)."""
-        views: dict[str, QWidget] = getattr(self.window, "_views", {})
-        for view in views.values():
-            self.window.stack.removeWidget(view)
-            view.deleteLater()
-        views.clear()
-        self.window.chat = None
 
     async def _ask_unsent(self, count: int, target: RuntimeTarget) -> str | None:
         """ "send", "discard", or None (Cancel: stay on this gateway). Never a nested loop."""

@@ -99,6 +99,15 @@ class MainWindow(QMainWindow):
         view.composer.setFocus()
         return view
 
+    def forget_chats(self) -> None:
+        """Drop every chat view (the gateway they belong to is being left; their presenters
+        are closed by the app). The next :meth:`show_chat` builds a fresh view."""
+        views, self._views = self._views, {}
+        for view in views.values():
+            self.stack.removeWidget(view)
+            view.deleteLater()
+        self.chat = None
+
     def show_message(self, text: str, widget: QWidget | None = None) -> None:
         """A full-window message (errors before the chat is up)."""
         self.placeholder.setText(text)
