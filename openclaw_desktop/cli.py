@@ -27,10 +27,16 @@ from openclaw_desktop.cli_integration import (
     desktop_command,
     node_service_command,
 )
+from openclaw_desktop.cli_launch import GATEWAY_PORT_ENV, launch_gateway, port_number
 from openclaw_desktop.cli_settings import add_settings_parser, doctor, settings_command
 from openclaw_desktop.config import AppPaths, SettingsStore
 from openclaw_desktop.config.client_profile import cli_client, node_client, user_agent
-from openclaw_desktop.embedded import approve_own_surface, bundled_gateway
+from openclaw_desktop.embedded import (
+    GatewayKeepsStopping,
+    approve_own_surface,
+    follow_restarts,
+    supervised_gateway,
+)
 from openclaw_desktop.errors import (
     AuthError,
     ConfigError,
@@ -55,7 +61,13 @@ from openclaw_desktop.identity import (
 from openclaw_desktop.integration.command import gateway_argv
 from openclaw_desktop.log import configure_logging
 from openclaw_desktop.node.host import NodeHost
-from openclaw_desktop.protocol import MIN_NODE_PROTOCOL_VERSION, OperatorScope, Role
+from openclaw_desktop.protocol import (
+    DEFAULT_GATEWAY_PORT,
+    MIN_NODE_PROTOCOL_VERSION,
+    OperatorScope,
+    Role,
+)
+from openclaw_desktop.supervisor import GatewaySupervisor, SupervisorStatus
 from openclaw_desktop.transport import (
     ConnectionOptions,
     ConnectionState,
@@ -145,9 +157,17 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
     parser.add_argument(
         "--gateway-port",
-        type=int,
-        default=18789,
-        help="port of the bundled gateway used when no subcommand is given (default 18789)",
+        type=port_number,
+        default=None,
+        help="without a subcommand: use the bundled gateway on this port now, instead of the "
+        f"gateway chosen last (default: env {GATEWAY_PORT_ENV}, else {DEFAULT_GATEWAY_PORT})",
+    )
+    parser.add_argument(
+        "--gateway-url",
+        default=None,
+        help="without a subcommand: use this gateway now, instead of the gateway chosen last "
+        "(its token from the keyring or env OPENCLAW_GATEWAY_TOKEN; headless: this computer "
+        "joins it as a node)",
     )
     sub = parser.add_subparsers(dest="command")
 
@@ -337,7 +357,12 @@ def _exec_gateway(argv: Sequence[str]) -> int:
     return subprocess.call(command)
 
 
-async def _node(args: argparse.Namespace, paths: AppPaths) -> int:
+async def _node(
+    args: argparse.Namespace, paths: AppPaths, gateway: GatewaySupervisor | None = None
+) -> int:
+    """Run this computer as a node until SIGINT/SIGTERM (or a pause that needs the user).
+    With the supervised bundled ``gateway``: reconnect at once when it was restarted, and
+    stop once it keeps stopping."""
     options = _options(args, Role.NODE, paths)
     options.min_protocol = MIN_NODE_PROTOCOL_VERSION
     options.wait_for_pairing = True
@@ -391,10 +416,22 @@ async def _node(args: argparse.Namespace, paths: AppPaths) -> int:
             print(f"node command surface: {state}", file=sys.stderr)
 
     node.surface_listeners.append(on_surface)
+
+    def gave_up(status: SupervisorStatus) -> None:
+        failure.append(GatewayKeepsStopping(status))
+        stop.set()
+
+    unfollow = (
+        follow_restarts(gateway, lambda: [conn], say=_say, gave_up=gave_up)
+        if gateway is not None
+        else None
+    )
     await host.start()
     try:
         await stop.wait()
     finally:
+        if unfollow is not None:
+            unfollow()
         await host.aclose()
     if failure:
         print(f"error: {_explain(failure[0])}", file=sys.stderr)
@@ -402,14 +439,30 @@ async def _node(args: argparse.Namespace, paths: AppPaths) -> int:
     return 0
 
 
+def _say(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
 async def _embedded(args: argparse.Namespace, paths: AppPaths) -> int:
-    """No subcommand: the bundled gateway plus this computer as its node (headless for now)."""
-    url = f"ws://127.0.0.1:{args.gateway_port}"
-    async with bundled_gateway(paths, args.gateway_port) as token:
+    """No subcommand, headless: the bundled gateway (supervised: restarted when it exits, as
+    the window's) plus this computer as its node; or, with ``--gateway-url``, this computer
+    as a node of that gateway."""
+    choice = launch_gateway(args)
+    if choice.url is not None:
+        remote = argparse.Namespace(
+            url=choice.url,
+            token=choice.token,
+            password=None,
+            tls_fingerprint=None,
+            display_name=None,
+        )
+        return await _node(remote, paths)
+    url = f"ws://127.0.0.1:{choice.port}"
+    async with supervised_gateway(paths, choice.port) as (gateway, token):
+        pid = f" (pid {gateway.pid})" if gateway.pid is not None else ""
         print(
-            f"OpenClaw Desktop: bundled gateway on {url}, this computer joins it as a node.\n"
-            "The desktop window is not built yet; pair a phone with "
-            "`openclaw-desktop gateway setup-code`. Ctrl+C stops.",
+            f"OpenClaw Desktop: bundled gateway on {url}{pid}, this computer joins it as a "
+            "node.\nPair a phone with `openclaw-desktop gateway setup-code`. Ctrl+C stops.",
             file=sys.stderr,
         )
         # token=None: the node reads the bundled gateway's token file itself, as a default
@@ -419,7 +472,7 @@ async def _embedded(args: argparse.Namespace, paths: AppPaths) -> int:
         )
         approver = asyncio.create_task(approve_own_surface(paths, url, token), name="own-surface")
         try:
-            return await _node(node_args, paths)
+            return await _node(node_args, paths, gateway)
         finally:
             approver.cancel()
             with contextlib.suppress(asyncio.CancelledError):

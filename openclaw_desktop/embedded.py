@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 
 from openclaw_desktop.config.client_profile import cli_client, user_agent
 from openclaw_desktop.config.paths import AppPaths
-from openclaw_desktop.errors import ConfigError, OpenClawError
+from openclaw_desktop.errors import ConfigError, ConnectionClosed, OpenClawError
 from openclaw_desktop.identity import IdentityStore
 from openclaw_desktop.integration.command import EMBEDDED_ALLOW, bundled_gateway_args, gateway_argv
 from openclaw_desktop.protocol import OperatorScope, Role
@@ -30,9 +30,32 @@ from openclaw_desktop.supervisor import (
 )
 from openclaw_desktop.transport import ConnectionOptions, GatewayConnection
 
-__all__ = ["EMBEDDED_ALLOW", "approve_own_surface", "follow_restarts", "supervised_gateway"]
+__all__ = [
+    "EMBEDDED_ALLOW",
+    "GatewayKeepsStopping",
+    "approve_own_surface",
+    "follow_restarts",
+    "supervised_gateway",
+]
 
 log = logging.getLogger("openclaw.cli")
+
+
+class GatewayKeepsStopping(ConnectionClosed):
+    """The supervised bundled gateway stopped too often (the cap per minute): it is not
+    started again by itself. Carries the supervisor's last status (reason, last lines)."""
+
+    def __init__(self, status: SupervisorStatus) -> None:
+        tail = "\n".join(status.last_lines[-10:])
+        super().__init__(
+            None,
+            f"the bundled gateway keeps stopping ({status.reason})"
+            + (f"; its last lines:\n{tail}" if tail else ""),
+        )
+        self.status = status
+
+    def __str__(self) -> str:
+        return self.reason
 
 
 @contextlib.asynccontextmanager

@@ -43,7 +43,7 @@ from ui.widgets.connection_status import ConnectionStatusView
 from ui.widgets.pair_phone import PairPhoneDialog
 from ui.widgets.sessions import SessionsPanel
 
-__all__ = ["DesktopApp", "known_gateways_file", "last_gateway_file", "run"]
+__all__ = ["DesktopApp", "known_gateways_file", "last_gateway_file", "launch_target", "run"]
 
 if TYPE_CHECKING:
     from openclaw_desktop.node.host import NodeHost
@@ -412,6 +412,17 @@ class DesktopApp(GatewayChoice):
         await self.runtime.aclose()
 
 
+def launch_target(target: RuntimeTarget, paths: AppPaths) -> RuntimeTarget:
+    """The gateway a launch connects to: the one the command line named (``--gateway-port``
+    or ``--gateway-url``: "this one now"), else the one chosen last (remote or this
+    computer's, on ``target``'s port), else ``target`` (the bundled gateway). A pairing link
+    opens the connect screen, so nothing remembered is used for it either."""
+    named = bool(getattr(target, "explicit", False)) or target.url is not None
+    if named or getattr(target, "pair_link", None) is not None:
+        return target
+    return LastGateway(last_gateway_file(paths)).target(target.port) or target
+
+
 def run(argv: Sequence[str], target: RuntimeTarget) -> int:
     """Run the desktop app until its window closes. An ``openclaw://pair`` link in
     ``target`` opens the connect screen with its code filled in; a later launch's link (or
@@ -429,11 +440,7 @@ def run(argv: Sequence[str], target: RuntimeTarget) -> int:
     asyncio.set_event_loop(loop)
     paths = AppPaths.default()
     log_to_folder(paths)
-    # The gateway chosen last (remote or this computer's), unless a link opens the screen.
-    remembered = None
-    if getattr(target, "pair_link", None) is None and target.url is None:
-        remembered = LastGateway(last_gateway_file(paths)).target(target.port)
-    desktop = DesktopApp(DesktopRuntime(paths, remembered or target))
+    desktop = DesktopApp(DesktopRuntime(paths, launch_target(target, paths)))
     desktop.window.show()
     closed = asyncio.Event()
     desktop.quitter.on_quit.append(closed.set)
@@ -446,7 +453,8 @@ def run(argv: Sequence[str], target: RuntimeTarget) -> int:
         instance.show_requested.connect(desktop._raise)
         instance.link_received.connect(desktop.open_pair_link)
     pair_link = getattr(target, "pair_link", None)
-    first_run = not known_gateways_file(paths).exists()
+    # The first run asks where to connect, unless the command line gave a URL.
+    first_run = not known_gateways_file(paths).exists() and target.url is None
     start = desktop.choose_gateway(pair_link) if first_run or pair_link else desktop.start()
     after_first_paint(desktop.window, lambda: desktop._spawn(start))
 

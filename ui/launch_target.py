@@ -1,4 +1,5 @@
-"""What the app was started with, beyond which gateway: an ``openclaw://pair`` link."""
+"""What the app was started with, beyond which gateway: an ``openclaw://pair`` link, and
+whether the command line named the gateway."""
 
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ class LaunchTarget(RuntimeTarget):
     with that setup code filled in, and connects only when the user confirms: any web page
     can make the system open such a link, so it must never connect (nor offer this
     computer's node) by itself.
+
+    ``explicit`` says the gateway was named on the command line (``--gateway-port`` or
+    ``--gateway-url``): this launch uses it, not the gateway remembered from the last one.
     """
 
     pair_link: PairLink | None = field(default=None, repr=False)
+    explicit: bool = False

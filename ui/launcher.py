@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from openclaw_desktop.cli_launch import LaunchGateway
     from openclaw_desktop.links import PairLink
 
 __all__ = ["has_display", "main"]
@@ -81,7 +82,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say("error: openclaw:// links open in the desktop window, which needs a display")
         return 2
     if gui:
-        return _window(args.gateway_port, args.verbose, pair_link, links[0] if links else None)
+        from openclaw_desktop.cli_launch import launch_gateway
+        from openclaw_desktop.errors import ConfigError
+
+        try:
+            choice = launch_gateway(args)
+        except ConfigError as exc:
+            _say(f"error: {exc}")
+            return 2
+        return _window(choice, args.verbose, pair_link, links[0] if links else None)
     if args.command == "desktop":
         from ui.icons import render_png
 
@@ -98,7 +107,9 @@ def _subcommands(parser: argparse.ArgumentParser) -> set[str]:
     }
 
 
-def _window(port: int, verbosity: int, pair_link: PairLink | None, link: str | None) -> int:
+def _window(
+    choice: LaunchGateway, verbosity: int, pair_link: PairLink | None, link: str | None
+) -> int:
     from openclaw_desktop.config import AppPaths
     from openclaw_desktop.log import configure_logging
     from ui.instance import forward
@@ -121,7 +132,14 @@ def _window(port: int, verbosity: int, pair_link: PairLink | None, link: str | N
         app = QApplication.instance() or QApplication([argv0])
         assert isinstance(app, QApplication)
         watch_connect_screen(app, exit_after=smoke == "exit")
-    return run([argv0], LaunchTarget(port=port, pair_link=pair_link))
+    target = LaunchTarget(
+        url=choice.url,
+        token=choice.token,
+        port=choice.port,
+        explicit=choice.explicit,
+        pair_link=pair_link,
+    )
+    return run([argv0], target)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -104,6 +104,9 @@ class DesktopAppProcess:
             OPENAI_BASE_URL=self.model_url,
             OPENAI_API_KEY="sk-journey-fake",
             OPENAI_MODEL="fake-model",
+            # The bundled gateway's port as a standing setting (a user's environment), not
+            # --gateway-port: that would mean "this gateway now" on every relaunch.
+            OPENCLAW_GATEWAY_PORT=str(self.gateway_port),
             # The connect screen browses mDNS on loopback only: no multicast leaves the test.
             OPENCLAW_DISCOVERY_INTERFACES="127.0.0.1",
             PYTHONUNBUFFERED="1",
@@ -122,8 +125,6 @@ class DesktopAppProcess:
                     "-m",
                     "ui.launcher",
                     "-v",
-                    "--gateway-port",
-                    str(self.gateway_port),
                 ],
                 env=self.env(),
                 cwd=Path(__file__).resolve().parents[2],
