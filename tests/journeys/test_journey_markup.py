@@ -1,7 +1,8 @@
 """Journey: model text with markup is shown as text. The fake model echoes a prompt holding
-``<node>``, ``<b>x</b>`` and an ``<img>`` that points at a local HTTP server: the reply shows
-all of it literally (read off the screen by OCR, and through AT-SPI), and rendering it never
-fetches the picture (the server sees no request)."""
+``<node>``, ``<b>x</b>``, an ``<img>`` and a Markdown image ``![pixel](…)`` that both point
+at a local HTTP server (a tracking pixel): the reply shows the tags literally and the Markdown
+image as the words ``[image: pixel]`` (read off the screen by OCR, and through AT-SPI), and
+rendering it never fetches the picture (the server records every request: there is none)."""
 
 from __future__ import annotations
 
@@ -19,14 +20,30 @@ from tests.journeys.conftest import OpenJourney
 pytestmark = [pytest.mark.journey, pytest.mark.timeout(240)]
 
 
+#: A real 1x1 PNG: a renderer that did fetch it would get a picture it could show.
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
+    "0000000d49444154789c63f8cfc0f01f00050001ff89993d1d0000000049454e44ae426082"
+)
+
+
 class _Pixel(BaseHTTPRequestHandler):
     seen: list[str]
 
-    def do_GET(self) -> None:
-        self.seen.append(self.path)
+    def _answer(self) -> None:
+        self.seen.append(f"{self.command} {self.path}")
         self.send_response(200)
         self.send_header("Content-Type", "image/png")
+        self.send_header("Content-Length", str(len(PNG)))
         self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(PNG)
+
+    def do_GET(self) -> None:
+        self._answer()
+
+    def do_HEAD(self) -> None:
+        self._answer()
 
     def log_message(self, format: str, *args: object) -> None:
         return None
@@ -57,7 +74,8 @@ async def test_markup_in_a_reply_is_shown_as_text_and_fetches_nothing(
 ) -> None:
     port, seen = pixel_server
     picture = f'<img src="http://127.0.0.1:{port}/p.png">'
-    prompt = f"Tags: <node> and <b>x</b> then {picture} end"
+    markdown = f"![pixel](http://127.0.0.1:{port}/m.png)"
+    prompt = f"Tags: <node> and <b>x</b> then {picture} and {markdown} end"
     async with open_journey(model=model) as j:
         await j.send(prompt)
         rows = await j.wait_messages(
@@ -68,6 +86,7 @@ async def test_markup_in_a_reply_is_shown_as_text_and_fetches_nothing(
         assert reply.endswith(prompt)  # what a screen reader reads
         await asyncio.sleep(1.0)  # any fetch the row's rendering started has arrived by now
         painted = squeezed(await read_row(j, "FAKE-LLM", "the-reply"))
-        assert "<node>and<b>x</b>then" in painted, painted
-        assert "<imgsrc=" in painted and "end" in painted, painted
         assert seen == [], f"rendering the reply fetched {seen}"
+        assert "<node>and<b>x</b>then" in painted, painted
+        assert "<imgsrc=" in painted, painted
+        assert "and[image:pixel]end" in painted, painted
