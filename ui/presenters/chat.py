@@ -17,16 +17,34 @@ from PySide6.QtCore import QObject, Signal
 
 from openclaw_desktop.chat import ChatTimeline
 from openclaw_desktop.chat.attachments import Attachment
+from openclaw_desktop.chat.items import assistant_key
 from openclaw_desktop.errors import OpenClawError
-from openclaw_desktop.sdk import OpenClaw
+from openclaw_desktop.sdk import Event, OpenClaw
 from openclaw_desktop.transport import ConnectionState, ConnectionStatus
 
 if TYPE_CHECKING:
     from ui.presenters.voice import VoicePresenter
 
-__all__ = ["ChatPresenter"]
+__all__ = ["ChatPresenter", "opens_an_empty_reply"]
 
 log = logging.getLogger("openclaw.ui")
+
+
+def opens_an_empty_reply(timeline: ChatTimeline, event: Event) -> bool:
+    """Whether ``event`` is an ``assistant.delta`` without any text that would only open a
+    reply the timeline does not show yet: an empty bubble. The real gateway opens an
+    assistant item for every attempt at the model, and an attempt that fails (a provider
+    error, retried a few times) never gets text; the history has no such message either. The
+    reply appears with its first text instead."""
+    if event.type != "assistant.delta" or event.data.get("text") or event.data.get("cumulative"):
+        return False
+    index = event.data.get("messageIndex")
+    if not event.data.get("replace"):
+        return True  # adds nothing to a reply that is shown, and opens none
+    run_id = event.run_id or ""
+    if isinstance(index, int):
+        return timeline.get(assistant_key(run_id, index)) is None
+    return timeline.reply(run_id) is None
 
 
 class ChatPresenter(QObject):
@@ -167,6 +185,8 @@ class ChatPresenter(QObject):
 
     async def _follow(self) -> None:
         async for event in self.client.events():
+            if opens_an_empty_reply(self.timeline, event):
+                continue
             if self.timeline.apply(event) is None:
                 continue
             self.changed.emit()
