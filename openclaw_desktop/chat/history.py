@@ -3,10 +3,13 @@ order, with the same keys the live stream gives (see :mod:`openclaw_desktop.chat
 
 * a user message is one item;
 * an assistant message is one item for its text (when it has any) and one card per tool
-  call, in the order of its content blocks; the n-th assistant message of a run gets the
-  key ``<runId>:assistant[:<n>]``, whether or not it has text, as the live stream counts;
+  call, in the order of its content blocks (the real gateway stores a message with text and
+  tool calls as two entries with one ``__openclaw.id``: still one message); the n-th
+  assistant message of a run gets the key ``<runId>:assistant[:<n>]``, whether or not it
+  has text, as the live stream counts;
 * a tool result fills in its call's card;
-* how an assistant message ended (``stopReason``): ``aborted`` is a reply the user stopped;
+* how an assistant message ended (``stopReason``): ``aborted`` (or, on the real gateway,
+  ``stop`` with ``openclawAbort.aborted``) is a reply the user stopped;
   ``error`` adds a ``<runId>:error`` item with the ``errorMessage``; a reply the gateway cut
   by stopping or restarting (the real gateway's ``errorCode: OPENCLAW_RESTART_ABORT``, an
   ``openclawAbort`` of origin ``interrupted`` as the bundled gateway records a reply cut by
@@ -45,6 +48,9 @@ class RunInHistory:
     messages: int = 0
     #: The text of its last assistant message (empty when that one had none).
     last_text: str = ""
+    #: The ``__openclaw.id`` of its last assistant entry (the real gateway stores a message
+    #: with text and tool calls as two entries of one id: one message, one index).
+    last_id: str = ""
 
 
 @dataclass
@@ -115,8 +121,9 @@ def _ending(message: dict[str, Any]) -> ItemStatus | None:
     stop = message.get("stopReason")
     if is_interruption(message):
         return "interrupted"
-    if stop == "aborted":
-        return "aborted"
+    abort = message.get("openclawAbort")
+    if stop == "aborted" or (isinstance(abort, dict) and abort.get("aborted") is True):
+        return "aborted"  # the real gateway keeps a stopped reply as ``stop`` with this mark
     if stop == "error":
         return "failed"
     return None if stop == "toolUse" else "done"
@@ -134,8 +141,11 @@ def _assistant(
     content: list[Any] = raw if isinstance(raw, list) else []
     ending = _ending(message)
     run = runs.setdefault(run_id, RunInHistory()) if run_id else RunInHistory()
-    index = run.messages
-    run.messages += 1
+    continued = bool(mid) and mid == run.last_id
+    if not continued:
+        run.messages += 1
+    index = run.messages - 1
+    run.last_id = mid
     run.ended = ending
     tools: list[ChatItem] = []
     first_tool = first_text = len(content)
@@ -165,7 +175,7 @@ def _assistant(
             tools.append(item)
     out: list[ChatItem] = []
     text = message_text(message)
-    run.last_text = text
+    run.last_text = text or (run.last_text if continued else "")
     if text:
         status: ItemStatus = "done" if ending is None else ending
         role: Literal["assistant", "note"] = "assistant" if run_id else "note"

@@ -2,8 +2,9 @@
 timeline items out (no Qt, no I/O), so the UI only renders and tests need no display.
 
 * a sent message appears at once (``sending``), or ``queued`` while another run goes on;
-  until its run starts (or, steered, until the run that takes it in starts its next
-  message) it stays below everything the running reply adds;
+  until its run starts it stays below everything the running reply adds. Steered, it takes
+  its place when its own run ends (both gateways end it as the running turn takes it in),
+  or, where that end was missed, when the run that takes it in starts its next message;
 * every assistant message of a run is its own item, in transcript order (text before a tool
   call, the card, the text after it), keyed as in :mod:`openclaw_desktop.chat.items`;
 * tool calls become cards that fill in when their result arrives (arguments are counted,
@@ -65,6 +66,8 @@ class ChatTimeline:
         #: Steered message's run id -> the run that takes it in.
         self._steered: dict[str, str] = {}
         self._stop_requested: set[str] = set()
+        #: Runs the last history merge showed ended, until their live end arrives.
+        self._closed: set[str] = set()
 
     # ------------------------------------------------------------------ helpers
     def _insert(self, item: ChatItem, *, floating: bool = False) -> ChatItem:
@@ -182,6 +185,13 @@ class ChatTimeline:
         kind = event.type
         if not run_id:
             return None
+        if kind == "assistant.delta" and run_id in self._closed:
+            if not isinstance(event.data.get("messageIndex"), int):
+                # The whole run's text (the real gateway's last coalesced chat delta, sent
+                # after it stored the reply) for a run the history shows ended: the history
+                # already has every message of it, and this text belongs to none of them.
+                return None
+            self._closed.discard(run_id)  # a numbered message: the run went on after all
         if kind in ("run.started", "assistant.delta", "tool.call.started"):
             self._started(run_id)
         if kind == "assistant.delta":
@@ -282,9 +292,17 @@ class ChatTimeline:
         return item
 
     def _finish(self, run_id: str, kind: str, event: Event) -> ChatItem | None:
+        if run_id in self._steered and kind == "run.completed":
+            # Both gateways end a steered message's own run when the running turn takes it
+            # in: it takes its place now, above whatever that turn adds next (a tool call
+            # without text too).
+            del self._steered[run_id]
+            self._settle(f"{run_id}:user")
+            return self._by_key.get(f"{run_id}:user")
         if self.active_run == run_id:
             self.active_run = None
         self._runs.pop(run_id, None)
+        self._closed.discard(run_id)
         for steered, target in list(self._steered.items()):
             if target == run_id:  # taken in after its last message: it stays where it is
                 del self._steered[steered]
@@ -390,9 +408,11 @@ class ChatTimeline:
         self._by_key = {i.key: i for i in merged}
         self._floating = [k for k in self._floating if k in self._by_key and k not in known]
         self._steered = {s: t for s, t in self._steered.items() if f"{s}:user" not in known}
+        waiting = set(self._steered.values())  # a run with a steer to take in goes on
         for run_id, run in view.runs.items():
             state = self._runs.get(run_id)
-            if run.ended is not None:
+            if run.ended is not None and run_id not in waiting:
+                self._closed.add(run_id)
                 self._runs.pop(run_id, None)
                 if self.active_run == run_id:
                     self.active_run = None

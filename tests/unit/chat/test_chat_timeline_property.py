@@ -11,16 +11,22 @@ the history once more when that run ends (``ChatPresenter``). Whatever the inter
 timeline it ends with is the one the last page of history gives alone. Without reconnects,
 the live stream alone gives the history's timeline.
 
-Limits of what the live stream can know (so not generated): a steered message takes its
-place when the turn that took it in starts its next *text* (the gateways do not say when it
-was injected), so the message after a steer has text.
+The same holds for the *recorded* traces of both gateways (``tests/fixtures/chat-traces``,
+recorded live by ``tests/interop/test_chat_golden_traces.py``: text, a tool call and the final
+text; a steer while a reply streams, taken in by a turn that only calls a tool; a reply
+stopped by ``chat.abort``): fed with their text frames coalesced at random, with reconnects
+and history pages anywhere, and the steer in the live stream (:mod:`tests.helpers.golden_chat`).
+
+Limits of what the generated sessions can say: they do not send the ``chat`` ``final`` both
+gateways send for a steered message's own run when it is taken in, so there a steered
+message takes its place when the turn that took it in starts its next *text*, and the
+message after a steer has text. The recorded traces have that event.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Callable
+import os
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +34,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from openclaw_desktop.chat import ChatItem, ChatTimeline
-from openclaw_desktop.chat.history import from_history
-from openclaw_desktop.sdk.normalize import Normalizer
+from tests.helpers.golden_chat import (
+    GATEWAYS,
+    LOCAL,
+    SCENARIOS,
+    Client,
+    coalesce,
+    history_alone,
+    live,
+    load_trace,
+    shown,
+    trace_session,
+    trace_steps,
+)
 from tests.helpers.transcripts import (
-    SESSION,
     CallPlan,
     Ending,
     MessagePlan,
@@ -45,91 +60,13 @@ from tests.helpers.transcripts import (
 pytestmark = pytest.mark.unit
 
 TRACE = Path(__file__).resolve().parents[2] / "fixtures" / "gateway" / "real-chat-trace.json"
-LOCAL = frozenset({"send", "steer", "stop"})
-_TERMINAL = frozenset({"run.completed", "run.cancelled", "run.failed", "run.timed_out"})
-
-
-def shown(items: list[ChatItem]) -> list[tuple[Any, ...]]:
-    """What the chat shows of each item (not timestamps or ids the live stream lacks)."""
-    return [
-        (
-            i.key,
-            i.role,
-            i.text,
-            i.status,
-            (i.tool.name, i.tool.status, i.tool.arg_count, i.tool.preview) if i.tool else None,
-        )
-        for i in items
-    ]
-
-
-def history_alone(messages: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    timeline = ChatTimeline(SESSION)
-    timeline.merge_history(messages)
-    assert shown(timeline.items) == shown(from_history(messages).items)
-    return shown(timeline.items)
-
-
-class Client:
-    """The window's chat state: a timeline fed by one normalizer, the presenter's reloads."""
-
-    def __init__(self) -> None:
-        self.timeline = ChatTimeline(SESSION)
-        self.normalizer = Normalizer()
-        self.reload_at_end: set[str] = set()
-        self.page_start = 0
-
-    def merge(self, messages: list[dict[str, Any]], limit: int) -> None:
-        start = max(0, len(messages) - limit)
-        self.timeline.merge_history(messages[start:])
-        self.page_start = start
-
-    def local(self, step: Step) -> None:
-        kind, run_id = step[0], step[1]
-        if kind == "send":
-            self.timeline.send(run_id, step[2])
-        elif kind == "steer":
-            queued = self.timeline.send(run_id, step[2])
-            assert queued.status == "queued"
-            self.timeline.steered(run_id)
-        else:
-            self.timeline.stop_requested(run_id)
-
-    def frame(self, step: Step, stored: Callable[[], list[dict[str, Any]]]) -> None:
-        for event in self.normalizer.feed(step[1], step[2], 0):
-            self.timeline.apply(event)
-            if event.type in _TERMINAL and event.run_id in self.reload_at_end:
-                self.reload_at_end.discard(event.run_id)
-                messages = stored()
-                self.merge(messages, len(messages))
-
-
-def live(steps: list[Step], cuts: dict[int, tuple[int, int]]) -> Client:
-    """Live through ``steps``; ``cuts`` maps a step index to (steps away, page size)."""
-    client = Client()
-    away_until = -1
-    limit = 0
-    for index, step in enumerate([*steps, ("end",)]):
-        if index == away_until:  # back online: merge a page of the history
-            client.merge(transcript(steps, index), limit)
-            if client.timeline.active_run:
-                client.reload_at_end.add(client.timeline.active_run)
-        if step[0] == "end":
-            break
-        if index in cuts and index >= away_until:
-            length, limit = cuts[index]
-            away_until = index + length
-        if step[0] == "crash" and away_until < index + 2:
-            # away at least until the restarted gateway recorded the cut reply
-            limit += sum(1 for s in steps[max(away_until, index) : index + 2] if s[0] == "persist")
-            away_until = index + 2
-        away = index < away_until
-        if step[0] in LOCAL:
-            assert not away, "the window does nothing while the gateway is away"
-            client.local(step)
-        elif step[0] == "frame" and not away:
-            client.frame(step, functools.partial(transcript, steps, index + 1))
-    return client
+#: The project's hypothesis settings: bounded, no example database, derandomized in CI.
+BOUNDED = settings(
+    deadline=None,
+    database=None,
+    derandomize=bool(os.environ.get("CI")),
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 # ------------------------------------------------------------------------- generated sessions
@@ -206,7 +143,7 @@ def interleavings(draw: st.DrawFn, steps: list[Step]) -> dict[int, tuple[int, in
 
 
 @pytest.mark.parametrize("flavor", ["real", "bundled"])
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(BOUNDED, max_examples=60)
 @given(data=st.data())
 def test_any_interleaving_gives_the_history_timeline(flavor: str, data: st.DataObject) -> None:
     plans = data.draw(sessions())
@@ -218,7 +155,7 @@ def test_any_interleaving_gives_the_history_timeline(flavor: str, data: st.DataO
 
 
 @pytest.mark.parametrize("flavor", ["real", "bundled"])
-@settings(max_examples=50, deadline=None)
+@settings(BOUNDED, max_examples=50)
 @given(plans=sessions())
 def test_the_live_stream_alone_gives_the_history_timeline(
     flavor: str, plans: list[RunPlan]
@@ -277,3 +214,76 @@ def test_the_golden_trace_with_a_reconnect_anywhere(cut: int) -> None:
             client.local(step)
     client.merge(messages, len(messages))
     assert shown(client.timeline.items) == history_alone(messages)
+
+
+# ------------------------------------------------------------------------- recorded traces
+#: Every recorded trace (``tests/fixtures/chat-traces``): both gateways, every scenario.
+TRACES = [(gateway, scenario) for gateway in GATEWAYS for scenario in SCENARIOS]
+
+
+def live_equals_history(trace: dict[str, Any]) -> None:
+    """Without reconnects, the live stream of ``trace`` gives its history's timeline."""
+    steps, messages = trace_steps(trace)
+    session = trace_session(trace)
+    client = live(steps, {}, session)
+    assert shown(client.timeline.items) == history_alone(messages, session)
+    assert client.timeline.active_run is None
+
+
+@pytest.mark.parametrize(("gateway", "scenario"), TRACES)
+def test_a_recorded_trace_live_is_its_history(gateway: str, scenario: str) -> None:
+    live_equals_history(load_trace(gateway, scenario))
+
+
+@pytest.mark.parametrize("gateway", GATEWAYS)
+def test_a_steered_message_followed_only_by_tool_calls_is_above_them_live(gateway: str) -> None:
+    """The steer arrived while the first reply streamed; the turn that took it in only
+    called a tool before answering: live, the message is above the card at once."""
+    trace = load_trace(gateway, "steer")
+    steps, _messages = trace_steps(trace)
+    client = Client(trace_session(trace))
+    for step in steps:
+        if step[0] in LOCAL:
+            client.local(step)
+        elif step[0] == "frame":
+            client.frame(step, list)
+        tools = [i.key for i in client.timeline.items if i.role == "tool"]
+        if tools:  # the card has just appeared
+            break
+    keys = [i.key for i in client.timeline.items]
+    assert keys == [
+        "golden-steer-1:user",
+        "golden-steer-1:assistant",
+        "golden-steer-2:user",
+        "golden-steer-1:tool:call_fake_4",
+    ]
+
+
+@st.composite
+def recorded(draw: st.DrawFn) -> tuple[dict[str, Any], list[Step]]:
+    """A recorded trace, its text frames coalesced here and there (as a gateway that
+    batches deltas, or a slower socket, would deliver them)."""
+    gateway, scenario = draw(st.sampled_from(TRACES))
+    trace = load_trace(gateway, scenario)
+    steps, _messages = trace_steps(trace)
+    out: list[Step] = []
+    for step in steps:
+        merged = coalesce(out[-1], step) if out else None
+        if merged is not None and draw(st.booleans()):
+            out[-1] = merged
+        else:
+            out.append(step)
+    return trace, out
+
+
+@settings(BOUNDED, max_examples=80)
+@given(data=st.data())
+def test_recorded_traces_with_any_interleaving_give_the_history_timeline(
+    data: st.DataObject,
+) -> None:
+    trace, steps = data.draw(recorded())
+    cuts = data.draw(interleavings(steps))
+    session = trace_session(trace)
+    client = live(steps, cuts, session)
+    stored = transcript(steps)
+    assert shown(client.timeline.items) == history_alone(stored[client.page_start :], session)
