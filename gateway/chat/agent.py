@@ -105,9 +105,7 @@ async def run_agent(spec: RunSpec) -> RunResult:
     partial = ""
     try:
         for _round in range(MAX_TOOL_ROUNDS):
-            for message in spec.steer:
-                await _append(spec.transcript, message)
-            spec.steer.clear()
+            await _take_in(spec)
             path = await asyncio.to_thread(spec.transcript.visible_path)
             compacted = await maybe_compact(spec.pool, model, spec.transcript, path)
             if compacted is not None:
@@ -195,6 +193,21 @@ async def run_agent(spec: RunSpec) -> RunResult:
         ev.lifecycle("error", error=exc.message, endedAt=ended, startedAt=started)
         ev.error(exc.message, ERROR_KINDS.get(exc.kind, "unknown"), detail)
         return RunResult("failed", "error", partial, error=exc.message)
+
+
+async def _take_in(spec: RunSpec) -> None:
+    """Record the messages steered in so far, before the next model turn (each ends its own
+    run). One arriving while the last turn is recorded is seen after it: the run goes on
+    with a turn for it, as the real gateway does; one left when the run ends otherwise
+    (stopped, failed) is not lost: the service starts it as a turn of its own."""
+    while spec.steer:
+        message = spec.steer.pop(0)  # taken: a stop from here on does not start it again
+        key = str(message.get("idempotencyKey") or "")
+        try:
+            await _append(spec.transcript, message)
+        finally:
+            if key.endswith(":user"):
+                spec.events.taken_in(key[: -len(":user")])
 
 
 def _partial_message(spec: RunSpec, text: str, stop: str) -> dict[str, Any]:

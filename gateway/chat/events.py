@@ -228,6 +228,12 @@ class RunEvents:
             fields["usage"] = usage
         self._chat(self._next(), **fields)
 
+    def taken_in(self, run_id: str) -> None:
+        """A message steered into this run (its own run ``run_id``) was taken in: that run
+        ends here, as the real gateway ends it (``chat`` ``final``, seq 1, no message)."""
+        payload = {"runId": run_id, "sessionKey": self.session_key, "seq": 1, "state": "final"}
+        self._broadcast("chat", payload, False)
+
     def aborted(self, message: dict[str, Any] | None, stop_reason: str = "aborted") -> None:
         """The run was stopped by the user."""
         self.flush()

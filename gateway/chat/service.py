@@ -100,6 +100,8 @@ class ChatRun:
     sender: dict[str, Any]
     task: asyncio.Task[None] | None = None
     steer: list[dict[str, Any]] = field(default_factory=list)
+    #: The runs of the messages in :attr:`steer` (one left when this run ends runs next).
+    steered: list[ChatRun] = field(default_factory=list)
     events: RunEvents | None = None
 
 
@@ -201,6 +203,7 @@ class ChatService:
         active = self._active.get(key)
         if active is not None and queue_mode in ("interrupt", "steer"):
             active.steer.append(self._user_message(run))
+            active.steered.append(run)
             self._finished[run_id] = "steered"
             return "started"
         self._runs[run_id] = run
@@ -310,6 +313,7 @@ class ChatService:
                 key, now_ms(), status=status, aborted_last_run=outcome == "aborted"
             )
             self.sessions_changed(key)
+            self._requeue_steered(run)
             queue = self._queued.get(key)
             if queue:
                 self._start(queue.popleft())
@@ -317,6 +321,19 @@ class ChatService:
                 # The run recorded its own end (reply, partial or error): no trace needed.
                 # (Last: the run is already over for re-sends and the next queued run.)
                 await checkpoint.finish()
+
+    def _requeue_steered(self, run: ChatRun) -> None:
+        """Messages steered into ``run`` that it never took in (it was stopped, failed, or
+        needed no model) run next, each as its own turn, as the real gateway starts them."""
+        left = {m.get("idempotencyKey") for m in run.steer}
+        later = [r for r in run.steered if f"{r.run_id}:user" in left]
+        run.steer.clear()
+        run.steered.clear()
+        queue = self._queued.setdefault(run.session_key, collections.deque())
+        for steered in reversed(later):
+            self._finished.pop(steered.run_id, None)
+            self._runs[steered.run_id] = steered
+            queue.appendleft(steered)
 
     async def _reply(
         self, run: ChatRun, transcript: Transcript, model_ref: str | None, thinking: str | None

@@ -279,7 +279,11 @@ async def test_follow_ups_queue_and_interrupt_steers(tmp_path: Path) -> None:
         )
         assert second_start > first_end, "the follow-up ran after the first run"
         assert "steer me" in first_final["message"]["content"][0]["text"]
-        assert chat.run_events(steer_id) == [], "a steer is part of the running turn"
+        # A steer is part of the running turn: its own run ends when it is taken in, with
+        # the one event the real gateway sends for it.
+        taken_in = {"runId": steer_id, "sessionKey": "agent:main:main", "seq": 1, "state": "final"}
+        assert chat.run_events(steer_id) == [taken_in]
+        assert chat.run_events(steer_id, "agent") == []
         roles = [
             (m["role"], m.get("content") if m["role"] == "user" else None)
             for m in (await chat.history())["messages"]
@@ -629,3 +633,69 @@ async def test_text_files_reach_the_model_as_text_and_others_by_name(tmp_path: P
         history = await chat.history()
         user = history["messages"][0]
         assert user["content"][0] == {"type": "text", "text": "read these"}
+
+
+async def test_a_steer_while_the_last_turn_streams_gets_a_turn_of_that_run(tmp_path: Path) -> None:
+    """Steered while the model's last turn streams: the run takes it in after that turn (its
+    own run ends then, before the next turn's text) and answers it in one more turn, as the
+    real gateway does (``tests/fixtures/chat-traces/real-steer.json``)."""
+    async with chat_gateway(tmp_path) as chat:
+        first = await chat.send("SLOW:40")
+        await chat.op.wait_event(
+            "chat", lambda e: e["payload"]["runId"] == first and e["payload"]["state"] == "delta"
+        )
+        steer_id = await chat.send("steered late", queueMode="steer")
+        final = await chat.finished(first)
+        assert final["state"] == "final"
+        assert "steered late" in final["message"]["content"][0]["text"]
+        events = [e["payload"] for e in chat.op.events if e.get("event") == "chat"]
+        taken = events.index(
+            {"runId": steer_id, "sessionKey": "agent:main:main", "seq": 1, "state": "final"}
+        )
+        answer = [
+            i
+            for i, p in enumerate(events)
+            if p["runId"] == first and p["state"] == "delta" and "steered late" in p["deltaText"]
+        ]
+        assert answer and taken < answer[0], "taken in before the turn that answers it"
+        messages = (await chat.history())["messages"]
+        assert [(m["role"], m.get("stopReason")) for m in messages] == [
+            ("user", None),
+            ("assistant", "stop"),
+            ("user", None),
+            ("assistant", "stop"),
+        ]
+        assert messages[2]["content"] == "steered late"
+        assert messages[2]["idempotencyKey"] == f"{steer_id}:user"
+
+
+async def test_a_steer_left_when_the_run_is_stopped_runs_as_its_own_turn(tmp_path: Path) -> None:
+    """Steered, then the run is stopped before a model boundary took it in: the message is not
+    lost; it runs next as a turn of its own (its own events, its answer), as the real
+    gateway does."""
+    async with chat_gateway(tmp_path) as chat:
+        first = await chat.send("SLOW:150")
+        await chat.op.wait_event(
+            "chat", lambda e: e["payload"]["runId"] == first and e["payload"]["state"] == "delta"
+        )
+        steer_id = await chat.send("after the stop", queueMode="steer")
+        stopped = await chat.op.ok("chat.abort", {"sessionKey": "main", "runId": first})
+        assert stopped == {"ok": True, "aborted": True, "runIds": [first]}
+        assert (await chat.finished(first))["state"] == "aborted"
+        final = await chat.finished(steer_id)
+        assert final["state"] == "final"
+        assert "after the stop" in final["message"]["content"][0]["text"]
+        assert chat.run_events(steer_id)[0]["state"] == "status", "a turn of its own"
+        messages = (await chat.history())["messages"]
+        assert [(m["role"], m.get("stopReason")) for m in messages] == [
+            ("user", None),
+            ("assistant", "aborted"),
+            ("user", None),
+            ("assistant", "stop"),
+        ]
+        assert messages[2]["content"] == "after the stop"
+        again = await chat.op.ok(
+            "chat.send",
+            {"sessionKey": "main", "message": "after the stop", "idempotencyKey": steer_id},
+        )
+        assert again == {"runId": steer_id, "status": "ok"}
