@@ -2,7 +2,8 @@
 does: killed with SIGKILL, the gateway is started again on the same port and this computer's
 node reconnects to it at once (an invoke through the new gateway reaches it); a gateway that
 keeps stopping (its state unusable) is given up after the cap per minute, and the run ends
-with exit code 6 and the gateway's last lines."""
+with exit code 6 and the gateway's last lines. With ``--gateway-url`` it starts no gateway
+and joins that one as a node instead."""
 
 from __future__ import annotations
 
@@ -32,11 +33,11 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-def _headless(home: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+def _headless(home: Path, port: int, log: Path, *args: str, **env: str) -> subprocess.Popen[bytes]:
     with log.open("w") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "openclaw_desktop.cli", "--gateway-port", str(port)],
-            env=_env(home),
+            [sys.executable, "-m", "openclaw_desktop.cli", "--gateway-port", str(port), *args],
+            env={**_env(home), **env},
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -147,3 +148,28 @@ def test_a_gateway_that_keeps_stopping_ends_the_run_with_its_last_lines(tmp_path
     finally:
         stop_group(proc)
     assert not port_open(port)
+
+
+def test_a_gateway_url_is_joined_as_a_node_and_no_gateway_is_started(tmp_path: Path) -> None:
+    from tests.helpers.bundled_gateway import BundledGateway
+
+    port = free_port()
+    log = tmp_path / "headless.log"
+    with BundledGateway.start() as remote:
+        proc = _headless(
+            tmp_path,
+            port,
+            log,
+            "--gateway-url",
+            remote.url,
+            OPENCLAW_GATEWAY_TOKEN=remote.token,
+        )
+        try:
+            wait_for_log(log, CONNECTED.format(port=remote.port), proc, 60)
+            assert not port_open(port), "a bundled gateway was started beside the URL given"
+            assert not (tmp_path / "state" / "gateway").exists()
+            assert remote.token not in log.read_text()
+            stop_group(proc)
+            assert proc.returncode == 0, log.read_text()
+        finally:
+            stop_group(proc)
