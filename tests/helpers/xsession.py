@@ -117,7 +117,15 @@ class Desktop:
 
     async def click(self, x: int, y: int) -> None:
         """Move the pointer to ``(x, y)`` and click the left button there."""
-        await self.xdotool("mousemove", "--sync", str(x), str(y))
+        # ``mousemove --sync`` waits for the pointer to move: when it is already there (a
+        # second click on the same control) that wait only ends after about 15 s.
+        here = dict(
+            line.split("=", 1)
+            for line in (await self.xdotool("getmouselocation", "--shell")).split()
+            if "=" in line
+        )
+        if (here.get("X"), here.get("Y")) != (str(x), str(y)):
+            await self.xdotool("mousemove", "--sync", str(x), str(y))
         await self.xdotool("click", "1")
 
     async def type(self, text: str) -> None:
