@@ -22,6 +22,7 @@ import re
 import signal
 import subprocess
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from dbus_fast.errors import DBusError
 
 from openclaw_desktop.integration.command import bundled_gateway_args, gateway_argv
 from openclaw_desktop.supervisor import RestartPolicy
-from tests.helpers.atspi import SHOWING, AtspiError
+from tests.helpers.atspi import SHOWING, AtspiError, Node
 from tests.helpers.fake_llm import FakeLLM, find_prompt
 from tests.helpers.journey_app import DesktopAppProcess, Journey, read_row
 from tests.helpers.ports import port_open
@@ -57,12 +58,22 @@ def gateway_pids(app_pid: int) -> list[int]:
     return found
 
 
+#: The status label found in each journey's current launch (a walk of the whole tree is
+#: slow; the label lives as long as the window).
+_STATUS_LABELS: weakref.WeakKeyDictionary[Journey, tuple[int, Node]] = weakref.WeakKeyDictionary()
+
+
 async def chat_status(j: Journey) -> str:
     """What the status bar says about the chat connection (the label described so)."""
+    known = _STATUS_LABELS.get(j)
+    if known is not None and known[0] == j.app.launches:
+        with contextlib.suppress(AtspiError, DBusError):
+            return await j.atspi.name(known[1])
     for seen in await j.atspi.walk(await j.root()):
         if seen.role == "label":
             with contextlib.suppress(AtspiError, DBusError):
                 if await j.atspi.description(seen.node) == "Chat connection":
+                    _STATUS_LABELS[j] = (j.app.launches, seen.node)
                     return seen.name
     raise AssertionError("no chat connection status in the window")
 
