@@ -10,16 +10,12 @@ from PySide6.QtGui import QAction, QColor, QIcon, QPainter
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from openclaw_desktop.config import SettingsStore
+from openclaw_desktop.node.capabilities import Capability, toggleable
 
 __all__ = ["CAPABILITIES", "Tray", "app_icon"]
 
-#: Menu label -> setting key.
-CAPABILITIES = {
-    "Notifications": "node.notifications",
-    "Camera": "node.camera",
-    "Screen": "node.screen",
-    "Microphone": "node.microphone",
-}
+#: Setting key (``node.camera``) -> its capability: a toggle for each, in the table's order.
+CAPABILITIES: dict[str, Capability] = {cap.key: cap for cap in toggleable() if cap.key}
 
 
 def app_icon(busy: bool = False) -> QIcon:
@@ -72,8 +68,8 @@ class Tray(QObject):
         #: Setting key -> why it cannot work here (see :meth:`set_unavailable`).
         self.unavailable: dict[str, str] = {}
         menu.setToolTipsVisible(True)
-        for label, key in CAPABILITIES.items():
-            action = QAction(label, menu)
+        for key, capability in CAPABILITIES.items():
+            action = QAction(capability.menu_text, menu)
             action.setCheckable(True)
             action.toggled.connect(lambda on, k=key: self._toggle(k, on))
             menu.addAction(action)
@@ -105,16 +101,17 @@ class Tray(QObject):
     def sync_capabilities(self) -> None:
         """Tick the capability toggles as the settings file says; one that cannot work
         here is shown unavailable (disabled, not ticked, with the reason)."""
-        node = self.settings.load().node
-        labels = {key: label for label, key in CAPABILITIES.items()}
+        toggles = self.settings.load().node.toggles()
         for key, action in self.capability_actions.items():
+            capability = CAPABILITIES[key]
+            label = capability.menu_text
             reason = self.unavailable.get(key)
             action.blockSignals(True)
-            action.setChecked(reason is None and bool(getattr(node, key.split(".", 1)[1])))
+            action.setChecked(reason is None and toggles.get(capability.setting or "", False))
             action.blockSignals(False)
             action.setEnabled(reason is None)
-            action.setText(labels[key] if reason is None else f"{labels[key]} (unavailable)")
-            action.setToolTip("" if reason is None else f"Unavailable here: {reason}")
+            action.setText(label if reason is None else f"{label} (unavailable)")
+            action.setToolTip(capability.help if reason is None else f"Unavailable here: {reason}")
 
     def set_unavailable(self, reasons: dict[str, str]) -> None:
         """The capabilities (by setting name: ``camera``) that cannot work here, and why."""

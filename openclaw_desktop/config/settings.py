@@ -30,7 +30,11 @@ __all__ = [
 
 
 class NodeSettings(BaseModel):
-    """What this computer offers the agent as a node. Privacy-sensitive sources are off."""
+    """What this computer offers the agent as a node. Privacy-sensitive sources are off.
+
+    Each on/off field is a capability of ``openclaw_desktop.node.capabilities`` (same name,
+    same default); the other fields tune one of them.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -60,13 +64,16 @@ class NodeSettings(BaseModel):
     )
 
     def toggles(self) -> dict[str, bool]:
-        """The on/off settings by name: what the command registry gates on."""
+        """The on/off settings by name: what the command registry gates on.
+
+        Every on/off field of this section is one capability of the node's table
+        (``openclaw_desktop.node.capabilities``, which a test checks against this schema);
+        there is no second list of them here.
+        """
         return {
-            "notifications": self.notifications,
-            "camera": self.camera,
-            "screen": self.screen,
-            "microphone": self.microphone,
-            "exec": self.exec,
+            name: value
+            for name in type(self).model_fields
+            if isinstance(value := getattr(self, name), bool)
         }
 
 

@@ -30,6 +30,10 @@ SCRIPT_NAME = "openclaw-desktop"
 #: Node commands of this app that the bundled gateway allows beyond the Linux defaults. On
 #: the user's own gateway the gate that matters is the user's settings (camera, screen and
 #: microphone are off until enabled), so every command this app can offer is allowed here.
+#: It is ``openclaw_desktop.node.capabilities.embedded_allow()`` written out: the bundled
+#: gateway's service unit reads it, and the gateway may not import the node package (its
+#: import-linter contract), so ``tests/unit/node/test_capabilities.py`` checks the two are
+#: equal, order included.
 EMBEDDED_ALLOW = (
     "device.info",
     "device.status",

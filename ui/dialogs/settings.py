@@ -19,31 +19,29 @@ from PySide6.QtWidgets import (
 
 from openclaw_desktop.config import SettingsStore
 from openclaw_desktop.errors import ConfigError
+from openclaw_desktop.node.capabilities import Capability, toggleable
 from ui.autostart import set_autostart
 
-if TYPE_CHECKING:  # the node package loads the device adapters (OpenCV): not at start-up
+if TYPE_CHECKING:  # the registry's survey; the dialog only reads its entries
     from openclaw_desktop.node import SurfaceEntry
 
 __all__ = ["CAPABILITY_SETTINGS", "SettingsDialog", "unavailable_capabilities"]
 
-#: Setting -> (label, a command it enables, for the availability text).
-CAPABILITY_SETTINGS = {
-    "notifications": ("Notifications", "system.notify"),
-    "camera": ("Camera", "camera.snap"),
-    "screen": ("Screen", "screen.snapshot"),
-    "microphone": ("Microphone (push-to-talk)", "talk.ptt.start"),
+#: Setting (``camera``) -> its capability: a checkbox for each, in the table's order.
+CAPABILITY_SETTINGS: dict[str, Capability] = {
+    cap.setting: cap for cap in toggleable() if cap.setting is not None
 }
 
 
 def unavailable_capabilities(entries: list[SurfaceEntry]) -> dict[str, str]:
-    """Setting (``camera``) -> why it cannot work here, for each capability the node's
-    survey found unavailable (no camera, no D-Bus notification service)."""
+    """Setting (``camera``) -> why it cannot work here, for each capability whose commands
+    the node's survey found all unavailable (no camera, no D-Bus notification service)."""
     availability = {e.spec.name: e.availability for e in entries}
     reasons = {}
-    for key, (_label, command) in CAPABILITY_SETTINGS.items():
-        state = availability.get(command)
-        if state is not None and not state.available:
-            reasons[key] = state.reason or "not available on this computer"
+    for key, capability in CAPABILITY_SETTINGS.items():
+        states = [availability[c] for c in capability.commands if c in availability]
+        if states and not any(state.available for state in states):
+            reasons[key] = states[0].reason or "not available on this computer"
     return reasons
 
 
@@ -67,18 +65,19 @@ class SettingsDialog(QDialog):
         self.display_name.setMaxLength(64)
         form.addRow(self._label("Display name", self.display_name), self.display_name)
         self.capabilities: dict[str, QCheckBox] = {}
-        for key, (label, _command) in CAPABILITY_SETTINGS.items():
+        toggles = settings.node.toggles()
+        for key, capability in CAPABILITY_SETTINGS.items():
+            label = capability.label
             box = QCheckBox(label, self)
             reason = self.unavailable.get(key)
-            box.setChecked(reason is None and bool(getattr(settings.node, key)))
+            box.setChecked(reason is None and toggles.get(key, False))
             box.setEnabled(reason is None)
             note = QLabel("available here" if reason is None else f"not available: {reason}", self)
             note.setWordWrap(True)
             box.setAccessibleName(label)
             description = "available here" if reason is None else f"Unavailable here: {reason}"
             box.setAccessibleDescription(description)
-            if reason is not None:
-                box.setToolTip(description)
+            box.setToolTip(capability.help if reason is None else description)
             form.addRow(box, note)
             self.capabilities[key] = box
         self.camera_source = QLineEdit(settings.node.camera_source or "", self)
