@@ -68,6 +68,8 @@ class ChatTimeline:
         self._stop_requested: set[str] = set()
         #: Runs the last history merge showed ended, until their live end arrives.
         self._closed: set[str] = set()
+        #: A numbered run's final text (its messages joined), until the run ends.
+        self._said: dict[str, str] = {}
 
     # ------------------------------------------------------------------ helpers
     def _insert(self, item: ChatItem, *, floating: bool = False) -> ChatItem:
@@ -286,10 +288,26 @@ class ChatTimeline:
         elif state is not None and not state.numbered and state.highest >= 0:
             item = self._text_item(run_id, state.index, event.ts)
         else:
+            self._said[run_id] = text  # a stopped run's partial is used when it ends
             return None
         if text:
             item.text = text
         return item
+
+    def _stopped_text(self, run_id: str, text: str) -> None:
+        """A stopped reply's partial text, as the gateway kept it: it may hold more than
+        was streamed (the real gateway stores text it had not sent yet). It completes the
+        last message (the real gateway's has the earlier messages joined before it) and
+        never rewrites what was shown."""
+        replies = self.of_run(run_id, "assistant")
+        if not replies:
+            return
+        last = replies[-1]
+        joined = "\n\n".join(r.text for r in replies[:-1] if r.text)
+        if joined and text.startswith(joined + "\n\n"):
+            text = text[len(joined) + 2 :]
+        if last.status == "streaming" and len(text) > len(last.text) and text.startswith(last.text):
+            last.text = text
 
     def _finish(self, run_id: str, kind: str, event: Event) -> ChatItem | None:
         if run_id in self._steered and kind == "run.completed":
@@ -303,6 +321,9 @@ class ChatTimeline:
             self.active_run = None
         self._runs.pop(run_id, None)
         self._closed.discard(run_id)
+        said = self._said.pop(run_id, "")
+        if kind == "run.cancelled" and said:
+            self._stopped_text(run_id, said)
         for steered, target in list(self._steered.items()):
             if target == run_id:  # taken in after its last message: it stays where it is
                 del self._steered[steered]
@@ -413,6 +434,7 @@ class ChatTimeline:
             state = self._runs.get(run_id)
             if run.ended is not None and run_id not in waiting:
                 self._closed.add(run_id)
+                self._said.pop(run_id, None)
                 self._runs.pop(run_id, None)
                 if self.active_run == run_id:
                     self.active_run = None

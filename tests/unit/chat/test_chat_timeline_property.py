@@ -259,6 +259,23 @@ def test_a_steered_message_followed_only_by_tool_calls_is_above_them_live(gatewa
     ]
 
 
+@pytest.mark.parametrize("gateway", GATEWAYS)
+def test_a_stopped_reply_shows_what_the_gateway_kept_of_it(gateway: str) -> None:
+    """The gateway stored more of a stopped reply than it had streamed (seen live on the
+    real gateway: its last text frames were still coalescing): the stop's partial completes
+    the reply, as the history has it. The recorded trace without its last text frames."""
+    trace = load_trace(gateway, "abort")
+    steps, messages = trace_steps(trace)
+    texts = [
+        i
+        for i, s in enumerate(steps)
+        if s[0] == "frame" and (s[2].get("state") == "delta" or s[2].get("stream") == "assistant")
+    ]
+    late = set(texts[len(texts) // 2 :])
+    client = live([s for i, s in enumerate(steps) if i not in late], {}, trace_session(trace))
+    assert shown(client.timeline.items) == history_alone(messages, trace_session(trace))
+
+
 @st.composite
 def recorded(draw: st.DrawFn) -> tuple[dict[str, Any], list[Step]]:
     """A recorded trace, its text frames coalesced here and there (as a gateway that
