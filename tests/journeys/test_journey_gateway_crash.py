@@ -216,6 +216,8 @@ async def test_a_message_sent_while_the_gateway_is_down_is_delivered_once_when_i
             assert (await chat_status(j)).startswith("chat: reconnecting"), rows
             assert text not in prompts(model), "sent to the model while the gateway was down"
             await j.desktop.screenshot("waiting-for-the-gateway")
+            painted = " ".join((await read_row(j, text, "the-waiting-message")).split())
+            assert "waiting for the gateway" in painted, painted
         finally:
             resume(frozen)
 
@@ -229,8 +231,9 @@ async def test_a_message_sent_while_the_gateway_is_down_is_delivered_once_when_i
         assert "waiting" not in description, description
         assert rows.count(text) == 1, rows
         await j.desktop.screenshot("delivered-after-the-outage")
-        painted = await read_row(j, text, "the-delivered-message")
-        assert "waiting" not in painted, painted
+        painted = " ".join((await read_row(j, text, "the-delivered-message")).split())
+        assert text in painted and "waiting" not in painted, painted
+        assert not await j.showing("push button", "Reconnect now")
 
         # A later message is answered after it: a second copy would have reached the
         # model first, on the same session.
