@@ -11,6 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from openclaw_desktop.config import SettingsStore
 from openclaw_desktop.node import Availability, CommandSpec, SurfaceEntry
+from openclaw_desktop.node.capabilities import toggleable
 from ui.dialogs.settings import SettingsDialog
 
 pytestmark = pytest.mark.ui
@@ -72,3 +73,27 @@ def test_a_refused_value_keeps_the_dialog_open(qtbot: QtBot, tmp_path: Path) -> 
     assert not dialog.error.isHidden()
     assert "camera_source" in dialog.error.text()
     assert store.load().node.camera_source is None
+
+
+def test_one_checkbox_per_capability_of_the_table(qtbot: QtBot, tmp_path: Path) -> None:
+    """The dialog's toggles are the table's, in its order, with its labels and help; Run
+    commands is among them, off by default, and saving it on writes node.exec."""
+    store = SettingsStore(tmp_path / "settings.json")
+    dialog = SettingsDialog(store, entries())
+    qtbot.addWidget(dialog)
+    rows = toggleable()
+    assert list(dialog.capabilities) == [cap.setting for cap in rows]
+    for cap in rows:
+        box = dialog.capabilities[cap.setting or ""]
+        assert box.text() == cap.label and box.accessibleName() == cap.label
+        assert box.isChecked() is cap.default, cap.setting
+        if cap.setting != "camera":  # unavailable in this survey: the tooltip says why
+            assert box.toolTip() == cap.help
+    run = dialog.capabilities["exec"]
+    assert run.text().startswith("Run commands") and run.isEnabled() and not run.isChecked()
+    run.setChecked(True)
+    dialog.save()
+    assert store.load().node.exec is True
+    again = SettingsDialog(store, entries())
+    qtbot.addWidget(again)
+    assert again.capabilities["exec"].isChecked()
