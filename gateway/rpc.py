@@ -84,8 +84,7 @@ class MethodSpec:
     @property
     def summary(self) -> str:
         """The handler docstring's first paragraph, on one line."""
-        doc = inspect.getdoc(self.handler) or ""
-        return " ".join(doc.split("\n\n", 1)[0].split())
+        return _first_paragraph(self.handler)
 
     @property
     def scope_label(self) -> str:
@@ -93,10 +92,14 @@ class MethodSpec:
         if self.role == "node":
             return "node role"
         if callable(self.scope):
-            rule = inspect.getdoc(self.scope) or self.scope.__name__
-            return f"by params: {' '.join(rule.split(chr(10) * 2, 1)[0].split())}"
+            return f"by params: {_first_paragraph(self.scope) or self.scope.__name__}"
         label = f"`{self.scope}`"
-        return f"{label} (any role, unchecked)" if self.role == "any" else label
+        return f"any role (listed under {label}, not checked)" if self.role == "any" else label
+
+
+def _first_paragraph(fn: Callable[..., Any]) -> str:
+    doc = inspect.getdoc(fn) or ""
+    return " ".join(doc.split("\n\n", 1)[0].split())
 
 
 class MethodTable:
@@ -108,7 +111,8 @@ class MethodTable:
     def method(
         self, name: str, *, scope: ScopeRule | None = None, role: Role = "operator"
     ) -> Callable[[_H], _H]:
-        """Declare the decorated handler as ``name``, returning it unchanged.
+        """Declare the decorated handler as ``name`` (a :class:`~openclaw_desktop.protocol.Method`
+        member will do), returning it unchanged.
 
         Raises:
             TypeError: an operator or any-role method without a scope, a node method with
@@ -117,8 +121,10 @@ class MethodTable:
         if (scope is None) != (role == "node"):
             raise TypeError(f"{name}: a node method takes no scope; every other method needs one")
 
+        wire_name = str(name)  # a StrEnum member's str() is its value
+
         def declare(handler: _H) -> _H:
-            self._add(MethodSpec(name, handler, role, scope, handler.__module__))
+            self._add(MethodSpec(wire_name, handler, role, scope, handler.__module__))
             return handler
 
         return declare

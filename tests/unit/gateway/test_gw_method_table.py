@@ -1,0 +1,292 @@
+"""Unit tests: the method table declared beside the handlers (``gateway/rpc.py``): every
+advertised method has a declared scope, the scopes are the ones the real gateway needs, the
+table refuses a method declared without one, and the generated method reference is current."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import gateway.methods
+import gateway.scopes
+from gateway.core import GatewayCore
+from gateway.methods import HANDLERS, TABLE
+from gateway.methods.reference import REFERENCE_PATH, render_reference
+from gateway.peer import Peer
+from gateway.rpc import UNSERVED_NODE_METHODS, MethodTable
+from gateway.scopes import ADMIN, PAIRING, READ, TALK, WRITE
+from gateway.state import GatewayState
+from openclaw_desktop.protocol import Method
+from tests.helpers.bundled_gateway import gateway_config
+
+pytestmark = pytest.mark.unit
+
+#: The scope table this gateway had before the method table (``gateway/scopes.py``
+#: ``OPERATOR_SCOPES``, checked against the real gateway by the interop scope tests): the
+#: declarations beside the handlers must reproduce it value for value.
+EXPECTED_OPERATOR_SCOPES = {
+    "health": READ,
+    "status": READ,
+    "system-presence": READ,
+    "node.list": READ,
+    "node.describe": READ,
+    "node.rename": PAIRING,
+    "node.pair.list": PAIRING,
+    "node.pair.approve": PAIRING,
+    "node.pair.reject": PAIRING,
+    "node.pair.remove": PAIRING,
+    "device.pair.list": PAIRING,
+    "device.pair.approve": PAIRING,
+    "device.pair.reject": PAIRING,
+    "device.pair.remove": PAIRING,
+    "device.pair.rename": PAIRING,
+    "device.token.rotate": PAIRING,
+    "device.token.revoke": PAIRING,
+    "device.pair.setupCode": ADMIN,
+    "device.pair.setupStatus": ADMIN,
+    "chat.send": WRITE,
+    "chat.abort": WRITE,
+    "chat.history": READ,
+    "chat.message.get": READ,
+    "chat.inject": ADMIN,
+    "sessions.list": READ,
+    "sessions.create": WRITE,
+    "sessions.patch": WRITE,
+    "sessions.reset": ADMIN,
+    "sessions.delete": ADMIN,
+    "models.list": READ,
+    "models.authStatus": READ,
+    "talk.catalog": READ,
+    "talk.config": READ,
+    "talk.mode": TALK,
+    "talk.speak": TALK,
+    "talk.session.create": TALK,
+    "talk.session.appendAudio": TALK,
+    "talk.session.cancelOutput": TALK,
+    "talk.session.close": TALK,
+}
+EXPECTED_NODE_METHODS = {
+    "node.invoke.result",
+    "node.invoke.progress",
+    "node.event",
+    "node.pending.pull",
+    "node.pending.ack",
+    "node.pending.drain",
+    "node.pluginTools.update",
+    "node.skills.update",
+    "node.pluginSurface.refresh",
+    "node.runnerInventory.update",
+}
+KNOWN_OPERATOR_SCOPES = {READ, WRITE, ADMIN, PAIRING, TALK}
+
+
+@pytest.fixture
+def core(tmp_path: Path) -> Iterator[GatewayCore]:
+    state = GatewayState(tmp_path / "gateway.sqlite3")
+    try:
+        yield GatewayCore(gateway_config(tmp_path), state)
+    finally:
+        state.close()
+
+
+def _family_handlers() -> Iterator[tuple[str, Any]]:
+    """Every public coroutine function defined in a ``gateway.methods`` family module."""
+    for info in pkgutil.iter_modules(gateway.methods.__path__):
+        module = importlib.import_module(f"gateway.methods.{info.name}")
+        for name, fn in vars(module).items():
+            if (
+                not name.startswith("_")
+                and inspect.iscoroutinefunction(fn)
+                and fn.__module__ == module.__name__
+            ):
+                yield f"{module.__name__}.{name}", fn
+
+
+def test_every_advertised_method_has_a_declared_scope_or_the_node_role(
+    core: GatewayCore,
+) -> None:
+    """``hello-ok.features.methods`` lists only methods whose access is declared."""
+    advertised = core.methods
+    assert advertised, "the gateway advertises no methods"
+    for name in advertised:
+        spec = TABLE.get(name)
+        assert spec is not None, f"{name} is advertised but not in the method table"
+        if spec.role == "node":
+            assert spec.scope is None
+            continue
+        for params in (None, {}, {"command": "fs.listDir"}, {"command": "system.run"}):
+            needed = spec.required_scope(params)
+            assert needed in KNOWN_OPERATOR_SCOPES, (name, params, needed)
+
+
+def test_the_advertised_methods_are_the_table_sorted(core: GatewayCore) -> None:
+    """features.methods keeps today's order (sorted names, as compared with the real
+    gateway) and is exactly the table: no method is served unadvertised."""
+    assert core.methods == sorted(HANDLERS) == TABLE.names()
+    assert len(core.methods) == len(set(core.methods)) == len(TABLE)
+
+
+def test_the_declared_scopes_are_the_real_gateways() -> None:
+    """Every value of the former scope table, no more and no fewer."""
+    assert TABLE.operator_scopes() == EXPECTED_OPERATOR_SCOPES
+    assert TABLE.node_methods() == EXPECTED_NODE_METHODS
+    assert set(TABLE.names()) == (
+        set(EXPECTED_OPERATOR_SCOPES) | (EXPECTED_NODE_METHODS - UNSERVED_NODE_METHODS)
+    ) | {"node.invoke"}
+    # The names other modules import from gateway.scopes come from the table.
+    assert gateway.scopes.OPERATOR_SCOPES == EXPECTED_OPERATOR_SCOPES
+    assert gateway.scopes.NODE_METHODS == EXPECTED_NODE_METHODS
+    assert gateway.scopes.authorize("operator", [READ], "chat.send", {}) is not None
+    with pytest.raises(AttributeError):
+        _ = gateway.scopes.NOT_A_NAME
+
+
+@pytest.mark.parametrize(
+    ("command", "needed"),
+    [
+        ("browser.proxy", ADMIN),
+        ("browser.proxy.upload.v1", ADMIN),
+        ("fs.listDir", ADMIN),
+        ("terminal.upload", ADMIN),
+        ("system.run", WRITE),
+        ("device.info", WRITE),
+        ([], WRITE),
+    ],
+)
+def test_node_invoke_needs_admin_only_for_the_admin_commands(command: Any, needed: str) -> None:
+    """``node.invoke``'s scope is a rule over its params, declared beside the handler."""
+    assert TABLE.required_scope("node.invoke", {"command": command}) == needed
+    profile_reset = {
+        "command": "browser.proxy",
+        "params": {"method": "POST", "path": "/reset-profile"},
+    }
+    assert TABLE.required_scope("node.invoke", profile_reset) == WRITE
+
+
+def test_every_handler_in_the_family_modules_is_declared() -> None:
+    """A handler written without its declaration would never be served."""
+    declared = {spec.handler for spec in TABLE}
+    undeclared = [name for name, fn in _family_handlers() if fn not in declared]
+    assert undeclared == []
+
+
+def test_a_method_cannot_be_declared_without_a_scope() -> None:
+    """Forgetting the scope fails when the module loads, not silently as admin-only."""
+    table = MethodTable()
+
+    async def handler(core: GatewayCore, peer: Peer, params: Any) -> Any:
+        return None
+
+    with pytest.raises(TypeError, match="needs one"):
+        table.method("example.get")(handler)
+    with pytest.raises(TypeError, match="needs one"):
+        table.method("example.any", role="any")(handler)
+    with pytest.raises(TypeError, match="takes no scope"):
+        table.method("example.node", scope=READ, role="node")(handler)
+    assert len(table) == 0
+
+
+def test_a_protocol_method_name_declares_its_wire_name() -> None:
+    """``Method`` members name methods as their plain wire strings (the names the table
+    advertises and the reference lists)."""
+    table = MethodTable()
+
+    async def handler(core: GatewayCore, peer: Peer, params: Any) -> Any:
+        return None
+
+    table.method(Method.CHAT_SEND, scope=WRITE)(handler)
+    assert table.names() == ["chat.send"]
+    assert type(table.names()[0]) is str
+    assert table["chat.send"].name == "chat.send"
+    for spec in TABLE:
+        assert type(spec.name) is str
+
+
+def test_a_method_cannot_be_declared_twice() -> None:
+    """Two families declaring one name (or an unserved node method) is an error."""
+    one, two = MethodTable(), MethodTable()
+
+    async def handler(core: GatewayCore, peer: Peer, params: Any) -> Any:
+        return None
+
+    assert one.method("example.get", scope=READ)(handler) is handler
+    two.method("example.get", scope=WRITE)(handler)
+    with pytest.raises(TypeError, match="declared twice"):
+        one.method("example.get", scope=READ)(handler)
+    with pytest.raises(TypeError, match="declared twice"):
+        MethodTable.merge(one, two)
+    with pytest.raises(TypeError, match="declared twice"):
+        one.method("node.skills.update", role="node")(handler)
+
+
+@pytest.mark.parametrize(
+    ("role", "scopes", "method", "params", "message"),
+    [
+        ("node", [], "health", None, None),
+        ("operator", [], "health", None, None),
+        ("operator", [READ], "chat.history", {}, None),
+        ("operator", [WRITE], "chat.history", {}, None),
+        ("operator", [READ], "chat.send", {}, "missing scope: operator.write"),
+        ("operator", [WRITE], "talk.speak", {}, None),
+        ("operator", [READ], "talk.speak", {}, "missing scope: operator.talk"),
+        (
+            "operator",
+            [WRITE],
+            "node.invoke",
+            {"command": "fs.listDir"},
+            "missing scope: operator.admin",
+        ),
+        ("operator", [WRITE], "no.such.method", {}, "missing scope: operator.admin"),
+        ("operator", [ADMIN], "no.such.method", {}, None),
+        ("operator", [ADMIN], "node.event", {}, "unauthorized role: operator"),
+        ("operator", [ADMIN], "node.skills.update", {}, "unauthorized role: operator"),
+        ("node", [], "node.skills.update", {}, None),
+        ("node", [], "node.event", {}, None),
+        ("node", [ADMIN], "chat.send", {}, "unauthorized role: node"),
+    ],
+)
+def test_authorize_reads_the_table(
+    role: str, scopes: list[str], method: str, params: Any, message: str | None
+) -> None:
+    """Role first, then scope; an unknown method needs admin (the request gate then
+    answers ``unknown method``)."""
+    denied = TABLE.authorize(role, scopes, method, params)
+    assert (denied or {}).get("message") == message
+    if message is not None and message.startswith("missing scope"):
+        assert denied is not None
+        assert denied["details"]["code"] == "MISSING_SCOPE"
+
+
+def test_the_method_reference_is_current() -> None:
+    """``docs/gateway-methods.md`` is what ``python -m gateway.methods.reference`` writes."""
+    written = REFERENCE_PATH.read_text(encoding="utf-8")
+    assert written == render_reference(), (
+        "docs/gateway-methods.md is stale: run `python -m gateway.methods.reference`"
+    )
+    for spec in TABLE:
+        assert f"| `{spec.name}` |" in written
+        assert spec.summary, f"{spec.name}: its handler has no docstring"
+
+
+def test_the_reference_follows_a_changed_table() -> None:
+    """A method added to a table appears in its reference, with its scope and summary."""
+
+    async def example_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
+        """``example.get``: an example.
+
+        More text that stays out of the summary."""
+        return None
+
+    table = MethodTable.merge(TABLE)
+    table.method("example.get", scope=PAIRING)(example_get)
+    text = render_reference(table)
+    assert text != render_reference()
+    assert "| `example.get` | `operator.pairing` |" in text
+    assert "``example.get``: an example. |" in text
+    assert "More text" not in text
