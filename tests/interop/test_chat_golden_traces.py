@@ -1,6 +1,6 @@
 """Golden chat traces of both gateways: recorded from the live gateways, replayed offline.
 
-Three scenarios run on the REAL OpenClaw gateway (2026.9.6) and on our bundled gateway, each
+Four scenarios run on the REAL OpenClaw gateway (2026.9.6) and on our bundled gateway, each
 against its own :class:`tests.helpers.fake_llm.FakeLLM` and in its own session:
 
 * ``tool``: text, then a tool call, then the final text (``PREAMBLE CALLTOOL:...``);
