@@ -10,7 +10,7 @@ while a countdown runs.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from openclaw_desktop.errors import (
     ConnectionClosed,
@@ -147,8 +147,21 @@ def status_lines(
     now: float,
     where: str = "",
 ) -> tuple[StatusLine, StatusLine]:
-    """Both sessions' lines (``chat`` first, then ``node``), to the gateway at ``where``."""
-    return session_line("chat", operator, now, where), session_line("node", node, now, where)
+    """Both sessions' lines (``chat`` first, then ``node``), to the gateway at ``where``.
+
+    When both wait for the same reason, the reason is said once, on the chat's line: the
+    status bar then leaves room for the messages beside it."""
+    chat = session_line("chat", operator, now, where)
+    node_line = session_line("node", node, now, where)
+    if (
+        node_line.waiting
+        and chat.waiting
+        and node_line.reason is not None
+        and node_line.reason == chat.reason
+    ):
+        text = node_line.text.removesuffix(f" ({node_line.reason})")
+        node_line = replace(node_line, text=text)
+    return chat, node_line
 
 
 def _countdown(word: str, status: ConnectionStatus, now: float) -> str:

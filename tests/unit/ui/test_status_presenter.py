@@ -128,3 +128,26 @@ def test_keeps_stopping_card_carries_the_last_lines() -> None:
     assert CardAction.RETRY in card.actions
     # The sentence names the button there is (it said "Try again" beside a Retry button).
     assert "Retry, or choose another gateway" in card.body
+
+
+def test_a_reason_both_sessions_share_is_said_once() -> None:
+    """Both reconnecting because the gateway is gone: the chat's line says why, the node's
+    line only its countdown (the status bar keeps room for messages); different reasons are
+    both said."""
+    gone = ConnectionStatus(
+        ConnectionState.RECONNECTING, 1, 2.0, ErrorCategory.NETWORK, OSError(), retry_at=2.0
+    )
+    chat, node = status_lines(gone, gone, 0.0, "h:1")
+    assert chat.text == "reconnecting in 2 s (the gateway cannot be reached)"
+    assert node.text == "reconnecting in 2 s"
+    assert node.reason == chat.reason and node.waiting
+    lost = ConnectionStatus(
+        ConnectionState.RECONNECTING,
+        1,
+        2.0,
+        ErrorCategory.NETWORK,
+        ConnectionClosed(1006, ""),
+        retry_at=2.0,
+    )
+    _, node = status_lines(gone, lost, 0.0, "h:1")
+    assert node.text == "reconnecting in 2 s (the connection was lost)"
