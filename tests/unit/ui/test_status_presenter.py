@@ -135,7 +135,12 @@ def test_a_reason_both_sessions_share_is_said_once() -> None:
     line only its countdown (the status bar keeps room for messages); different reasons are
     both said."""
     gone = ConnectionStatus(
-        ConnectionState.RECONNECTING, 1, 2.0, ErrorCategory.NETWORK, OSError(), retry_at=2.0
+        ConnectionState.RECONNECTING,
+        1,
+        2.0,
+        ErrorCategory.NETWORK,
+        ConnectionClosed(None, "refused"),
+        retry_at=2.0,
     )
     chat, node = status_lines(gone, gone, 0.0, "h:1")
     assert chat.text == "reconnecting in 2 s (the gateway cannot be reached)"
