@@ -1,7 +1,7 @@
 """The chat presenter: one session's timeline, fed by the SDK, driven by the widgets.
 
 Sends made while the agent is answering wait in a local queue (shown as queued); each can be
-steered into the running turn (``queueMode: "interrupt"``) or goes out when the run ends.
+steered into the running turn (``queueMode: "steer"``) or goes out when the run ends.
 """
 
 from __future__ import annotations
@@ -194,7 +194,8 @@ class ChatPresenter(QObject):
                 if event.run_id in self._reload_at_end:
                     self._reload_at_end.discard(event.run_id)
                     self._spawn_reload()
-                self.busy.emit(False)
+                if self.timeline.active_run is None:  # not a steered message taken in
+                    self.busy.emit(False)
                 await self._send_next()
 
     def _spawn_reload(self) -> None:
@@ -232,7 +233,9 @@ class ChatPresenter(QObject):
         self._pending.remove(entry)
         self.timeline.steered(run_id)
         self.changed.emit()
-        await self._dispatch(run_id, entry[1], "interrupt", entry[2])
+        # "steer", not "interrupt": on the real gateway interrupt aborts the running reply
+        # (and drops its partial) to start this message instead.
+        await self._dispatch(run_id, entry[1], "steer", entry[2])
 
     def unsent(self) -> list[tuple[str, list[Attachment]]]:
         """Messages the gateway has not got yet (waiting for it to come back, or queued
