@@ -66,7 +66,7 @@ class ChatTimeline:
         #: Steered message's run id -> the run that takes it in.
         self._steered: dict[str, str] = {}
         self._stop_requested: set[str] = set()
-        #: Runs the last history merge showed ended, until their live end arrives.
+        #: Runs the last history page showed ended, until their live end arrives.
         self._closed: set[str] = set()
         #: A numbered run's final text (its messages joined), until the run ends.
         self._said: dict[str, str] = {}
@@ -430,6 +430,7 @@ class ChatTimeline:
         self._floating = [k for k in self._floating if k in self._by_key and k not in known]
         self._steered = {s: t for s, t in self._steered.items() if f"{s}:user" not in known}
         waiting = set(self._steered.values())  # a run with a steer to take in goes on
+        self._closed = set()  # (only this page's: bounded)
         for run_id, run in view.runs.items():
             state = self._runs.get(run_id)
             if run.ended is not None and run_id not in waiting:
