@@ -310,3 +310,42 @@ def test_the_live_trace_gives_its_history_timeline(
     session = trace_session(live[gateway][name])
     client = replay(steps, {}, session)
     assert shown(client.timeline.items) == history_alone(messages, session)
+
+
+def _who(trace: dict[str, Any]) -> list[tuple[str, str]]:
+    """Whose each history message is (a user message's key, an assistant or tool result's
+    run); consecutive assistant entries of one run count once (the real gateway stores a
+    message with text and tool calls as two)."""
+    out: list[tuple[str, str]] = []
+    for m in trace["history"].get("messages", []):
+        meta = m.get("__openclaw") if isinstance(m.get("__openclaw"), dict) else {}
+        owner = str(m.get("idempotencyKey") if m.get("role") == "user" else meta.get("runId"))
+        entry = (str(m.get("role")), owner)
+        if not out or out[-1] != entry or m.get("role") == "user":
+            out.append(entry)
+    return out
+
+
+def _steered_states(trace: dict[str, Any]) -> list[str]:
+    steered = f"golden-{trace['scenario']}-2"
+    return [
+        str(e["payload"].get("state"))
+        for e in trace["events"]
+        if e.get("event") == "chat" and e["payload"].get("runId") == steered
+    ]
+
+
+@pytest.mark.parametrize("name", ["steer", "stopsteer"])
+def test_ours_takes_a_steer_in_as_the_real_gateway_does(
+    live: dict[str, dict[str, Any]], name: str
+) -> None:
+    """Taken in by the running turn (its own run ends then, with one ``final``), or, when
+    that turn is stopped first, run next as a turn of its own: the same on both gateways."""
+    real, ours = live["real"][name], live["bundled"][name]
+    assert _who(ours) == _who(real)
+    if name == "steer":
+        assert _steered_states(ours) == _steered_states(real) == ["final"]
+    else:
+        assert (
+            set(_steered_states(ours)) == set(_steered_states(real)) == {"status", "delta", "final"}
+        )
