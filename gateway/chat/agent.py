@@ -202,6 +202,13 @@ async def _take_in(spec: RunSpec) -> None:
     (stopped, failed) is not lost: the service starts it as a turn of its own."""
     while spec.steer:
         message = spec.steer.pop(0)  # taken: a stop from here on does not start it again
+        meta = message.get("__openclaw")
+        # Which run took it in, as the real gateway records it (a history then shows that
+        # run going on to answer it).
+        message["__openclaw"] = {
+            **(meta if isinstance(meta, dict) else {}),
+            "steerTargetRunId": spec.events.run_id,
+        }
         key = str(message.get("idempotencyKey") or "")
         try:
             await _append(spec.transcript, message)

@@ -8,6 +8,8 @@ order, with the same keys the live stream gives (see :mod:`openclaw_desktop.chat
   assistant message of a run gets the key ``<runId>:assistant[:<n>]``, whether or not it
   has text, as the live stream counts;
 * a tool result fills in its call's card;
+* a user message steered into a run (``__openclaw.steerTargetRunId``) means that run goes
+  on, whatever its last message before it said;
 * how an assistant message ended (``stopReason``): ``aborted`` (or, on the real gateway,
   ``stop`` with ``openclawAbort.aborted``) is a reply the user stopped;
   ``error`` adds a ``<runId>:error`` item with the ``errorMessage``; a reply the gateway cut
@@ -84,6 +86,9 @@ def from_history(messages: list[Any]) -> HistoryView:
         role = message.get("role")
         if role == "user":
             add(_user(message))
+            target = _meta(message).get("steerTargetRunId")
+            if isinstance(target, str) and target in runs:
+                runs[target].ended = None  # steered in: that run goes on to answer it
         elif role == "assistant":
             for item in _assistant(message, runs, calls):
                 add(item)

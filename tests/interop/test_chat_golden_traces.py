@@ -110,15 +110,18 @@ class Recorder:
 
 
 async def _idle(conn: GatewayConnection, session: str, timeout: float) -> dict[str, Any]:
-    """``chat.history`` once no run of the session is going (the history says so)."""
+    """``chat.history`` once the runs ended and it no longer grows (two reads 0.3 s apart
+    with the same messages; at most ``timeout`` s)."""
     deadline = time.monotonic() + timeout
-    while True:
-        history: dict[str, Any] = await conn.request(
-            "chat.history", {"sessionKey": session, "limit": 200}, timeout_s=30
-        )
-        if not history.get("activeRunId") or time.monotonic() > deadline:
-            return history
-        await asyncio.sleep(0.25)
+    params = {"sessionKey": session, "limit": 200}
+    history: dict[str, Any] = await conn.request("chat.history", params, timeout_s=30)
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.3)
+        again: dict[str, Any] = await conn.request("chat.history", params, timeout_s=30)
+        if again.get("messages") == history.get("messages"):
+            return again
+        history = again
+    return history
 
 
 async def _send(
