@@ -667,6 +667,7 @@ async def test_a_steer_while_the_last_turn_streams_gets_a_turn_of_that_run(tmp_p
         ]
         assert messages[2]["content"] == "steered late"
         assert messages[2]["idempotencyKey"] == f"{steer_id}:user"
+        assert messages[2]["__openclaw"]["steerTargetRunId"] == first
 
 
 async def test_a_steer_left_when_the_run_is_stopped_runs_as_its_own_turn(tmp_path: Path) -> None:
@@ -694,6 +695,7 @@ async def test_a_steer_left_when_the_run_is_stopped_runs_as_its_own_turn(tmp_pat
             ("assistant", "stop"),
         ]
         assert messages[2]["content"] == "after the stop"
+        assert "steerTargetRunId" not in messages[2]["__openclaw"], "a turn of its own"
         again = await chat.op.ok(
             "chat.send",
             {"sessionKey": "main", "message": "after the stop", "idempotencyKey": steer_id},
