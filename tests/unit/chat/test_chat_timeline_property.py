@@ -34,6 +34,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from openclaw_desktop.chat import ChatTimeline
+from openclaw_desktop.chat.history import from_history
 from tests.helpers.golden_chat import (
     GATEWAYS,
     LOCAL,
@@ -217,6 +219,7 @@ def test_the_golden_trace_with_a_reconnect_anywhere(cut: int) -> None:
 
 
 # ------------------------------------------------------------------------- recorded traces
+STEER_TARGET, STEERED = "golden-steer-1", "golden-steer-2:user"
 #: Every recorded trace (``tests/fixtures/chat-traces``): both gateways, every scenario.
 TRACES = [(gateway, scenario) for gateway in GATEWAYS for scenario in SCENARIOS]
 
@@ -274,6 +277,22 @@ def test_a_stopped_reply_shows_what_the_gateway_kept_of_it(gateway: str) -> None
     late = set(texts[len(texts) // 2 :])
     client = live([s for i, s in enumerate(steps) if i not in late], {}, trace_session(trace))
     assert shown(client.timeline.items) == history_alone(messages, trace_session(trace))
+
+
+@pytest.mark.parametrize("gateway", GATEWAYS)
+def test_a_history_with_a_steer_taken_in_shows_its_run_going_on(gateway: str) -> None:
+    """Back online between the first turn and the answer to the steer (the history's run
+    ends with text, then the steered message): the run is still going, so the window loads
+    the history again when it ends and shows the answer."""
+    trace = load_trace(gateway, "steer")
+    messages = trace["history"]["messages"]
+    steered = next(i for i, m in enumerate(messages) if m.get("idempotencyKey") == STEERED)
+    page = messages[: steered + 1]
+    assert from_history(page).runs[STEER_TARGET].ended is None
+    timeline = ChatTimeline(trace_session(trace))
+    timeline.send(STEER_TARGET, "SLOW:60")
+    timeline.merge_history(page)
+    assert timeline.active_run == STEER_TARGET
 
 
 @st.composite
