@@ -12,10 +12,12 @@ order, with the same keys the live stream gives (see :mod:`openclaw_desktop.chat
   on, whatever its last message before it said;
 * how an assistant message ended (``stopReason``): ``aborted`` (or, on the real gateway,
   ``stop`` with ``openclawAbort.aborted``) is a reply the user stopped;
-  ``error`` adds a ``<runId>:error`` item with the ``errorMessage``; a reply the gateway cut
-  by stopping or restarting (the real gateway's ``errorCode: OPENCLAW_RESTART_ABORT``, an
-  ``openclawAbort`` of origin ``interrupted`` as the bundled gateway records a reply cut by
-  ``kill -9``, or an error message that says so) is ``interrupted``, with an error item.
+  ``error`` adds a ``<runId>:error`` item with the ``errorMessage`` (the real gateway's
+  ``<runId>:terminal-error`` message is that item alone: its text is the failure in words,
+  not a reply); a reply the gateway cut by stopping or restarting (the real gateway's
+  ``errorCode: OPENCLAW_RESTART_ABORT``, an ``openclawAbort`` of origin ``interrupted`` as
+  the bundled gateway records a reply cut by ``kill -9``, or an error message that says so)
+  is ``interrupted``, with an error item.
 """
 
 from __future__ import annotations
@@ -134,6 +136,14 @@ def _ending(message: dict[str, Any]) -> ItemStatus | None:
     return None if stop == "toolUse" else "done"
 
 
+def _terminal_error(message: dict[str, Any]) -> bool:
+    """The real gateway records a run that failed (a provider error) as an assistant message
+    of key ``<runId>:terminal-error`` whose text is the failure in words, without an
+    ``errorMessage``."""
+    key = message.get("idempotencyKey") or _meta(message).get("idempotencyKey")
+    return isinstance(key, str) and key.endswith(":terminal-error")
+
+
 def _assistant(
     message: dict[str, Any], runs: dict[str, RunInHistory], calls: dict[str, ChatItem]
 ) -> list[ChatItem]:
@@ -180,6 +190,9 @@ def _assistant(
             tools.append(item)
     out: list[ChatItem] = []
     text = message_text(message)
+    failure = message.get("errorMessage")
+    if ending == "failed" and not failure and not tools and _terminal_error(message):
+        failure, text = text, ""  # the failure in words, not a reply
     run.last_text = text or (run.last_text if continued else "")
     if text:
         status: ItemStatus = "done" if ending is None else ending
@@ -198,7 +211,7 @@ def _assistant(
         )
     out = out + tools if first_text <= first_tool else tools + out
     if ending in ("failed", "interrupted"):
-        reason = INTERRUPTED if ending == "interrupted" else message.get("errorMessage")
+        reason = INTERRUPTED if ending == "interrupted" else failure
         out.append(
             ChatItem(
                 f"{run_id}:error" if run_id else f"msg:{mid}:error",

@@ -1,7 +1,8 @@
 """Journey: the model fails (the fake model answers HTTP 500) after the gateway took the
 message. The window shows the person's message as sent (never "(not sent)": the gateway got
 it), the failure in plain words in an error row, and no empty reply bubble; the next message
-is answered as usual. Once on the bundled gateway, once on the real OpenClaw gateway."""
+is answered as usual. Once on the bundled gateway, once on the real OpenClaw gateway, where
+the app is also restarted: the history shows the same rows (the error row, not a reply)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ async def rows_with_roles(j: Journey) -> list[tuple[str, str]]:
     return out
 
 
-async def _fails_then_answers(j: Journey, prompt: str) -> None:
+async def _fails_then_answers(j: Journey, prompt: str, *, remote: bool) -> None:
     status = f"HTTP {prompt.split()[0].removeprefix('FAIL:')}"
     await j.send(prompt)
     await j.wait_messages(lambda rows: len(rows) >= 2, "the error row", 150)
@@ -56,14 +57,37 @@ async def _fails_then_answers(j: Journey, prompt: str) -> None:
     # (the real gateway puts the time before a prompt it hands to the model)
     answer = re.compile(r"^FAKE-LLM reply #\d+: (\[[^\]]*\] )?and now\?$")
     await j.wait_messages(lambda rows: any(answer.match(r) for r in rows), "the next answer", 90)
+    await idle(j, 60)
+    live = await rows_with_roles(j)
     await j.desktop.screenshot("the-next-answer")
+
+    if not remote:
+        # The bundled gateway does not record a failed run in the transcript (the real one
+        # does): after a restart its error row would be gone, so only the real one restarts.
+        return
+    # After a restart the history shows the same rows: the error row where it was (in the
+    # words the gateway recorded, which are its own: shorter than the live ones).
+    await j.click(await j.control("text", "Message"))
+    await j.desktop.key("ctrl+q")
+    assert await j.wait_exit(30) == 0, j.app.output()[-3000:]
+    j.app.start()
+    j.relaunched()
+    await j.wait_messages(lambda rows: len(rows) >= len(live), "the history", 90)
+    await j.desktop.screenshot("after-a-restart")
+    after = await rows_with_roles(j)
+    assert [d for d, _ in after] == [d for d, _ in live], (after, live)
+    assert [n for d, n in after if d != "Error, failed"] == [
+        n for d, n in live if d != "Error, failed"
+    ]
+    recorded = next(n for d, n in after if d == "Error, failed")
+    assert status in recorded and "request failed" in recorded, recorded
 
 
 async def test_a_model_error_on_the_bundled_gateway(
     open_journey: OpenJourney, model: FakeLLM
 ) -> None:
     async with open_journey(model=model) as j:
-        await _fails_then_answers(j, PROMPT)
+        await _fails_then_answers(j, PROMPT, remote=False)
 
 
 @pytest.mark.interop
@@ -75,4 +99,4 @@ async def test_a_model_error_on_the_real_gateway(
     async with open_journey(model=model, remote=(gateway.url, gateway.token)) as j:
         await approve_own_node(j)
         await j.control("text", "Message")
-        await _fails_then_answers(j, PROMPT)
+        await _fails_then_answers(j, PROMPT, remote=True)
