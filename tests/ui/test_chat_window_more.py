@@ -166,6 +166,11 @@ def test_history_merges_after_a_gateway_restart(
         assert away is not None
         waiting = presenter.timeline.get(f"{away}:user")
         assert waiting is not None and waiting.status == "waiting"
+        # The gateway comes back offering one more model: the picker shows it.
+        providers = gw.state_dir / "providers.json"
+        config = json.loads(providers.read_text("utf-8"))
+        config["providers"]["fake"]["models"].append({"id": "second-model", "name": "Second"})
+        providers.write_text(json.dumps(config), "utf-8")
         await asyncio.to_thread(gw.restart)
         async with raw_operator(gw.url, auth={"token": gw.token}) as raw:
             await raw.ok("chat.inject", {"sessionKey": "main", "message": "added while away"})
@@ -176,6 +181,11 @@ def test_history_merges_after_a_gateway_restart(
         )
         # What was typed while away went out once the gateway was back.
         await until(lambda: len(assistant(app, "done")) == 2, "the reply to the waiting message")
+        await until(lambda: "fake/second-model" in presenter.models, "the models asked again")
+        view = app.window.chat
+        assert view is not None
+        shown = [view.model_picker.itemText(i) for i in range(view.model_picker.count())]
+        assert "fake/second-model" in shown
         keys = [i.key for i in presenter.timeline.items]
         assert len(keys) == len(set(keys)), "no message twice"
         assert keys[: len(before)] == before

@@ -165,8 +165,11 @@ class ChatPresenter(QObject):
 
     async def _resume(self) -> None:
         """Back online: merge the history, then send what waited (same idempotency keys,
-        so a message the gateway did get before the drop is not run twice)."""
+        so a message the gateway did get before the drop is not run twice). The models are
+        asked for again too: a gateway that restarted may offer others, and a first list
+        that failed would otherwise leave the picker empty for good."""
         await self.reload()
+        await self.load_models()
         if self.timeline.active_run is not None:
             self._reload_at_end.add(self.timeline.active_run)
         waiting, self._offline = self._offline, []
