@@ -29,7 +29,7 @@ import re
 import shutil
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from openclaw_desktop.node.exec.approvals import ResolvedPolicy
@@ -61,6 +61,10 @@ class ExecRequest:
     agent_id: str | None
     session_key: str | None
     resolved_path: str | None
+    #: Whether the prompt may offer *Always allow* (set by :func:`decide`): the command is
+    #: analysable and resolved, and ``ask`` is not ``always`` (there, as on the reference,
+    #: durable trust would not stop the prompts, so only Allow once and Deny are offered).
+    allow_always: bool = False
 
 
 #: Asks the user about one command: ``"allow-once"``, ``"allow-always"``, ``"deny"``, or None
@@ -201,10 +205,12 @@ async def decide(
         ask == "on-miss" and security == "allowlist" and matched is None
     )
     if needs_ask:
-        answer = await prompt(request) if prompt is not None else None
+        durable = ask != "always" and request.resolved_path is not None and analysable
+        asked = replace(request, allow_always=durable)
+        answer = await prompt(asked) if prompt is not None else None
         if answer in ("allow-once", "allow-always"):
             persist = None
-            if answer == "allow-always" and request.resolved_path and analysable:
+            if answer == "allow-always" and durable and request.resolved_path:
                 args = " ".join(argv[1:])
                 persist = {"pattern": request.resolved_path, "argPattern": f"^{re.escape(args)}$"}
             return Verdict(True, "", "", "prompt", persist)

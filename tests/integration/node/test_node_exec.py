@@ -404,6 +404,31 @@ async def test_prompt_allow_always_adds_an_exact_entry(node: Node) -> None:
     assert len(asked) == 2
 
 
+async def test_prompt_under_ask_always_offers_no_always_allow(node: Node) -> None:
+    """Under ``ask=always`` durable trust would not stop the prompts (as on the reference,
+    which then offers only allow-once and deny): the prompt is told not to offer Always
+    allow, and an ``allow-always`` answer runs once and adds nothing."""
+    asked: list[ExecRequest] = []
+
+    async def prompt(request: ExecRequest) -> str | None:
+        asked.append(request)
+        return "allow-always"
+
+    node.ctx.exec_prompt = prompt
+    await node.set_document({"version": 1, "defaults": {"security": "full", "ask": "always"}})
+    assert (await node.ok("system.run", {"command": ["printf", "x"]}))["stdout"] == "x"
+    assert (await node.ok("system.run", {"command": ["printf", "x"]}))["stdout"] == "x"
+    assert [r.allow_always for r in asked] == [False, False]
+    doc = await node.ok("system.execApprovals.get", {})
+    assert not doc["file"].get("agents")
+    await node.set_document({"version": 1, "defaults": {"security": "allowlist", "ask": "on-miss"}})
+    assert (await node.ok("system.run", {"command": ["printf", "y"]}))["stdout"] == "y"
+    assert asked[-1].allow_always is True
+    shell = await node.ok("system.run", {"command": ["/bin/sh", "-c", "printf z"]})
+    assert shell["stdout"] == "z"
+    assert asked[-1].allow_always is False  # a shell is never added to an allowlist
+
+
 async def test_prepare_then_explicit_approval_runs_once_policy_changes_refuse(node: Node) -> None:
     """The gateway's prepare/approve flow: a matching plan with approval runs; after a
     policy change the same approval is refused."""
