@@ -21,7 +21,7 @@ from openclaw_desktop.errors import OpenClawError, ReconnectPaused
 from openclaw_desktop.sdk import Approval, Event
 from openclaw_desktop.sdk.normalize import Normalizer
 from openclaw_desktop.session import EventReceived
-from ui.dialogs import PairingWaitPanel, ask_approval, ask_pairing, ask_trust
+from ui.dialogs import PairingWaitPanel, ask_approval, ask_exec, ask_pairing, ask_trust
 from ui.dialogs.settings import SettingsDialog, unavailable_capabilities
 from ui.gateway_choice import GatewayChoice, known_gateways_file, last_gateway_file, pin_mismatch
 from ui.main_window import MainWindow
@@ -162,12 +162,15 @@ class DesktopApp(GatewayChoice):
         self.connection_view = view
 
     def _wire_node(self, node: NodeHost) -> None:
-        """Show this node's captures (with Cancel) and its invokes in the activity view."""
+        """Show this node's captures (with Cancel) and its invokes in the activity view; ask
+        here when its exec policy asks the user."""
         if self.capture is None:
             self.capture = CaptureIndicator(self._cancel_captures, self.window)
             self.window.statusBar().addWidget(self.capture)
         if self.capture.report not in node.ctx.activity.listeners:
             node.ctx.activity.listeners.append(self.capture.report)
+        if node.ctx.exec_prompt is None:  # "Allow command?" when the exec policy asks
+            node.ctx.exec_prompt = functools.partial(ask_exec, parent=self.window)
         if self.activity is not None:
             node.session.invoke_listeners.append(self.activity.on_node_invoke)
         self._capabilities_changed(node)
