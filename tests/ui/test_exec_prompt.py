@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QAccessible
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
@@ -171,6 +172,8 @@ async def _scenario(op: Operator, approvals: Path, screens: Path) -> None:
     assert dialog.deny_button.isDefault() and not dialog.allow_once_button.autoDefault()
     assert not dialog.allow_always_button.isVisible(), "ask=always offers no durable trust"
     assert "the approvals fallback decides" in dialog.countdown_label.text()
+    iface = QAccessible.queryAccessibleInterface(dialog.command_view)
+    assert iface.text(QAccessible.Text.Name) == "Command"
     dialog.grab().save(str(screens / "01-allow-command.png"))
     dialog.allow_once_button.click()
     res = await pending
