@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fnmatch
 import json
 import re
 import socket
@@ -657,18 +658,42 @@ def shape(value: Any) -> Any:
     return "null"
 
 
+#: Keys the real gateway's own schema marks optional (``Optional(...)`` in its health and
+#: process vitals): it sends them only when it has the figure (``cpuBreakdown`` only after
+#: enough samples, so a busy machine's capture may lack it). Their absence is not drift.
+OPTIONAL_KEYS = (
+    "*/eventLoop/cpuBreakdown",
+    "*/eventLoop/cpuBreakdown/*",
+    "*/memory/externalBytes",
+    "*/memory/arrayBuffersBytes",
+)
+
+
+def _optional(path: str) -> bool:
+    return any(fnmatch.fnmatchcase(path, pattern) for pattern in OPTIONAL_KEYS)
+
+
 def drift(committed: Any, fresh: Any, path: str = "") -> list[str]:
     """Where the structure of ``fresh`` differs from ``committed`` (both plain JSON values).
 
-    Keys added or missing anywhere, and changed value types, are drift. Two things are not,
+    Keys added or missing anywhere, and changed value types, are drift. Three things are not,
     because they carry no structure: a ``null`` on either side (optional, nullable fields such
-    as ``eventLoop.degradedSinceMs``), and an empty array on either side.
+    as ``eventLoop.degradedSinceMs``), an empty array on either side, and a key the reference
+    schema marks optional (:data:`OPTIONAL_KEYS`) being present on one side only.
     """
     if committed is None or fresh is None:
         return []
     if isinstance(committed, Mapping) and isinstance(fresh, Mapping):
-        out = [f"{path}/{key}: missing now" for key in committed if key not in fresh]
-        out += [f"{path}/{key}: new" for key in fresh if key not in committed]
+        out = [
+            f"{path}/{key}: missing now"
+            for key in committed
+            if key not in fresh and not _optional(f"{path}/{key}")
+        ]
+        out += [
+            f"{path}/{key}: new"
+            for key in fresh
+            if key not in committed and not _optional(f"{path}/{key}")
+        ]
         for key in committed:
             if key in fresh:
                 out += drift(committed[key], fresh[key], f"{path}/{key}")

@@ -192,6 +192,11 @@ def test_shape_and_drift_helpers() -> None:
     assert drift({"a": 1}, {"a": 1, "b": 2}) == ["/b: new"]
     assert drift({"a": {"b": 1}}, {"a": {}}) == ["/a/b: missing now"]
     assert drift({"a": [{"x": 1}]}, {"a": [{"x": "1"}]}) == ["/a[]/x: number -> string"]
+    # The reference's optional vitals come and go; a neighbour that goes is still drift.
+    loop = {"eventLoop": {"cpuBreakdown": {"workerCoreRatio": 0.1}, "utilization": 0.2}}
+    assert drift({"h": loop}, {"h": {"eventLoop": {"cpuBreakdown": {}, "utilization": 1}}}) == []
+    assert drift({"h": loop}, {"h": {"eventLoop": {"utilization": 1}}}) == []
+    assert drift({"h": loop}, {"h": {"eventLoop": {}}}) == ["/h/eventLoop/utilization: missing now"]
     tick = {"event": "tick", "payload": {"ts": 1}}
     chat = {"event": "chat", "payload": {"state": "delta", "seq": 1}}
     assert event_drift([tick, chat], [chat, chat, tick]) == []
