@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from gateway.chat.compaction import build_context, maybe_compact
 from gateway.chat.events import RunEvents, now_ms
+from gateway.chat.failure_words import TERMINAL_ERROR, FailureWords, failure_words
 from gateway.chat.providers.base import (
     CompletionRequest,
     Done,
@@ -184,15 +185,17 @@ async def run_agent(spec: RunSpec) -> RunResult:
         raise
     except ProviderError as exc:
         log.warning("run %s failed: %s (%s)", ev.run_id, exc.message, exc.kind)
-        if partial:
-            await _append(spec.transcript, _partial_message(spec, partial, "error"))
+        words = failure_words(exc, model.provider, model.model)
+        await _append(spec.transcript, _failure_record(spec, partial, words))
         detail = {"provider": exc.provider or model.provider, "model": exc.model or model.model}
+        if words.reason:
+            detail["failoverReason"] = words.reason
         if exc.http_status is not None:
             detail["httpStatus"] = str(exc.http_status)
         ended = now_ms()
-        ev.lifecycle("error", error=exc.message, endedAt=ended, startedAt=started)
-        ev.error(exc.message, ERROR_KINDS.get(exc.kind, "unknown"), detail)
-        return RunResult("failed", "error", partial, error=exc.message)
+        ev.lifecycle("error", error=words.live, endedAt=ended, startedAt=started)
+        ev.error(words.live, ERROR_KINDS.get(exc.kind, "unknown"), detail)
+        return RunResult("failed", "error", partial, error=words.live)
 
 
 async def _take_in(spec: RunSpec) -> None:
@@ -229,6 +232,23 @@ def _partial_message(spec: RunSpec, text: str, stop: str) -> dict[str, Any]:
         "stopReason": stop,
         "timestamp": now_ms(),
         "__openclaw": {"runId": spec.events.run_id},
+    }
+
+
+def _failure_record(spec: RunSpec, partial: str, words: FailureWords) -> dict[str, Any]:
+    """How a failed run is kept in the transcript. With nothing streamed, as the reference
+    keeps it: an assistant message of key ``<runId>:terminal-error`` whose text is the
+    failure in words (``chat.history`` shows it as the run's error after a restart; the
+    model never sees it again, see :func:`gateway.chat.compaction.build_context`). With a
+    partial reply, that reply with the failure as its ``errorMessage``."""
+    if partial:
+        return {**_partial_message(spec, partial, "error"), "errorMessage": words.stored}
+    key = f"{spec.events.run_id}:{TERMINAL_ERROR}"
+    record = _partial_message(spec, words.stored, "error")
+    return {
+        **record,
+        "idempotencyKey": key,
+        "__openclaw": {**record["__openclaw"], "idempotencyKey": key},
     }
 
 

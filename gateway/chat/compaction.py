@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 from gateway.chat.events import now_ms
+from gateway.chat.failure_words import is_terminal_error
 from gateway.chat.providers.base import CompletionRequest, ModelRef, StreamEvent, TextDelta
 from gateway.chat.transcript import Transcript
 
@@ -72,8 +73,8 @@ def build_context(path: list[dict[str, Any]]) -> list[dict[str, Any]]:
     open_calls: dict[str, str] = {}
     for entry in entries:
         role = entry.get("role")
-        if role not in _MODEL_ROLES:
-            continue
+        if role not in _MODEL_ROLES or is_terminal_error(entry):
+            continue  # (a failed run's record is for people, as on the reference)
         if role != "toolResult" and open_calls:
             messages += _interrupted(open_calls)
         if role == "assistant":

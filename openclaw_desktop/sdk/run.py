@@ -204,6 +204,15 @@ class Run:
             return []  # the live end arrived while the history was on its way
         stop = message.get("stopReason")
         ts = int(message.get("timestamp") or now_ms())
+        meta = message.get("__openclaw")
+        key = message.get("idempotencyKey") or (
+            meta.get("idempotencyKey") if isinstance(meta, dict) else None
+        )
+        if isinstance(key, str) and key.endswith(":terminal-error"):
+            # A failed run's record (both gateways): the failure in words, not a reply.
+            words = {"stopReason": stop, "replayed": True, "errorMessage": message_text(message)}
+            failed = self._synthesize("run.failed", ts, words)
+            return [failed] if failed is not None else []
         said = {"text": message_text(message), "message": message, "replayed": True}
         out = [self._synthesize("assistant.message", ts, said)]
         kind = {"aborted": "run.cancelled", "error": "run.failed"}.get(str(stop), "run.completed")

@@ -392,6 +392,7 @@ class AnthropicProvider:
             f"{self.name}: the stream ended early (no message_stop)",
             provider=self.name,
             model=model,
+            transport="interrupted",
         )
 
     async def aclose(self) -> None:

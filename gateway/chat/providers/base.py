@@ -159,6 +159,7 @@ class ProviderError(Exception):
         model: str = "",
         http_status: int | None = None,
         retry_after_s: float | None = None,
+        transport: str | None = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -167,6 +168,9 @@ class ProviderError(Exception):
         self.model = model
         self.http_status = http_status
         self.retry_after_s = retry_after_s
+        #: How a call that got no HTTP answer failed: ``refused``, ``interrupted`` or
+        #: ``network`` (its words, see :mod:`gateway.chat.failure_words`).
+        self.transport = transport
 
     @property
     def fails_over(self) -> bool:

@@ -444,6 +444,7 @@ class OpenAIProvider:
             f"{self.name}: the stream ended early (no [DONE])",
             provider=self.name,
             model=model,
+            transport="interrupted",
         )
 
     async def aclose(self) -> None:

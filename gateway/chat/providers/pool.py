@@ -189,6 +189,7 @@ class ProviderPool:
                 model=request.model.model,
                 http_status=last.http_status,
                 retry_after_s=last.retry_after_s,
+                transport=last.transport,
             )
         raise last
 

@@ -310,9 +310,13 @@ async def stream_sse(
     secret_list = list(secrets)
     where = public_url(url)
 
-    def fail(kind: ErrorKind, what: str) -> ProviderError:
+    def fail(kind: ErrorKind, what: str, transport: str | None = None) -> ProviderError:
         return ProviderError(
-            kind, redact(f"{provider}: {what}", secret_list), provider=provider, model=model
+            kind,
+            redact(f"{provider}: {what}", secret_list),
+            provider=provider,
+            model=model,
+            transport=transport,
         )
 
     started = False
@@ -352,11 +356,13 @@ async def stream_sse(
     except httpx.TimeoutException:
         raise fail("timeout", f"no data from {where} for {timeouts.read:g} s") from None
     except httpx.ConnectError as exc:
-        raise fail("unavailable", f"cannot connect to {where}: {exc}") from exc
+        raise fail("unavailable", f"cannot connect to {where}: {exc}", "refused") from exc
     except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
         what = "the stream ended early" if started else f"connection to {where} failed"
-        raise fail("unavailable", f"{what}: {str(exc) or type(exc).__name__}") from exc
+        raise fail(
+            "unavailable", f"{what}: {str(exc) or type(exc).__name__}", "interrupted"
+        ) from exc
     except httpx.HTTPError as exc:
         raise fail(
-            "unavailable", f"request to {where} failed: {type(exc).__name__}: {exc}"
+            "unavailable", f"request to {where} failed: {type(exc).__name__}: {exc}", "network"
         ) from exc

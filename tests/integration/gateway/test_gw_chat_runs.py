@@ -320,8 +320,12 @@ async def test_provider_errors_end_the_run_with_an_error_kind(
         assert error["errorKind"] == kind
         assert error["errorMessage"]
         if kind == "rate_limit":
+            # The account waits out Retry-After: the model is not asked, and the run fails
+            # in the rate limit's words (the reference's; no "cooling down" of our own).
+            asked = len(chat.llm.requests)
             cooling = await chat.finished(await chat.send("too soon"))
-            assert "cooling down" in cooling["errorMessage"], "the account waits out Retry-After"
+            assert len(chat.llm.requests) == asked, "the account waits out Retry-After"
+            assert "(rate limited, HTTP 429)" in cooling["errorMessage"], cooling
             await asyncio.sleep(1.2)  # the fake's Retry-After: 1
         assert (await chat.finished(await chat.send("still usable")))["state"] == "final"
 

@@ -183,7 +183,13 @@ async def test_a_run_that_ended_unseen_without_a_final_message_ends_on_catch_up(
         theirs = await other.sessions.send("main", "FAIL:500 no reply at all")
         assert (await theirs.wait(timeout=30)).status == "failed"
         history = await other.sessions.history("main")
-    assert [m["role"] for m in history] == ["user"]  # nothing but the message
+    # The message, and the failure in words (``<runId>:terminal-error``, as the real gateway
+    # records it): no reply; catch-up ends the run from that record as failed, never as a
+    # reply.
+    assert [(m["role"], m.get("stopReason")) for m in history] == [
+        ("user", None),
+        ("assistant", "error"),
+    ]
     oc = OpenClaw.connect(gateway.url, token=gateway.token, identity="ephemeral", scopes=SCOPES)
     missed = oc._track_run(theirs.run_id, "main")  # sent, then away until it was over
     async with oc:
