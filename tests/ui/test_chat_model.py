@@ -215,3 +215,15 @@ def test_stopped_and_interrupted_replies_say_which(qapp: QApplication) -> None:
         "Once (interrupted)",
         "interrupted: the gateway stopped",
     ]
+
+
+def test_a_reply_reads_the_same_live_and_from_a_history_that_kept_its_trailing_space(
+    qapp: QApplication,
+) -> None:
+    """The real gateway streams a reply trimmed and stores it as the model wrote it
+    (``"... slow19 "``): the row is the same text either way."""
+    live = ChatTimeline("main")
+    live.items = [ChatItem("r1:assistant", "assistant", "slow0 slow19", "done", "r1")]
+    stored = ChatTimeline("main")
+    stored.items = [ChatItem("r1:assistant", "assistant", "slow0 slow19 \n", "done", "r1")]
+    assert rows(ChatListModel(live)) == rows(ChatListModel(stored)) == ["slow0 slow19"]

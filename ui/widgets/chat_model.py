@@ -96,12 +96,12 @@ class ChatListModel(QAbstractListModel):
         item = self.item(index.row()) if index.isValid() else None
         if item is None:
             return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return item_text(item)
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+            # Without trailing whitespace: the real gateway streams a reply trimmed but
+            # stores it as the model wrote it; the row reads the same live and after a restart.
+            return item_text(item).rstrip()
         if role == ITEM_ROLE:
             return item
-        if role == Qt.ItemDataRole.AccessibleTextRole:
-            return item_text(item)
         if role == Qt.ItemDataRole.AccessibleDescriptionRole:
             return item_description(item)
         if role == Qt.ItemDataRole.TextAlignmentRole:
