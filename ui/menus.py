@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QDockWidget,
     QMainWindow,
     QMenu,
+    QMenuBar,
     QMessageBox,
     QPlainTextEdit,
     QVBoxLayout,
@@ -91,11 +92,19 @@ def _keys(standard: QKeySequence.StandardKey, fallback: str) -> list[QKeySequenc
     return keys or [QKeySequence(fallback)]
 
 
+def _submenu(parent: QMenuBar | QMenu, title: str) -> QMenu:
+    """A menu named for assistive technology by its title (Qt names an open menu after the
+    application otherwise: a screen reader said "OpenClaw Desktop" for File)."""
+    menu = parent.addMenu(title)
+    menu.setAccessibleName(title.replace("&", ""))
+    return menu
+
+
 def build_menus(window: QMainWindow, actions: MenuActions) -> Menus:
     """Fill ``window``'s menu bar."""
     bar = window.menuBar()
     bar.setAccessibleName("Menu bar")
-    file = bar.addMenu("&File")
+    file = _submenu(bar, "&File")
     new_session = _entry(file, "&New session", actions.new_session, "new-session")
     new_session.setShortcuts(_keys(QKeySequence.StandardKey.New, "Ctrl+N"))
     _entry(file, "&Connect to another gateway…", actions.connect_gateway, "connect-gateway")
@@ -108,11 +117,11 @@ def build_menus(window: QMainWindow, actions: MenuActions) -> Menus:
     quit_action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
     quit_action.setMenuRole(QAction.MenuRole.QuitRole)
 
-    view = bar.addMenu("&View")
+    view = _submenu(bar, "&View")
     view.aboutToShow.connect(lambda: _fill_view(view, window, actions))
     _fill_view(view, window, actions)
 
-    help_menu = bar.addMenu("&Help")
+    help_menu = _submenu(bar, "&Help")
     _entry(help_menu, "&About OpenClaw Desktop", lambda: show_about(window), "about")
     _entry(help_menu, "&Doctor: what works here", actions.doctor, "doctor")
     _entry(help_menu, "Open the &logs folder", lambda: open_folder(actions.logs), "logs")
@@ -128,7 +137,7 @@ def _fill_view(view: QMenu, window: QMainWindow, actions: MenuActions) -> None:
     if not docks:
         view.addAction("(no panels yet)").setEnabled(False)
     view.addSeparator()
-    theme = view.addMenu("&Theme")
+    theme = _submenu(view, "&Theme")
     group = QActionGroup(theme)
     current = actions.theme()
     for label, value in THEMES.items():

@@ -298,6 +298,7 @@ class ChatView(QWidget):
         if item is None or item.run_id is None:
             return
         menu = QMenu(self)
+        menu.setAccessibleName("Queued message actions")
         steer = menu.addAction("Steer into the running reply now")
         chosen = menu.exec(self.messages.viewport().mapToGlobal(point))
         if chosen is steer:

@@ -54,6 +54,23 @@ _COLUMNS = ("Name", "Host", "Port", "TLS", "Fingerprint hint")
 _ERROR_STYLE = "color: #b3261e;"
 
 
+class _MessageLabel(QLabel):
+    """A message line that is there only while it says something: empty, Qt's bridge named
+    it after its group for a screen reader ("Or connect to another gateway", once more)."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setVisible(False)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        super().setText(text)
+        self.setVisible(bool(text))
+
+    def clear(self) -> None:
+        super().clear()
+        self.setVisible(False)
+
+
 class ConnectScreen(QWidget):
     """Choose a gateway.
 
@@ -189,7 +206,7 @@ class ConnectScreen(QWidget):
         self.connect_code.setObjectName("connectCode")
         self.connect_code.setAccessibleName("Connect with the setup code")
         self.connect_code.clicked.connect(self._connect_setup_code)
-        self.setup_result = QLabel(other)
+        self.setup_result = _MessageLabel(other)
         self.setup_result.setObjectName("setupResult")
         self.setup_result.setWordWrap(True)
         self.setup_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -245,7 +262,7 @@ class ConnectScreen(QWidget):
 
     @staticmethod
     def _error_label(name: str, parent: QWidget) -> QLabel:
-        label = QLabel(parent)
+        label = _MessageLabel(parent)
         label.setObjectName(name)
         label.setWordWrap(True)
         label.setStyleSheet(_ERROR_STYLE)
