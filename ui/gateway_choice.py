@@ -39,7 +39,13 @@ if TYPE_CHECKING:
     from ui.tasks import TaskSet
     from ui.widgets.connection_status import ConnectionStatusView
 
-__all__ = ["GatewayChoice", "known_gateways_file", "last_gateway_file", "pin_mismatch"]
+__all__ = [
+    "GatewayChoice",
+    "known_gateways_file",
+    "last_gateway_file",
+    "pin_mismatch",
+    "unsent_count",
+]
 
 log = logging.getLogger("openclaw.ui")
 
@@ -233,8 +239,9 @@ class GatewayChoice:
         box = QMessageBox(
             QMessageBox.Icon.Question,
             "Messages not sent yet",
-            f"{count} message(s) have not reached the current gateway yet. Send them to "
-            f"{new} once connected, or discard them?",
+            f"{unsent_count(count)} not reached the current gateway yet. Send "
+            f"{'it' if count == 1 else 'them'} to {new} once connected, or discard "
+            f"{'it' if count == 1 else 'them'}?",
             QMessageBox.StandardButton.NoButton,
             self.window,
         )
@@ -322,6 +329,11 @@ class GatewayChoice:
 
     def _node_status(self, status: ConnectionStatus) -> None:
         self.connection_view.refresh()
+
+
+def unsent_count(count: int) -> str:
+    """ "1 message has" / "3 messages have": the subject of the unsent-messages question."""
+    return "1 message has" if count == 1 else f"{count} messages have"
 
 
 def pin_mismatch(error: BaseException | None) -> TrustError | None:

@@ -2,16 +2,23 @@
 there; then *File → Connect to another gateway…*, the second gateway's URL and token typed
 into the connect screen (discovery browses loopback only), and the chat goes on there: the
 reply comes from the second gateway's model, the first gateway's messages are gone from view,
-there is still one Activity panel and the status bar names the new gateway. Ctrl+Q and a new
-launch: the app comes back on the second gateway, with its history."""
+there is still one Activity panel and the status bar names the new gateway, and the model
+picker lists the second gateway's models (another model id than the first's). Ctrl+Q and a new
+launch: the app comes back on the second gateway, with its history. Messages still waiting
+for a gateway that went away are asked about: Send them there, or Discard them (then they
+reach no model and their rows are gone)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
+import shutil
+import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from dbus_fast.errors import DBusError
@@ -28,6 +35,10 @@ pytestmark = [pytest.mark.journey, pytest.mark.timeout(360)]
 FIRST = "hello from the bundled gateway"
 SECOND = "hello from the second gateway"
 AFTER = "and after the relaunch"
+#: The model of the app's bundled gateway (``$OPENAI_MODEL`` of the journey app) and the
+#: second gateway's (its ``providers.json``): other ids, so the picker says whose list it shows.
+FIRST_MODEL = "openai/fake-model"
+SECOND_MODEL = "elsewhere/second-model"
 
 
 @pytest.fixture
@@ -37,16 +48,40 @@ def second_model() -> Iterator[FakeLLM]:
         yield llm
 
 
+def write_providers(state_dir: Path, llm: FakeLLM, ref: str) -> None:
+    """``providers.json`` naming ``llm`` as the one model ``ref`` ("provider/id"); read by our
+    gateway at start, so written before it starts."""
+    provider, model_id = ref.split("/", 1)
+    config = {
+        "defaultModel": ref,
+        "providers": {
+            provider: {
+                "api": "openai-completions",
+                "baseUrl": llm.openai_base_url,
+                "models": [{"id": model_id, "name": "Second model", "contextWindow": 128000}],
+            }
+        },
+    }
+    state_dir.mkdir(parents=True, exist_ok=True)
+    (state_dir / "providers.json").write_text(json.dumps(config), "utf-8")
+
+
 @pytest.fixture
 def second_gateway(second_model: FakeLLM) -> Iterator[BundledGateway]:
-    """Our gateway as another computer's: its own process, port, state and token."""
-    env = {"OPENAI_BASE_URL": second_model.openai_base_url, "OPENAI_MODEL": "fake-model"}
-    gateway = BundledGateway.start(env=env)
+    """Our gateway as another computer's: its own process, port, state, token and model
+    (another id than the first gateway's)."""
+    root = Path(tempfile.mkdtemp(prefix="openclaw-second-"))
+    write_providers(root / "state", second_model, SECOND_MODEL)
+    try:
+        gateway = BundledGateway.start(root=root)
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
     try:
         yield gateway
     finally:
         gateway.stop()
-        gateway.cleanup()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def answer(text: str) -> re.Pattern[str]:
@@ -84,6 +119,27 @@ async def status_bar_text(j: Journey) -> str:
     return await j.desktop.read("status-bar", box.x, box.y, box.width, box.height)
 
 
+async def picker_models(j: Journey) -> list[str]:
+    """The models the model picker offers (its list's items, as a screen reader reads them).
+    Qt's bridge names a combo box by its current text, so the picker is the combo box that
+    its tooltip describes."""
+    for seen in await j.atspi.walk(await j.root()):
+        if seen.role == "combo box":
+            with contextlib.suppress(AtspiError, DBusError):
+                if await j.atspi.description(seen.node) == "The model of this session":
+                    items = await j.atspi.walk(seen.node)
+                    return [s.name for s in items if s.role == "list item"]
+    raise AssertionError("no model picker in the window")
+
+
+async def until_models(j: Journey, expected: list[str], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while (offered := await picker_models(j)) != expected:
+        j.alive()
+        assert time.monotonic() < deadline, f"the model picker offers {offered}, not {expected}"
+        await asyncio.sleep(0.3)
+
+
 async def activity_panels(j: Journey) -> int:
     return sum(
         s.role == "panel" and s.name == "Activity" for s in await j.atspi.walk(await j.root())
@@ -101,6 +157,7 @@ async def test_switch_gateway_chat_and_relaunch(
         await j.wait_messages(lambda rows: any(answer(FIRST).match(r) for r in rows), "reply 1")
         await until_status(j, f"chat: connected to 127.0.0.1:{j.app.gateway_port}")
         assert await activity_panels(j) == 1
+        await until_models(j, [FIRST_MODEL])
         await j.desktop.screenshot("on-the-bundled-gateway")
 
         await pick(j, "File", "Connect to another gateway…")
@@ -116,6 +173,7 @@ async def test_switch_gateway_chat_and_relaunch(
 
         await until_status(j, f"chat: connected to 127.0.0.1:{second_gateway.port}")
         await j.control("text", "Message", timeout=60)
+        await until_models(j, [SECOND_MODEL])  # the second gateway's list, not the first's
         rows = await j.messages()
         assert not any(FIRST in r for r in rows), f"the old gateway's chat is still shown: {rows}"
         await j.send(SECOND)
@@ -226,3 +284,52 @@ async def test_messages_waiting_when_switching_are_asked_about_then_sent_there(
         await j.desktop.screenshot("sent-on-to-the-second-gateway")
         bar = await status_bar_text(j)
         assert "resumes" not in bar and "reconnecting" not in bar, bar
+
+
+async def test_messages_waiting_when_switching_can_be_discarded(
+    open_journey: OpenJourney,
+    model: FakeLLM,
+    second_model: FakeLLM,
+    first_gateway: BundledGateway,
+    second_gateway: BundledGateway,
+) -> None:
+    waiting = "nobody should ever read this"
+    async with open_journey(model=model, remote=(first_gateway.url, first_gateway.token)) as j:
+        await j.send(FIRST)
+        await j.wait_messages(lambda rows: any(answer(FIRST).match(r) for r in rows), "reply 1")
+        first_gateway.stop()
+        deadline = time.monotonic() + 60
+        while (await chat_status(j)).startswith("chat: connected"):
+            j.alive()
+            assert time.monotonic() < deadline, "the status bar still says connected"
+            await asyncio.sleep(0.3)
+        await j.send(waiting)
+        await j.wait_messages(
+            lambda rows: any(r.startswith(waiting) and "waiting" in r for r in rows),
+            "the message waiting for the gateway",
+        )
+
+        await connect_to(j, second_gateway)
+        discard = await j.control("push button", "Discard them", timeout=20)
+        asked = await j.atspi.find(
+            await j.root(),
+            lambda n: n.role == "label" and "reached the current gateway" in n.name,
+            "the question about the waiting message",
+        )
+        assert asked[0].name.startswith("1 message has not reached"), asked[0].name
+        await j.desktop.screenshot("asked-about-the-waiting-message")
+        await j.click(discard)
+
+        await until_status(j, f"chat: connected to 127.0.0.1:{second_gateway.port}")
+        await j.control("text", "Message", timeout=60)
+        await until_models(j, [SECOND_MODEL])
+        await j.send(SECOND)
+        rows = await j.wait_messages(
+            lambda rows: any(answer(SECOND).match(r) for r in rows), "the second gateway's reply"
+        )
+        assert not any(waiting in r for r in rows), f"a discarded message is shown: {rows}"
+        assert not any(FIRST in r for r in rows), rows
+        assert waiting not in prompts(second_model) and waiting not in prompts(model)
+        assert prompts(second_model).count(SECOND) == 1 and FIRST in prompts(model)
+        assert await activity_panels(j) == 1
+        await j.desktop.screenshot("discarded-and-chatting-on-the-second-gateway")
