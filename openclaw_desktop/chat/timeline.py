@@ -112,6 +112,16 @@ class ChatTimeline:
         replies = self.of_run(run_id, "assistant")
         return replies[-1] if replies else None
 
+    def results_in_history(self, run_id: str) -> bool:
+        """Whether a tool of the run returned a result whose images only ``chat.history``
+        holds: neither gateway sends a tool result's image data live (the real one leaves
+        ``{type: image, bytes, omitted: true}``, ours leaves the block out), so a run whose
+        tool cards finished without a picture reads the history again when it ends."""
+        return any(
+            i.tool is not None and i.tool.status != "running" and not i.images
+            for i in self.of_run(run_id, "tool")
+        )
+
     @property
     def queued(self) -> list[ChatItem]:
         """Messages waiting for the running turn to end (each can be steered)."""

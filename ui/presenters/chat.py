@@ -194,9 +194,10 @@ class ChatPresenter(QObject):
                 continue
             self.changed.emit()
             if event.type in ("run.completed", "run.cancelled", "run.failed", "run.timed_out"):
-                if event.run_id in self._reload_at_end:
-                    self._reload_at_end.discard(event.run_id)
-                    self._spawn_reload()
+                run_id = event.run_id or ""
+                if run_id in self._reload_at_end or self.timeline.results_in_history(run_id):
+                    self._reload_at_end.discard(run_id)
+                    self._spawn_reload()  # what was stored while away, a tool's picture
                 if self.timeline.active_run is None:  # not a steered message taken in
                     self.busy.emit(False)
                 await self._send_next()
