@@ -42,6 +42,7 @@ async def test_a_message_sent_with_steer_ends_on_the_real_gateway(
                     if event.type == "assistant.delta":
                         break
             steered = await client.sessions.send("main", "and mind the weather", queue_mode="steer")
+            assert steered.absorbed_by == first.run_id
             result = await steered.wait(timeout=RUN_TIMEOUT_S)
             assert result.status == "completed", result
             done = await first.wait(timeout=RUN_TIMEOUT_S)
