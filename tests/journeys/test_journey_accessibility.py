@@ -111,6 +111,10 @@ def offenders(items: list[Item]) -> list[str]:
             bad.append(f"no sensible role ({item.role}): {item.path}")
         elif item.focusable and item.role not in ACTIONABLE | OTHER_FOCUSABLE:
             bad.append(f"focusable, but its role ({item.role}) is no control's: {item.path}")
+        if item.role == "combo box" and not item.description.strip():
+            # On Linux Qt names a combo box by its current value, whatever its accessible
+            # name: only the description can say what it chooses.
+            bad.append(f"a combo box that does not say what it chooses: {item.path}")
         title = item.parent.rpartition(" > menu item ")[2]
         if item.role == "popup menu" and title != repr(item.name):
             bad.append(f"a menu not named by its title {title}: {item.path}")
@@ -220,6 +224,7 @@ def test_the_audit_names_each_kind_of_offender() -> None:
             item("push button", "Connect", "panel 'a'"),
             item("push button", "Connect", "panel 'a'"),
             item("push button", "Connect", "panel 'b'"),
+            item("combo box", "off"),
             item("popup menu", "File", "menu bar 'Menu bar' > menu item 'File'", focus=False),
             item("popup menu", "OpenClaw Desktop", "menu bar 'Menu bar' > menu item 'View'"),
         ]
@@ -229,6 +234,7 @@ def test_the_audit_names_each_kind_of_offender() -> None:
         "unnamed check box: frame 'OpenClaw' > check box ''",
         "no sensible role (unknown): frame 'OpenClaw' > unknown 'x'",
         "focusable, but its role (filler) is no control's: frame 'OpenClaw' > filler 'focus trap'",
+        "a combo box that does not say what it chooses: frame 'OpenClaw' > combo box 'off'",
         "a menu not named by its title 'View': menu bar 'Menu bar' > menu item 'View' > popup"
         " menu 'OpenClaw Desktop'",
         "2 sibling buttons named 'Connect': panel 'a'",
