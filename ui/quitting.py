@@ -66,7 +66,15 @@ def unfinished(timelines: Iterable[ChatTimeline]) -> Unfinished | None:
     streaming = waiting = 0
     for timeline in timelines:
         statuses = [item.status for item in timeline.items]
-        streaming += 1 if "streaming" in statuses or timeline.active_run is not None else 0
+        active = timeline.active_run
+        # A run whose message has not left yet (waiting for the gateway) is not a reply
+        # streaming: that message is counted as waiting instead.
+        unsent = any(
+            item.run_id == active and item.role == "user" and item.status in _WAITING
+            for item in timeline.items
+        )
+        started = active is not None and not unsent
+        streaming += 1 if "streaming" in statuses or started else 0
         waiting += sum(status in _WAITING for status in statuses)
     return Unfinished(streaming, waiting) if streaming or waiting else None
 

@@ -2,17 +2,21 @@
 host on the session bus, as KDE's panel is). Closing the window hides it and says where it
 went, once; the tray icon brings it back; Ctrl+Q really quits, the bundled gateway with it.
 Quitting while a reply streams asks first: Cancel keeps the reply streaming, Quit (from the
-tray's menu this time) ends the app."""
+tray's menu this time) ends the app. Quitting while only a message waits (its gateway gone, no
+reply streaming) asks too, naming the message in words: Cancel keeps the app and the message,
+Quit ends the app and the message is never sent."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 
 import pytest
 
+from tests.helpers.bundled_gateway import BundledGateway
 from tests.helpers.dbus_notifications import NotificationServer
-from tests.helpers.fake_llm import FakeLLM
+from tests.helpers.fake_llm import FakeLLM, find_prompt
 from tests.helpers.journey_app import Journey
 from tests.journeys.conftest import OpenJourney
 from ui.quitting import CLOSED_TO_TRAY
@@ -64,14 +68,18 @@ async def test_close_to_the_tray_then_quit_with_ctrl_q(
             j.app.wait_gateway_gone()
 
 
-async def question(j: Journey) -> None:
-    """Wait for the "Quit OpenClaw?" question."""
-    await j.atspi.find(
+async def question(j: Journey) -> str:
+    """Wait for the "Quit OpenClaw?" question; what it says."""
+    [box, *_] = await j.atspi.find(
         await j.root(),
         lambda n: n.name == "Quit OpenClaw?" and n.role in ("alert", "alert message", "dialog"),
         "the quit question",
         timeout=20,
         alive=j.alive,
+    )
+    labels = [s.name for s in await j.atspi.walk(box.node) if s.role == "label"]
+    return next(
+        (text for text in labels if text.endswith("Quit anyway? What has not arrived is lost.")), ""
     )
 
 
@@ -106,3 +114,66 @@ async def test_quitting_while_a_reply_streams_asks_first(
         await j.click(await j.control("push button", "Quit"))
         assert await j.wait_exit(30) == 0, j.app.output()[-3000:]
         j.app.wait_gateway_gone()
+
+
+@pytest.fixture
+def remote_gateway(model: FakeLLM) -> Iterator[BundledGateway]:
+    """Our gateway in a process of its own (not the app's bundled one, which the app would
+    restart): stopping it leaves a message waiting."""
+    env = {"OPENAI_BASE_URL": model.openai_base_url, "OPENAI_MODEL": "fake-model"}
+    gateway = BundledGateway.start(env=env)
+    try:
+        yield gateway
+    finally:
+        gateway.cleanup()
+
+
+def prompts(llm: FakeLLM) -> list[str]:
+    """The user prompts the fake model was asked."""
+    return [find_prompt(body.get("messages", []))[0] for body in llm.bodies("/chat/completions")]
+
+
+async def test_quitting_with_only_a_waiting_message_asks_first(
+    open_journey: OpenJourney, model: FakeLLM, remote_gateway: BundledGateway
+) -> None:
+    waiting = "typed while the gateway was away"
+    remote = (remote_gateway.url, remote_gateway.token)
+    async with open_journey(model=model, remote=remote) as j:
+        await j.send("hello")
+        await j.wait_messages(
+            lambda rows: "FAKE-LLM reply #1: hello" in rows, "the whole reply (none streams)"
+        )
+        remote_gateway.stop()
+        deadline = time.monotonic() + 60
+        while await j.showing("label", f"chat: connected to 127.0.0.1:{remote_gateway.port}"):
+            j.alive()
+            assert time.monotonic() < deadline, "the status bar still says connected"
+            await asyncio.sleep(0.3)
+        await j.send(waiting)
+        await j.wait_messages(
+            lambda rows: any(r.startswith(waiting) and "waiting" in r for r in rows),
+            "the message waiting for the gateway",
+        )
+
+        await j.desktop.key("ctrl+q")
+        said = await question(j)
+        assert said.startswith("1 message has not reached the gateway yet. Quit anyway?"), said
+        await j.desktop.screenshot("asked-about-the-waiting-message")
+        await j.click(await j.control("push button", "Cancel"))
+        deadline = time.monotonic() + 5
+        while await j.showing("alert message", "Quit OpenClaw?") or await j.showing(
+            "dialog", "Quit OpenClaw?"
+        ):
+            assert time.monotonic() < deadline, "the question stays after Cancel"
+            await asyncio.sleep(0.2)
+        assert j.app.running()
+        rows = await j.messages()
+        assert any(r.startswith(waiting) and "waiting" in r for r in rows), rows
+        await j.desktop.screenshot("cancelled-the-message-still-waits")
+
+        await j.click(await j.control("text", "Message"))
+        await j.desktop.key("ctrl+q")
+        await question(j)
+        await j.click(await j.control("push button", "Quit"))
+        assert await j.wait_exit(30) == 0, j.app.output()[-3000:]
+        assert waiting not in prompts(model) and "hello" in prompts(model)

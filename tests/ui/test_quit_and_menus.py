@@ -16,6 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from openclaw_desktop.chat import ChatTimeline
 from openclaw_desktop.config import AppPaths
+from openclaw_desktop.sdk.events import Event
 from tests.helpers.qt import run_in_qt
 from ui.main_window import MainWindow
 from ui.menus import THEMES, MenuActions, build_menus, log_to_folder, run_doctor
@@ -31,18 +32,35 @@ def test_nothing_under_way_is_nothing_to_ask_about() -> None:
 
 def test_a_reply_under_way_and_waiting_messages_are_counted() -> None:
     first = ChatTimeline("main")
-    first.send("r1", "hello")  # out, its reply under way
+    first.send("r1", "hello")
+    first.apply(Event("e1", 0, "run.started", run_id="r1", session_key="main"))  # under way
     first.send("r2", "and then")  # queued behind it
+    second = ChatTimeline("side")
+    second.send("r4", "hi")
+    second.apply(Event("e2", 0, "run.started", run_id="r4", session_key="side"))
     other = ChatTimeline("work")
     other.send("r3", "offline")
     other.waiting("r3")
-    what = unfinished([first, other])
-    assert what == Unfinished(streaming=2, waiting=3)
-    assert what.question().startswith("2 replies are still streaming and 3 messages")
+    what = unfinished([first, second, other])
+    assert what == Unfinished(streaming=2, waiting=2)
+    assert what.question().startswith("2 replies are still streaming and 2 messages")
     assert Unfinished(1, 0).question() == (
         "A reply is still streaming. Quit anyway? What has not arrived is lost."
     )
     assert Unfinished(0, 1).question().startswith("1 message has not reached the gateway")
+
+
+def test_a_message_waiting_for_the_gateway_is_no_reply_streaming() -> None:
+    """Its run is the timeline's next, but nothing streams until the gateway has it."""
+    timeline = ChatTimeline("main")
+    timeline.send("r1", "typed while the gateway was away")
+    timeline.waiting("r1")
+    assert timeline.active_run == "r1"
+    what = unfinished([timeline])
+    assert what == Unfinished(streaming=0, waiting=1)
+    assert what.question() == (
+        "1 message has not reached the gateway yet. Quit anyway? What has not arrived is lost."
+    )
 
 
 def test_the_notice_shows_once(tmp_path: Path) -> None:
@@ -124,6 +142,7 @@ def test_quitting_while_a_reply_streams_asks_first(
     h = Harness(qtbot, tmp_path, tray=False)
     timeline = ChatTimeline("main")
     timeline.send("r1", "hello")
+    timeline.apply(Event("e1", 0, "run.started", run_id="r1", session_key="main"))
     h.timelines.append(timeline)
 
     async def scenario() -> None:
