@@ -1,9 +1,12 @@
 """Journey: what a screen reader finds, over Qt's real AT-SPI bridge. The real window on its
-own X session, in four states (a chat with a tool card and an error row, the Settings dialog,
-the connect screen, the error card of a wrong token); in each the whole accessible tree of
-the app is walked: every control a person operates has a name and a sensible role, every
-chat row says its text, and no two buttons side by side share a name. A failure lists the
-offenders by role and path (the chain of ``role 'name'`` from the application down)."""
+own X session, in these states: a chat with a tool card and an error row, each menu of the
+menu bar open (and View > Theme), the Settings dialog, the connect screen, the error card of
+a wrong token. In each the whole showing accessible tree of the app is walked: every control
+a person operates has a name and a sensible role (a combo box, which Qt names by its value,
+a description saying what it chooses; an open menu the name of its title), every chat row
+its text and a description, no label borrows its group's title without painting it, and no
+two buttons side by side share a name. A failure lists the offenders by role and path (the
+chain of ``role 'name'`` from the application down)."""
 
 from __future__ import annotations
 
