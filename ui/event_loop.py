@@ -32,7 +32,10 @@ class CallbackTimer(QObject):
         self._stopped = False
 
     def add_callback(self, handle: asyncio.Handle, delay: float = 0) -> asyncio.Handle:
-        """Run ``handle`` after ``delay`` seconds (rounded down to the millisecond)."""
+        """Run ``handle`` after ``delay`` seconds (rounded down to the millisecond); nothing
+        once the loop closed (an async generator finalized at exit still schedules)."""
+        if self._stopped:
+            return handle
         timer_id = self.startTimer(int(max(0.0, delay) * 1000))
         self._handles[timer_id] = handle
         return handle

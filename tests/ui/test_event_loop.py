@@ -65,7 +65,6 @@ def test_a_handle_that_reenters_qt_runs_once_and_the_rest_keep_their_order(
         loop = asyncio.get_running_loop()
         timer = getattr(loop, "_timer", None)
         assert isinstance(timer, CallbackTimer)
-        before = timer.pending  # the scenario's own deadline
         ran: list[str] = []
 
         def nested() -> None:
@@ -73,10 +72,10 @@ def test_a_handle_that_reenters_qt_runs_once_and_the_rest_keep_their_order(
             QApplication.processEvents()
             QApplication.processEvents()
 
-        loop.call_soon(nested)
-        loop.call_soon(ran.append, "after")
+        ours = [loop.call_soon(nested), loop.call_soon(ran.append, "after")]
         await asyncio.sleep(0.05)
-        return ran, timer.pending - before
+        still = [h for h in timer._handles.values() if any(h is o for o in ours)]
+        return ran, len(still)
 
     ran, left = run_in_qt(qapp, scenario)
     assert ran.count("nested") == 1
@@ -126,6 +125,7 @@ def test_cancelled_and_closed_handles_do_not_run(
     qtbot.waitUntil(lambda: ran == ["kept"], timeout=2000)
     timer.add_callback(asyncio.Handle(ran.append, ("dropped",), plain_loop), 0.01)
     timer.stop()
+    timer.add_callback(asyncio.Handle(ran.append, ("after close",), plain_loop))
     qtbot.wait(50)
     assert ran == ["kept"]
     assert timer.pending == 0
