@@ -4,7 +4,7 @@ went, once; the tray icon brings it back; Ctrl+Q really quits, the bundled gatew
 Quitting while a reply streams asks first: Cancel keeps the reply streaming, Quit (from the
 tray's menu this time) ends the app. Quitting while only a message waits (its gateway gone, no
 reply streaming) asks too, naming the message in words: Cancel keeps the app and the message,
-Quit ends the app and the message is never sent."""
+Quit ends the app and the message is never sent, not even by the next launch."""
 
 from __future__ import annotations
 
@@ -177,3 +177,18 @@ async def test_quitting_with_only_a_waiting_message_asks_first(
         await j.click(await j.control("push button", "Quit"))
         assert await j.wait_exit(30) == 0, j.app.output()[-3000:]
         assert waiting not in prompts(model) and "hello" in prompts(model)
+
+        # Lost means lost: with the gateway back and the app launched again, the message
+        # is not sent after all (nothing kept it to send later).
+        remote_gateway.restart()
+        j.app.start()
+        j.relaunched()
+        rows = await j.wait_messages(
+            lambda rows: "FAKE-LLM reply #1: hello" in rows, "the history after relaunch", 90
+        )
+        await j.control("text", "Message")
+        await asyncio.sleep(2.0)  # a message sent on reconnect would be out by now
+        rows = await j.messages()
+        assert not any(waiting in r for r in rows), rows
+        assert waiting not in prompts(model)
+        await j.desktop.screenshot("relaunched-the-message-is-gone")
