@@ -37,7 +37,9 @@ if TYPE_CHECKING:
     from ui.presenters.chat import ChatPresenter
     from ui.presenters.sessions import SessionsPresenter
     from ui.tasks import TaskSet
+    from ui.widgets.activity import ActivityView
     from ui.widgets.connection_status import ConnectionStatusView
+    from ui.widgets.sessions import SessionsPanel
 
 __all__ = [
     "GatewayChoice",
@@ -70,6 +72,8 @@ class GatewayChoice:
         presenters: dict[str, ChatPresenter]
         presenter: ChatPresenter | None
         sessions: SessionsPresenter | None
+        panel: SessionsPanel | None
+        activity: ActivityView | None
         connect_screen: ConnectScreen | None
         browser_factory: BrowserFactory | None
         wait_panel: PairingWaitPanel | None
@@ -225,6 +229,7 @@ class GatewayChoice:
             self.sessions = None
         await self.runtime.aclose(CutCause.GATEWAY_SWITCHED)
         self.window.forget_chats()  # the previous gateway's chats (presenters closed)
+        self._forget_docks()
         # The old gateway's notes ("the chat resumes when back") are no longer true.
         self.window.statusBar().clearMessage()
         self.connection_view.hide_failure(None)
@@ -232,6 +237,22 @@ class GatewayChoice:
         self.connection_view.refresh()
         self.window.show_message("Connecting…")
         await self.start()
+
+    def _forget_docks(self) -> None:
+        """Empty the sessions sidebar and the Activity dock of the gateway being left now,
+        not only once the next one answers (a refused token would leave them showing the
+        old gateway's sessions and events beside the new one's error card)."""
+        from ui.widgets.activity import ActivityView
+
+        if self.panel is not None:
+            self.panel.setParent(None)
+            self.panel.deleteLater()
+            self.panel = None
+        dock = getattr(self.window, "activity_dock", None)
+        if self.activity is not None and dock is not None:
+            old, self.activity = self.activity, ActivityView()
+            dock.setWidget(self.activity)
+            old.deleteLater()
 
     async def _ask_unsent(self, count: int, target: RuntimeTarget) -> str | None:
         """ "send", "discard", or None (Cancel: stay on this gateway). Never a nested loop."""

@@ -552,3 +552,51 @@ def ask_box() -> QMessageBox | None:
             assert isinstance(widget, QMessageBox)
             return widget
     return None
+
+
+def test_switching_to_a_gateway_that_refuses_leaves_nothing_of_the_old_one(
+    qapp: QApplication, tmp_path: Path, llm: FakeLLM
+) -> None:
+    """Switched to a gateway that refuses the token: its card shows, and the sidebar and the
+    Activity dock no longer list the gateway left (its sessions, its events)."""
+    from ui.widgets.activity import ActivityView
+    from ui.widgets.sessions import SessionsPanel
+
+    a = gateway_with_model(tmp_path / "a", llm)
+    b = gateway_with_model(tmp_path / "b", llm)
+    app = DesktopApp(
+        DesktopRuntime(
+            AppPaths.default(), ConnectTarget(url=a.url, token=a.token, node=False, name="A")
+        )
+    )
+    app.window.show()
+
+    def activity_rows() -> int:
+        (dock,) = app.window.findChildren(QDockWidget, "activity-dock")
+        view = dock.widget()
+        assert isinstance(view, ActivityView)
+        return view.list.count()
+
+    async def scenario() -> None:
+        await app.start()
+        assert app.window.findChildren(SessionsPanel)
+        assert app.activity is not None
+        app.activity.on_node_invoke("device.info", "ok")  # something A's node did
+        await until(lambda: activity_rows() == 1, "A's activity")
+
+        await app.switch_gateway(ConnectTarget(url=b.url, token="wrong", node=False, name="B"))
+        card = app.connection_view.card
+        assert card is not None and card.title.text() == "The gateway refused this token"
+        await settle()
+        assert not [p for p in app.window.findChildren(SessionsPanel) if p.isVisibleTo(app.window)]
+        assert app.panel is None
+        assert activity_rows() == 0
+        assert len(app.window.findChildren(QDockWidget, "activity-dock")) == 1
+        assert_honest(app)
+        await app.aclose()
+
+    try:
+        run_in_qt(qapp, scenario, timeout=90)
+    finally:
+        a.cleanup()
+        b.cleanup()
