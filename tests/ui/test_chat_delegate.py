@@ -234,6 +234,26 @@ def test_line_breaks_are_kept_and_code_is_left_as_it_is(qapp: QApplication) -> N
     assert "\na\nb\n1\n2\n" in shown, "the table is still a table (one cell a line)"
 
 
+def test_broken_lines_are_lines_not_paragraphs(qapp: QApplication) -> None:
+    """A paragraph written over several lines has no paragraph gap between its lines (Qt
+    makes each a block of its own); paragraphs keep theirs, and no marker is left in it."""
+    text = 'Before\n\nx: {\n  "a": [\n    1\n  ]\n}\n\nAfter'
+    doc = render_document(ChatItem("j", "assistant", text), 600, QPalette())
+    blocks = []
+    block = doc.begin()
+    while block.isValid():
+        fmt = block.blockFormat()
+        blocks.append((block.text(), fmt.topMargin(), fmt.bottomMargin()))
+        block = block.next()
+    lines = [b for b in blocks if b[0] in ("x: {", '"a": [', "1", "]", "}")]
+    assert [b[0] for b in lines] == ["x: {", '"a": [', "1", "]", "}"]
+    assert [b[2] for b in lines[:-1]] == [0.0] * 4, "no gap below a broken line"
+    assert [b[1] for b in lines[1:]] == [0.0] * 4, "no gap above the next line"
+    assert lines[0][1] > 0 and lines[-1][2] > 0, "the paragraph keeps its own margins"
+    assert "\u2063" not in doc.toPlainText()
+    assert doc.toPlainText().startswith('Before\nx: {\n"a": [\n1\n]\n}\nAfter')
+
+
 # ---------------------------------------------------------------- bounded, and inside the bubble
 HOSTILE = {
     "10,000 nested lists": "- " * 10_000 + "x\n",

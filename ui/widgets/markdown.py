@@ -92,6 +92,10 @@ _KEEP = QTextCursor.MoveMode.KeepAnchor
 _LIST_ITEM = re.compile(r"^[ \t>]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)", re.M)
 #: The start (or end) of a fenced code block.
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+#: Ends a line the message broke (see :func:`line_breaks`) until the document is built:
+#: Qt makes each such line a block of its own, with a paragraph's margins, and this tells
+#: them from paragraphs (it is removed again).
+_BROKEN = "\u2063"
 
 
 class SafeDocument(QTextDocument):
@@ -159,8 +163,55 @@ def line_breaks(text: str) -> str:
             fence = opened.group(1)
             continue
         if line.strip() and lines[index + 1].strip() and not line.endswith("  "):
-            lines[index] = line + "  "
+            # Not on a table row (a character after its last pipe would be one more cell)
+            # nor on a heading (its own block, margins and all).
+            plain = "|" not in line and not line.lstrip().startswith("#")
+            lines[index] = line + (_BROKEN if plain else "") + "  "
     return "\n".join(lines)
+
+
+def _join_broken_lines(doc: QTextDocument) -> None:
+    """The lines of one paragraph that the message broke are shown as lines, not as
+    paragraphs: no margin between them (the paragraph keeps its own above and below), and
+    the marks that told them apart are removed."""
+    chains: list[tuple[int, int]] = []  # the first and the last block's positions
+    marks: list[int] = []
+    head: int | None = None
+    block = doc.begin()
+    while block.isValid():
+        text = block.text()
+        if text.endswith(_BROKEN):
+            marks.append(block.position() + len(text) - 1)
+            if head is None:
+                head = block.position()
+        elif head is not None:
+            chains.append((head, block.position()))
+            head = None
+        block = block.next()
+    cursor = QTextCursor(doc)
+    for first, last in chains:
+        top = doc.findBlock(first).blockFormat().topMargin()
+        bottom = doc.findBlock(last).blockFormat().bottomMargin()
+        _merge_margins(cursor, first, last, 0.0, 0.0)
+        _merge_margins(cursor, first, first, top, None)
+        _merge_margins(cursor, last, last, None, bottom)
+    for position in reversed(marks):
+        cursor.setPosition(position)
+        cursor.setPosition(position + 1, _KEEP)
+        cursor.removeSelectedText()
+
+
+def _merge_margins(
+    cursor: QTextCursor, first: int, last: int, top: float | None, bottom: float | None
+) -> None:
+    fix = QTextBlockFormat()
+    if top is not None:
+        fix.setTopMargin(top)
+    if bottom is not None:
+        fix.setBottomMargin(bottom)
+    cursor.setPosition(first)
+    cursor.setPosition(last, _KEEP)
+    cursor.mergeBlockFormat(fix)
 
 
 def _many_list_items(text: str) -> bool:
@@ -184,9 +235,12 @@ def render_markdown(doc: QTextDocument, text: str, palette: QPalette) -> bool:
     if _many_list_items(text):
         return _plain_instead(doc, text)
     doc.setIndentWidth(INDENT_PX)
-    doc.setMarkdown(line_breaks(text), _NO_TABLES if _many_cells(text) else _FEATURES)
+    broken = line_breaks(text)
+    doc.setMarkdown(broken, _NO_TABLES if _many_cells(text) else _FEATURES)
     if doc.blockCount() > MAX_BLOCKS:
         return _plain_instead(doc, text)
+    if _BROKEN in broken:
+        _join_broken_lines(doc)
     scan = "![" in text or _markup(text) > MAX_FRAGMENTS
     # Code blocks and quotes are tidied; so is nesting deeper than MAX_DEPTH, which needs
     # indentation (the rest, such as "- - - - - - - x", does not fit and is shown plain).
