@@ -175,6 +175,27 @@ def test_draft_model_and_thinking_survive_a_restart(
             await asyncio.sleep(0.05)
         assert await kept()
         chat.composer.setPlainText("a half-written thought about")
+        # Another session keeps its own choice: the text model, thinking low.
+        other = await first.open_session("other")
+        other_view = first.window.chat
+        assert other_view is not None and other_view.presenter is other
+        await until(lambda: other_view.model_picker.count() == 2, "the other's models")
+        await other.send("hello from the other session")
+        await until(lambda: assistant(first, "done"), "the other session's reply")
+        low = other_view.thinking_picker.findText("low")
+        other_view.thinking_picker.setCurrentIndex(low)
+        other_view.thinking_picker.activated.emit(low)
+
+        async def other_kept() -> bool:
+            row = await client.sessions.get("other")
+            return bool(row and row.get("thinkingLevel") == "low")
+
+        for _ in range(100):
+            if await other_kept():
+                break
+            await asyncio.sleep(0.05)
+        assert await other_kept()
+        await first.open_session("main")
         await first.aclose()
 
     run_in_qt(qapp, before)
@@ -190,6 +211,14 @@ def test_draft_model_and_thinking_survive_a_restart(
         await until(lambda: chat.model_picker.count() == 2, "the models")
         assert chat.model_picker.currentText() == VISION_MODEL
         assert chat.thinking_picker.currentText() == "high"
+        await second.open_session("other")
+        other_view = second.window.chat
+        assert other_view is not None and other_view is not chat
+        await until(lambda: other_view.model_picker.count() == 2, "the other's models")
+        assert other_view.model_picker.currentText() == TEXT_MODEL
+        await until(lambda: other_view.thinking_picker.currentText() == "low", "its level")
+        await second.open_session("main")
+        assert second.window.chat is chat
         # Sent, the draft is forgotten.
         QTest.keyClick(chat.composer, Qt.Key.Key_Return)
         await until(lambda: assistant(second, "done"), "the reply")
