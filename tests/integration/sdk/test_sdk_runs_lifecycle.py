@@ -7,6 +7,7 @@ the live events of a reply with text, a tool call and a final answer is the one 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import signal
@@ -20,6 +21,7 @@ from openclaw_desktop.chat import ChatTimeline
 from openclaw_desktop.sdk import Event, OpenClaw
 from openclaw_desktop.sdk.client import FINISHED_KEPT
 from openclaw_desktop.sdk.normalize import INTERRUPTED
+from openclaw_desktop.sdk.run import Run
 from tests.helpers.bundled_gateway import BundledGateway
 from tests.helpers.fake_llm import FakeLLM
 
@@ -92,6 +94,9 @@ async def test_finished_runs_are_forgotten(oc: OpenClaw) -> None:
     assert oc.runs.get(runs[0]) is None
     assert oc.runs.get(runs[-1]) is not None
     assert oc._normalizer._items == {}  # per-run stream state goes with the run
+    gc.collect()  # and nothing else holds a forgotten run (listeners, tasks, the normalizer)
+    alive = [o for o in gc.get_objects() if type(o) is Run and o._client is oc]
+    assert len(alive) == FINISHED_KEPT
 
 
 async def test_a_run_cut_by_a_gateway_restart_ends_interrupted(
