@@ -34,6 +34,7 @@ from openclaw_desktop.chat.items import (
     assistant_key,
     images_of,
     preview,
+    tool_images,
     user_content,
 )
 from openclaw_desktop.chat.tool_summary import describe_call
@@ -99,7 +100,7 @@ def from_history(messages: list[Any]) -> HistoryView:
             if card is not None and card.tool is not None:
                 card.tool.status = "failed" if message.get("isError") else "completed"
                 card.tool.preview = preview(message)
-                card.images = images_of(message.get("content"))
+                card.images = tool_images(message.get("content"))
                 card.status = "done"
     return HistoryView(items, runs)
 

@@ -13,6 +13,7 @@ the two never show a message twice:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -28,6 +29,7 @@ __all__ = [
     "assistant_key",
     "images_of",
     "preview",
+    "tool_images",
     "user_content",
 ]
 
@@ -107,6 +109,26 @@ def images_of(content: Any) -> list[dict[str, Any]]:
         for b in content
         if isinstance(b, dict) and b.get("type") == "image" and isinstance(b.get("data"), str)
     ]
+
+
+def tool_images(content: Any) -> list[dict[str, Any]]:
+    """The images of a tool result's content: its own image blocks, and those of the tool
+    that the real gateway's Tool Search ran (its ``tool_call`` answers with one text block,
+    ``{"tool": {...}, "result": {"content": [...]}}`` as JSON, the image data inside). An
+    image given only by URL (no ``data``) is never fetched: it is not shown."""
+    found = images_of(content)
+    if found or not isinstance(content, list) or len(content) != 1:
+        return found
+    block = content[0]
+    text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
+    if not isinstance(text, str) or not text.startswith("{") or '"image"' not in text:
+        return found
+    try:
+        inner = json.loads(text)
+    except ValueError:
+        return found
+    result = inner.get("result") if isinstance(inner, dict) and "tool" in inner else None
+    return images_of(result.get("content")) if isinstance(result, dict) else found
 
 
 _FILE_HEAD = "[attached file "

@@ -27,8 +27,8 @@ from openclaw_desktop.chat.items import (
     ToolCard,
     arg_count,
     assistant_key,
-    images_of,
     preview,
+    tool_images,
 )
 from openclaw_desktop.chat.tool_summary import describe_call
 from openclaw_desktop.sdk.events import Event
@@ -388,7 +388,7 @@ class ChatTimeline:
             item.tool.status = "failed" if kind == "tool.call.failed" else "completed"
             item.tool.preview = preview(event.data.get("result"))
             result = event.data.get("result")
-            item.images = images_of(result.get("content") if isinstance(result, dict) else None)
+            item.images = tool_images(result.get("content") if isinstance(result, dict) else None)
             item.status = "done"
         return item
 

@@ -112,7 +112,7 @@ def check_picture(picture: QImage) -> None:
     assert abs(grey.red() - grey.blue()) < 30 and grey.green() > 40, grey.name()
 
 
-async def _approve_camera(client: RawClient, node_id: str) -> None:
+async def approve_camera(client: RawClient, node_id: str) -> None:
     """The user approves this computer's commands in the window's pairing dialog."""
     async with asyncio.timeout(40):
         while True:
@@ -159,7 +159,7 @@ def test_a_snapshot_from_this_computers_camera_is_shown_on_its_tool_card_live_an
                         None, auth={"token": gw.token}, scopes=ALL_OPERATOR_SCOPES
                     )
                     assert hello["ok"], hello
-                    await _approve_camera(client, node_id)
+                    await approve_camera(client, node_id)
                 finally:
                     await client.close()
                 chat = app.window.chat

@@ -8,11 +8,13 @@ leaves the block out (only the text blocks). Both store the whole result in the 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from openclaw_desktop.chat import ChatTimeline
+from openclaw_desktop.chat.items import tool_images
 from openclaw_desktop.sdk.normalize import Normalizer
 
 pytestmark = pytest.mark.unit
@@ -82,3 +84,42 @@ def test_a_pictureless_live_result_asks_for_the_history_which_has_the_picture(
     assert card is not None
     assert card.images == [{"mimeType": "image/png", "data": PNG}]
     assert not timeline.results_in_history("r"), "once shown, not asked for again"
+
+
+def tool_search_answer(image: dict[str, Any]) -> list[dict[str, Any]]:
+    """The real gateway's ``tool_call`` result (Tool Search ran ``nodes``): one text block,
+    the nested tool and its result as JSON."""
+    nested = {
+        "tool": {"id": "openclaw:core:nodes", "name": "nodes", "source": "openclaw"},
+        "result": {"content": [image]},
+    }
+    return [{"type": "text", "text": json.dumps(nested, indent=2)}]
+
+
+def test_the_picture_of_a_tool_that_tool_search_ran_is_on_the_tool_call_card() -> None:
+    """Live and from the history, as the real gateway records them; an image that is only a
+    URL (the gateway's injected media message) is not shown, so nothing is fetched."""
+    image = {"type": "image", "data": PNG, "mimeType": "image/jpeg"}
+    assert tool_images(tool_search_answer(image)) == [{"mimeType": "image/jpeg", "data": PNG}]
+    by_url = {"type": "image", "url": "/api/chat/media/outgoing/x/full", "mimeType": "image/jpeg"}
+    assert tool_images(tool_search_answer(by_url)) == []
+    assert tool_images([{"type": "text", "text": '{"image": 1'}]) == [], "not JSON: no picture"
+    assert tool_images([{"type": "text", "text": '{"result": {"content": []}}'}]) == []
+
+    timeline = ChatTimeline("agent:main:main")
+    timeline.send("r", "shoot")
+    normalizer = Normalizer()
+    live = tool_search_answer(image)
+    for name, payload in frames("r", live):
+        for event in normalizer.feed(name, payload, 0):
+            timeline.apply(event)
+    card = timeline.get("r:tool:c1")
+    assert card is not None and card.images == [{"mimeType": "image/jpeg", "data": PNG}]
+    assert not timeline.results_in_history("r"), "shown live: no second look"
+
+    stored = history("r")
+    stored[2]["content"] = live
+    view = ChatTimeline("agent:main:main")
+    view.merge_history(stored)
+    card = view.get("r:tool:c1")
+    assert card is not None and card.images == [{"mimeType": "image/jpeg", "data": PNG}]
