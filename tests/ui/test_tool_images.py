@@ -101,10 +101,10 @@ def describe(app: DesktopApp) -> list[str]:
     ]
 
 
-def check_picture(picture: QImage) -> None:
+def check_picture(picture: QImage, width: int = SNAP_WIDTH) -> None:
     """The test video's frame at the asked width: its red box (an eighth to a third of the
     width, a quarter to a half of the height) is red, the rest grey."""
-    width, height = SNAP_WIDTH, SNAP_WIDTH * VIDEO[1] // VIDEO[0]
+    height = width * VIDEO[1] // VIDEO[0]
     assert (picture.width(), picture.height()) == (width, height)
     red = QColor(picture.pixel(width * 11 // 48, height * 3 // 8))
     assert red.red() > 150 and red.green() < 80 and red.blue() < 80, red.name()
