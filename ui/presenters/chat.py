@@ -30,6 +30,10 @@ __all__ = ["ChatPresenter", "opens_an_empty_reply"]
 log = logging.getLogger("openclaw.ui")
 
 
+def _nothing() -> None:
+    """What ``_unsubscribe`` is once done."""
+
+
 def opens_an_empty_reply(timeline: ChatTimeline, event: Event) -> bool:
     """Whether ``event`` is an ``assistant.delta`` without any text that would only open a
     reply the timeline does not show yet: an empty bubble. The real gateway opens an
@@ -139,10 +143,15 @@ class ChatPresenter(QObject):
             self.model = model
 
     async def aclose(self) -> None:
-        """Stop following events (and a running dictation)."""
+        """Stop following events (and a running dictation), and let go of what holds this
+        presenter (PySide's wrappers keep a cycle through them from being collected: a
+        dropped chat's whole timeline stayed in memory)."""
         self._unsubscribe()
-        if self.voice is not None:
-            await self.voice.aclose()
+        self._unsubscribe = _nothing
+        voice, self.voice = self.voice, None
+        if voice is not None:
+            await voice.aclose()
+            voice.deleteLater()  # its Qt connections hold the view's slots, and so itself
         for task in [self._pump, *self._reloads]:
             if task is not None:
                 task.cancel()
