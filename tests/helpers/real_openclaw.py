@@ -729,6 +729,7 @@ def _gateway_config(
     allow: Sequence[str],
     fake_llm_port: int | None,
     gateway_extra: Mapping[str, Any] | None = None,
+    fake_llm_vision: bool = False,
 ) -> dict[str, Any]:
     """The gateway config of ``real-openclaw.sh start`` (see real-gateway-observed.md §1),
     plus ``gateway_extra`` keys of ``gateway`` (e.g. ``{"trustedProxies": ["127.0.0.1"]}``)."""
@@ -760,7 +761,7 @@ def _gateway_config(
                         "id": "fake-model",
                         "name": "Fake Model",
                         "reasoning": False,
-                        "input": ["text"],
+                        "input": ["text", "image"] if fake_llm_vision else ["text"],
                         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
                         "contextWindow": 128000,
                         "maxTokens": 4096,
@@ -843,6 +844,7 @@ class RealGateway(_ManagedProcess):
         allow: Sequence[str] = (),
         fake_llm_port: int | None = None,
         gateway_extra: Mapping[str, Any] | None = None,
+        fake_llm_vision: bool = False,
         ready_timeout: float = 120,
     ) -> RealGateway:
         """Start a gateway in a fresh temp state dir and wait until it is ready.
@@ -857,6 +859,7 @@ class RealGateway(_ManagedProcess):
             allow: extra ``gateway.nodes.commands.allow`` entries, e.g. ``("camera.snap",)``.
             fake_llm_port: use the OpenAI-compatible server on 127.0.0.1:PORT as the default
                 model ``fake/fake-model``.
+            fake_llm_vision: the fake model reads images too (tools then hand it theirs).
             gateway_extra: more keys of the ``gateway`` config section, e.g.
                 ``{"trustedProxies": ["127.0.0.1"]}``.
             ready_timeout: seconds to wait for ``[gateway] ready`` (5-12 s is typical).
@@ -876,6 +879,7 @@ class RealGateway(_ManagedProcess):
                 allow=allow,
                 fake_llm_port=fake_llm_port,
                 gateway_extra=gateway_extra,
+                fake_llm_vision=fake_llm_vision,
             )
             try:
                 gw._spawn_and_wait(ready_timeout)
@@ -903,6 +907,7 @@ class RealGateway(_ManagedProcess):
         allow: Sequence[str],
         fake_llm_port: int | None,
         gateway_extra: Mapping[str, Any] | None = None,
+        fake_llm_vision: bool = False,
     ) -> RealGateway:
         state_dir = Path(tempfile.mkdtemp(prefix="openclaw-real-"))
         for sub in ("home", "state", "workspace"):
@@ -916,6 +921,7 @@ class RealGateway(_ManagedProcess):
             allow=allow,
             fake_llm_port=fake_llm_port,
             gateway_extra=gateway_extra,
+            fake_llm_vision=fake_llm_vision,
         )
         (state_dir / "openclaw.json").write_text(json.dumps(config, indent=1) + "\n", "utf-8")
         return cls(install, state_dir=state_dir, port=port, token=token, tls=tls, config=config)
@@ -1067,6 +1073,7 @@ class GatewayFactory:
         allow: Sequence[str] = (),
         fake_llm_port: int | None = None,
         gateway_extra: Mapping[str, Any] | None = None,
+        fake_llm_vision: bool = False,
         ready_timeout: float = 120,
     ) -> RealGateway:
         """Start a ready gateway (see :meth:`RealGateway.start`); a random token by default."""
@@ -1079,6 +1086,7 @@ class GatewayFactory:
             allow=allow,
             fake_llm_port=fake_llm_port,
             gateway_extra=gateway_extra,
+            fake_llm_vision=fake_llm_vision,
             ready_timeout=ready_timeout,
         )
         self.started.append(gateway)
