@@ -16,13 +16,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QTextOption
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QDialog,
     QFormLayout,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -35,7 +33,7 @@ from ui.dialogs.trust import (
     await_dialog,
     button_row,
     colour_label,
-    mono_font,
+    command_box,
     plain_label,
 )
 
@@ -137,20 +135,7 @@ class ApprovalDialog(QDialog):
             risk = plain_label(str(approval.risk), self)
             colour_label(risk, WARNING_COLOR, bold=True)
             form.addRow("Risk:", risk)
-        self.command_view = QPlainTextEdit(self)
-        self.command_view.setAccessibleName("Command")
-        self.command_view.setObjectName("command")
-        self.command_view.setReadOnly(True)
-        self.command_view.setFont(mono_font())
-        self.command_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.command_view.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        self.command_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        shown = command_text(approval)
-        self.command_view.setPlainText(shown)
-        # Room for short commands at a glance; long ones scroll (nothing is cut sideways).
-        lines = min(max(sum(1 + len(line) // 64 for line in shown.split("\n")), 3), 10)
-        height = self.command_view.fontMetrics().lineSpacing() * lines + 12
-        self.command_view.setFixedHeight(height)
+        self.command_view = command_box(command_text(approval), self, min_lines=3)
         self.expiry_label = plain_label("", self)
         self.expiry_label.setVisible(approval.expires_at is not None)
         offered = set(approval.decisions)

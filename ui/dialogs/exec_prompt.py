@@ -22,13 +22,11 @@ import shlex
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QTextOption
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QDialog,
     QFormLayout,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -37,7 +35,7 @@ from PySide6.QtWidgets import (
 from openclaw_desktop.chat.redact import redact, strip_control
 from openclaw_desktop.node.exec.policy import ExecRequest
 from ui.dialogs.approval import MAX_COMMAND_CHARS
-from ui.dialogs.trust import await_dialog, button_row, mono_font, plain_label
+from ui.dialogs.trust import await_dialog, button_row, command_box, plain_label
 
 __all__ = ["PROMPT_TIMEOUT_S", "ExecPromptDialog", "ask_exec", "exec_command_text"]
 
@@ -118,19 +116,7 @@ class ExecPromptDialog(QDialog):
         form.addRow("Requested by:", self.who_label)
         form.addRow("Working directory:", self.cwd_label)
         form.addRow("Executable:", self.executable_label)
-        self.command_view = QPlainTextEdit(self)
-        self.command_view.setAccessibleName("Command")
-        self.command_view.setObjectName("command")
-        self.command_view.setReadOnly(True)
-        self.command_view.setFont(mono_font())
-        self.command_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.command_view.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        self.command_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        shown = exec_command_text(request)
-        self.command_view.setPlainText(shown)
-        lines = min(max(sum(1 + len(line) // 64 for line in shown.split("\n")), 2), 10)
-        height = self.command_view.fontMetrics().lineSpacing() * lines + 12
-        self.command_view.setFixedHeight(height)
+        self.command_view = command_box(exec_command_text(request), self, min_lines=2)
         self.countdown_label = plain_label("", self)
         self.countdown_label.setObjectName("countdown")
         self.allow_once_button = QPushButton("Allow &once", self)

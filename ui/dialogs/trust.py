@@ -15,13 +15,14 @@ from __future__ import annotations
 import asyncio
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QPalette, QTextOption
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
+    QPlainTextEdit,
     QPushButton,
     QStyle,
     QVBoxLayout,
@@ -41,6 +42,7 @@ __all__ = [
     "await_dialog",
     "button_row",
     "colour_label",
+    "command_box",
     "hint_text",
     "mono_font",
     "plain_label",
@@ -69,6 +71,24 @@ def plain_label(text: str, parent: QWidget | None = None, *, mono: bool = False)
     if mono:
         label.setFont(mono_font())
     return label
+
+
+def command_box(text: str, parent: QWidget, *, min_lines: int) -> QPlainTextEdit:
+    """A read-only, monospaced, wrapping view of a command (accessible as "Command"): room
+    for a short one at a glance (``min_lines`` to 10 lines), a long one scrolls, nothing is
+    cut sideways. ``text`` is shown as given: the caller strips and redacts it."""
+    view = QPlainTextEdit(parent)
+    view.setAccessibleName("Command")
+    view.setObjectName("command")
+    view.setReadOnly(True)
+    view.setFont(mono_font())
+    view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+    view.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+    view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    view.setPlainText(text)
+    lines = min(max(sum(1 + len(line) // 64 for line in text.split("\n")), min_lines), 10)
+    view.setFixedHeight(view.fontMetrics().lineSpacing() * lines + 12)
+    return view
 
 
 def colour_label(label: QLabel, colour: QColor, *, bold: bool = False) -> None:
