@@ -93,24 +93,25 @@ class GatewayServer:
 
     async def start(self) -> None:
         """Bind and start serving (and advertising, when configured)."""
-        hosts = self.config.listen_hosts
+        from gateway.chat_host import start_chat
+
+        # Chat first: a client that connects the moment the port opens (a window
+        # reconnecting after a crash) must find chat.* ready, not "chat is starting".
+        if self.core.chat is None:
+            self.core.chat = await start_chat(self.core)
         try:
-            self._server = await self._serve(hosts)
-        except OSError as exc:
-            # A host without IPv6 (disabled in the kernel, or no ::1) still serves IPv4.
-            ipv4 = [h for h in hosts if ":" not in h]
-            if exc.errno not in _NO_IPV6 or not ipv4 or ipv4 == hosts:
-                raise
-            log.warning("IPv6 is unavailable here (%s): serving on %s only", exc, ", ".join(ipv4))
-            hosts = ipv4
-            self._server = await self._serve(hosts)
+            hosts = await self._bind(self.config.listen_hosts)
+        except BaseException:
+            chat, self.core.chat = self.core.chat, None
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(1.0):
+                    await chat.aclose()
+            raise
+        assert self._server is not None
         sockets = list(self._server.sockets)
         if sockets:
             self.port = sockets[0].getsockname()[1]
         self.core.config.port = self.port
-        from gateway.chat_host import start_chat
-
-        self.core.chat = await start_chat(self.core)
         self._tick = asyncio.create_task(self._tick_loop(), name="gateway-tick")
         log.info("gateway listening on %s (%s)", self.url, ", ".join(hosts))
         if self.config.advertise:
@@ -128,6 +129,20 @@ class GatewayServer:
             except Exception as exc:  # advertising is best effort; serving is not
                 log.warning("mDNS advertising unavailable: %s", exc)
                 self._advertiser = None
+
+    async def _bind(self, hosts: list[str]) -> list[str]:
+        """Serve on ``hosts`` (IPv4 only when this host has no IPv6); the hosts served."""
+        try:
+            self._server = await self._serve(hosts)
+        except OSError as exc:
+            # A host without IPv6 (disabled in the kernel, or no ::1) still serves IPv4.
+            ipv4 = [h for h in hosts if ":" not in h]
+            if exc.errno not in _NO_IPV6 or not ipv4 or ipv4 == hosts:
+                raise
+            log.warning("IPv6 is unavailable here (%s): serving on %s only", exc, ", ".join(ipv4))
+            self._server = await self._serve(ipv4)
+            return ipv4
+        return hosts
 
     async def _serve(self, hosts: list[str]) -> Server:
         return await serve(

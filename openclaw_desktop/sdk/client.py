@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
 from openclaw_desktop.config.client_profile import cli_client, user_agent
+from openclaw_desktop.errors import GatewayError
 from openclaw_desktop.identity import (
     CredentialStore,
     DeviceIdentity,
@@ -66,6 +67,8 @@ FINISHED_KEPT = 32
 LIVE_KEPT = 64
 #: A run created this long before the gateway (re)started is one it never finished.
 _RESTART_SLACK_MS = 1_000
+# How long a catch-up after a reconnect waits for a gateway that says it is still starting.
+_CATCH_UP_PATIENCE_S = 5.0
 #: ``chat.history`` ``sessionInfo.status`` of a session with no run going (both gateways).
 _IDLE = frozenset({"done", "aborted", "failed", "error", "interrupted"})
 #: How a session's status ends a run whose end was missed and left no final message.
@@ -324,7 +327,7 @@ class OpenClaw:
         ]
         for run in waiting:
             try:
-                messages, over = await self._run_history(run.session_key, run.run_id)
+                messages, over = await self._history_when_ready(run)
             except Exception as exc:
                 log.warning("could not catch up on run %s: %s", run.run_id, exc)
                 run._reset("reconnected; the run's history is unavailable")
@@ -394,6 +397,22 @@ class OpenClaw:
     async def _run_messages(self, key: str, run_id: str) -> list[dict[str, Any]]:
         """The transcript messages of one run (its user message onwards)."""
         return (await self._run_history(key, run_id))[0]
+
+    async def _history_when_ready(self, run: Run) -> tuple[list[dict[str, Any]], str | None]:
+        """:meth:`_run_history` of ``run``, asked again while the gateway answers that it
+        is still starting (a retryable error) for at most :data:`_CATCH_UP_PATIENCE_S`."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _CATCH_UP_PATIENCE_S
+        delay = 0.1
+        while True:
+            try:
+                return await self._run_history(run.session_key, run.run_id)
+            except GatewayError as exc:
+                wait = exc.retry_after_ms / 1000 if exc.retry_after_ms else delay
+                if not exc.retryable or loop.time() + wait > deadline:
+                    raise
+                await asyncio.sleep(wait)
+                delay = min(delay * 2, 1.0)
 
     async def _run_history(self, key: str, run_id: str) -> tuple[list[dict[str, Any]], str | None]:
         """The run's transcript messages, and how it ended when the history shows it is
