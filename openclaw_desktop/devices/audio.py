@@ -8,7 +8,11 @@ and :func:`microphone_problem` re-scans at most every :data:`RESCAN_INTERVAL_S` 
 
 Every PortAudio call that can block (initialize, open, abort, close) runs in a daemon
 thread with a deadline: a wedged audio driver costs a clear error, never a hung event
-loop, and a stream whose close never returns is abandoned (and logged).
+loop, and a stream whose close never returns is abandoned (and logged). PortAudio's first
+start is tried in a child process before this one loads it: a start that hangs (a sound
+server that stopped answering, a stale JACK lock in ``/dev/shm``) would otherwise keep a
+thread and PortAudio's lock here for ever, with this process's error output (which
+sounddevice points at ``/dev/null`` while PortAudio starts) gone with them.
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -48,10 +55,49 @@ RESCAN_INTERVAL_S = 5.0
 CALL_TIMEOUT_S = 5.0
 #: Deadline of stopping a stream (abort + close); a healthy device takes milliseconds.
 CLOSE_TIMEOUT_S = 2.0
+#: Deadline of the trial start of PortAudio in a child process (a healthy one takes 0.1 s).
+PREFLIGHT_TIMEOUT_S = 5.0
+#: The trial start: what importing sounddevice does (``Pa_Initialize``), in a child.
+PREFLIGHT_ARGV = [sys.executable, "-c", "import sounddevice"]
 _UNAVAILABLE = "UNAVAILABLE"
 
 _lock = threading.Lock()  # guards PortAudio (re)initialization against open/close
 _state: dict[str, Any] = {"sd": None, "error": None, "scanned": 0.0, "open": 0}
+_preflight_lock = threading.Lock()
+_preflight: dict[str, str | None] = {}
+
+
+def _preflight_problem() -> str | None:
+    """Why PortAudio must not be started in this process (its trial start in a child hung),
+    or None; blocking, run once. A child that merely fails says nothing: loading it here
+    then gives the precise error."""
+    with _preflight_lock:
+        if "result" not in _preflight:
+            problem = None
+            if not getattr(sys, "frozen", False):  # a frozen build has no ``python -c``
+                try:
+                    subprocess.run(
+                        PREFLIGHT_ARGV,
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                        timeout=PREFLIGHT_TIMEOUT_S,
+                        check=False,
+                    )
+                except subprocess.TimeoutExpired:
+                    problem = (
+                        f"the audio system hung while PortAudio started (no answer in "
+                        f"{PREFLIGHT_TIMEOUT_S:g} s): a sound server that stopped answering, "
+                        "or a stale JACK lock left in /dev/shm/jack_db-* by a killed audio "
+                        "program, does this; fix it and restart"
+                    )
+                    log.warning("%s", problem)
+                except OSError as exc:
+                    log.debug("cannot try PortAudio in a child (%s): loading it here", exc)
+            _preflight["result"] = problem
+        return _preflight["result"]
+
+
 _warned_fallback: set[str] = set()
 
 
@@ -61,7 +107,10 @@ def _load() -> Any:
     A failure is remembered: finding the library runs ``ldconfig``, too slow to repeat at
     every check, and the library cannot appear without a restart anyway.
     """
+    problem = _preflight_problem() if _state["sd"] is None else None
     with _lock:
+        if problem is not None and _state["error"] is None:
+            _state["error"] = problem
         if _state["sd"] is None and _state["error"] is None:
             try:
                 import sounddevice
@@ -204,6 +253,30 @@ def microphone_problem(
     return None
 
 
+def _dup_stderr() -> int | None:
+    try:
+        return os.dup(2)
+    except OSError:
+        return None
+
+
+def _restore_stderr(saved: int | None) -> None:
+    """Point fd 2 back at ``saved`` (then closed) when a hung call left it elsewhere:
+    sounddevice sends it to /dev/null while PortAudio starts, and a start that never
+    returns would keep it there, silencing every later log line of this process."""
+    if saved is None:
+        return
+    try:
+        now, before = os.fstat(2), os.fstat(saved)
+        if (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
+            os.dup2(saved, 2)
+            log.warning("a hung PortAudio call had redirected the error output; restored it")
+    except OSError:
+        pass
+    finally:
+        os.close(saved)
+
+
 async def _bounded(
     call: Callable[[], T], what: str, timeout: float, late: Callable[[T], None] | None = None
 ) -> T:
@@ -236,14 +309,20 @@ async def _bounded(
             if result[0] and late is not None:
                 late(result[1])
 
+    stderr = _dup_stderr()
     threading.Thread(target=work, name=f"audio-{what}", daemon=True).start()
     try:
         async with asyncio.timeout(timeout):
             return await future
     except TimeoutError:
+        _restore_stderr(stderr)
+        stderr = None
         raise DeviceError(
             _UNAVAILABLE, f"the audio system did not answer within {timeout:g} s ({what})"
         ) from None
+    finally:
+        if stderr is not None:
+            os.close(stderr)
 
 
 async def find_input(wanted: str | None) -> InputDevice:

@@ -9,6 +9,7 @@ the user enabled (its setting), and both again at invoke time (the dispatcher re
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -44,6 +45,22 @@ class Availability:
 #: An availability check. Probes are async because some ask a service (D-Bus) and must not
 #: block the loop; several specs usually share one probe, which is then run once per check.
 Probe = Callable[[], Awaitable[Availability]]
+
+#: How long one availability check may take before its commands count as unavailable: a
+#: device layer that hangs (a wedged sound server) must not keep the node from connecting.
+PROBE_TIMEOUT_S = 8.0
+
+log = logging.getLogger("openclaw.node")
+
+
+async def _bounded_probe(probe: Probe) -> Availability:
+    try:
+        async with asyncio.timeout(PROBE_TIMEOUT_S):
+            return await probe()
+    except TimeoutError:
+        name = getattr(probe, "__qualname__", repr(probe))
+        log.warning("availability check %s did not answer in %g s", name, PROBE_TIMEOUT_S)
+        return Availability.no(f"the check did not answer within {PROBE_TIMEOUT_S:g} s")
 
 
 async def always_available() -> Availability:
@@ -120,7 +137,9 @@ class CommandRegistry:
         the settings: the whole surface, advertised or not."""
         probes: dict[Probe, Availability] = {}
         distinct = list(dict.fromkeys(spec.availability for spec in self._specs.values()))
-        results = await asyncio.gather(*(probe() for probe in distinct), return_exceptions=True)
+        results = await asyncio.gather(
+            *(_bounded_probe(probe) for probe in distinct), return_exceptions=True
+        )
         for probe, result in zip(distinct, results, strict=True):
             if isinstance(result, BaseException):
                 result = Availability.no(f"the check failed: {type(result).__name__}: {result}")

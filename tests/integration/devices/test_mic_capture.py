@@ -217,3 +217,64 @@ def test_portaudio_missing_makes_the_probe_say_why(tmp_path: Path) -> None:
         reason,
         f"Availability(available=False, reason={reason!r})",
     ]
+
+
+def _run_script(script: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+
+
+def test_a_portaudio_start_that_hangs_is_not_tried_in_the_app(tmp_path: Path) -> None:
+    """PortAudio's first start is tried in a child first: when that child hangs (what a
+    stale JACK lock in /dev/shm does to ``Pa_Initialize``), the probe says so within the
+    deadline and this process never loads PortAudio (whose hang would hold its lock and
+    silence its error output for ever)."""
+    script = (
+        "import sys, time\n"
+        "from openclaw_desktop.devices import audio\n"
+        "audio.PREFLIGHT_ARGV[:] = [sys.executable, '-c', 'import time; time.sleep(60)']\n"
+        "audio.PREFLIGHT_TIMEOUT_S = 0.5\n"
+        "started = time.monotonic()\n"
+        "print(audio.microphone_problem())\n"
+        "print(audio.microphone_problem())\n"  # remembered: not tried again
+        "print(time.monotonic() - started < 5, 'sounddevice' in sys.modules)\n"
+    )
+    done = _run_script(script, tmp_path)
+    first, second, verdict = done.stdout.splitlines()
+    assert first.startswith("the audio system hung while PortAudio started (no answer in 0.5 s)")
+    assert second == first
+    assert verdict == "True False"
+    assert "/dev/shm/jack_db-" in first  # the likely cause, named
+
+
+def test_a_hung_call_that_hid_the_error_output_gives_it_back(tmp_path: Path) -> None:
+    """sounddevice points fd 2 at /dev/null while PortAudio starts; a start that never
+    returns would leave every later log line of the app unwritten. The deadline of the
+    call restores it."""
+    script = (
+        "import asyncio, os, sys, threading\n"
+        "from openclaw_desktop.devices import audio\n"
+        "from openclaw_desktop.devices.errors import DeviceError\n"
+        "def hang():\n"
+        "    null = os.open(os.devnull, os.O_WRONLY)\n"
+        "    os.dup2(null, 2)\n"
+        "    threading.Event().wait()\n"
+        "async def main():\n"
+        "    try:\n"
+        "        await audio._bounded(hang, 'probe', 0.3)\n"
+        "    except DeviceError as exc:\n"
+        "        print(exc.message)\n"
+        "asyncio.run(main())\n"
+        "os.write(2, b'still heard\\n')\n"
+    )
+    done = _run_script(script, tmp_path)
+    assert done.stdout.strip() == "the audio system did not answer within 0.3 s (probe)"
+    assert "still heard" in done.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from openclaw_desktop.config import NodeSettings
@@ -182,3 +184,29 @@ async def test_default_surface_follows_settings() -> None:
     assert "system.notify" not in off.commands
     for name in ("camera.snap", "screen.snapshot", "talk.ptt.start"):
         assert name not in defaults.commands, f"{name} must be off by default"
+
+
+async def test_a_probe_that_never_answers_costs_its_commands_not_the_surface(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A device layer that hangs (a wedged sound server) must not keep the node from
+    connecting: its commands count as unavailable, with the reason; the rest are offered."""
+    from openclaw_desktop.node import registry as registry_module
+
+    monkeypatch.setattr(registry_module, "PROBE_TIMEOUT_S", 0.2)
+
+    async def never() -> Availability:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    reg = CommandRegistry(
+        [
+            CommandSpec("device.info", "device"),
+            CommandSpec("talk.ptt.start", "talk", availability=never),
+        ]
+    )
+    async with asyncio.timeout(5):
+        entries = {e.spec.name: e for e in await reg.survey({})}
+    assert entries["device.info"].availability.available
+    hung = entries["talk.ptt.start"].availability
+    assert (hung.available, hung.reason) == (False, "the check did not answer within 0.2 s")
