@@ -1,4 +1,11 @@
-"""Errors raised inside method handlers, carrying the ErrorShape to answer with."""
+"""The root of the bundled gateway's own exceptions, and the errors raised inside method
+handlers (carrying the ErrorShape to answer with).
+
+Every exception the gateway raises on purpose derives from :class:`BundledGatewayError`
+(a test checks each class in the package): ``except BundledGatewayError`` catches the
+gateway's refusals and failures and nothing else. Those that used to be a ``ValueError``
+or ``RuntimeError`` still are, for callers that caught them as such.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +13,14 @@ from typing import Any
 
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
-__all__ = ["MethodError", "invalid_params", "invalid_request"]
+__all__ = ["BundledGatewayError", "MethodError", "invalid_params", "invalid_request"]
 
 
-class MethodError(Exception):
+class BundledGatewayError(Exception):
+    """Root of every exception the bundled gateway raises on purpose."""
+
+
+class MethodError(BundledGatewayError):
     """A handler refuses the request; ``shape`` is the wire ErrorShape."""
 
     def __init__(self, shape: dict[str, Any]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gateway.errors import BundledGatewayError
 from openclaw_desktop.integration.command import bundled_gateway_args
 from openclaw_desktop.integration.systemd import (
     GATEWAY_UNIT,
@@ -18,7 +19,7 @@ from openclaw_desktop.integration.systemd import (
 __all__ = ["install", "run_args", "uninstall"]
 
 
-class ServiceArgsError(ValueError):
+class ServiceArgsError(BundledGatewayError, ValueError):
     """The options cannot go into a unit file."""
 
 

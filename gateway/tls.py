@@ -30,6 +30,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from gateway.errors import BundledGatewayError
+
 __all__ = [
     "CERT_FILENAME",
     "KEY_FILENAME",
@@ -51,7 +53,7 @@ _BACKDATE = dt.timedelta(minutes=5)
 _DNS_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
 
 
-class TlsMaterialError(RuntimeError):
+class TlsMaterialError(BundledGatewayError, RuntimeError):
     """The stored certificate or key is unusable; nothing was overwritten."""
 
 

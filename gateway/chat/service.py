@@ -22,6 +22,7 @@ from gateway.chat.tools import AgentTools, NodeAccess
 from gateway.chat.transcript import Transcript
 from gateway.chat.transcript_file import MAX_RECORD_BYTES, record_size
 from gateway.chat.transcript_store import TranscriptStore
+from gateway.errors import BundledGatewayError
 from gateway.state import ChatSessions
 
 __all__ = ["ChatRun", "ChatService", "MessageTooLargeError", "ProviderChoice"]
@@ -43,7 +44,7 @@ class ProviderChoice:
     sources: list[str] = field(default_factory=list)
 
 
-class MessageTooLargeError(ValueError):
+class MessageTooLargeError(BundledGatewayError, ValueError):
     """A message would not fit in one transcript line; refused before it is accepted."""
 
     def __init__(self, size: int, limit: int = MAX_RECORD_BYTES) -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from gateway.chat.transcript_file import append_record, encode_record, scan_file
+from gateway.errors import BundledGatewayError
 
 __all__ = [
     "HISTORY_LIMIT_MAX",
@@ -54,7 +55,7 @@ class _Parent(enum.Enum):
 LEAF: Final = _Parent.LEAF
 
 
-class TranscriptClosedError(RuntimeError):
+class TranscriptClosedError(BundledGatewayError, RuntimeError):
     """The transcript was closed (store closed, or the session was reset or deleted)."""
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gateway.errors import BundledGatewayError
 from openclaw_desktop.protocol import ConnectErrorCode, ErrorCode, error_shape
 
 from .texts import (
@@ -54,7 +55,7 @@ _TRY_AGAIN_LATER = 1013
 _NORMAL = 1000
 
 
-class ConnectRejection(Exception):
+class ConnectRejection(BundledGatewayError):
     """A failed handshake: what to answer (if anything) and how to close the socket.
 
     Attributes:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gateway.errors import BundledGatewayError
+
 __all__ = [
     "ScopeNotApprovedError",
     "StateBusyError",
@@ -31,7 +33,7 @@ __all__ = [
 ]
 
 
-class StateError(Exception):
+class StateError(BundledGatewayError):
     """Root of every error raised by :mod:`gateway.state`."""
 
     def __init__(self, detail: str) -> None:

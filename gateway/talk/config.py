@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gateway.chat.providers.config import KEYRING_SERVICE
 from gateway.chat.providers.sse import ApiKey
+from gateway.errors import BundledGatewayError
 
 __all__ = [
     "DEFAULT_MAX_SESSION_AUDIO_BYTES",
@@ -59,7 +60,7 @@ DEFAULT_SILENCE_MS = 700
 _MAX_FILE_BYTES = 256 * 1024
 
 
-class TalkConfigError(ValueError):
+class TalkConfigError(BundledGatewayError, ValueError):
     """``talk.json`` is unreadable or invalid (the message says where and why)."""
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import io
 import wave
 
+from gateway.errors import BundledGatewayError
+
 __all__ = ["WavError", "pcm16_to_wav", "wav_to_pcm16"]
 
 
-class WavError(ValueError):
+class WavError(BundledGatewayError, ValueError):
     """The bytes are not a PCM16 mono WAV file."""
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from openclaw_desktop.errors import OpenClawError
+
 __all__ = ["DeviceError"]
 
 
-class DeviceError(Exception):
+class DeviceError(OpenClawError):
     """A device operation failed in a way the agent should hear about.
 
     ``code`` is a node error code (``UNAVAILABLE``, ``INVALID_REQUEST``,

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from openclaw_desktop.errors import OpenClawError
 from openclaw_desktop.trust.fingerprint import normalize_fingerprint
 
 __all__ = [
@@ -48,7 +49,7 @@ _CODE_ALPHABET = re.compile(r"[A-Za-z0-9_-]+={0,2}")
 _OC_PAIR = "oc-pair://"
 
 
-class SetupCodeError(ValueError):
+class SetupCodeError(OpenClawError, ValueError):
     """The text is not a usable setup code; the message says why (never with the token)."""
 
 

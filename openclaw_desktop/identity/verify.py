@@ -14,6 +14,8 @@ import re
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from openclaw_desktop.errors import OpenClawError
+
 from .encoding import b64url_decode
 
 __all__ = [
@@ -37,7 +39,7 @@ _PEM = re.compile(
 _STD_B64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
 
-class InvalidPublicKey(ValueError):
+class InvalidPublicKey(OpenClawError, ValueError):
     """A device public key is not an Ed25519 key in an accepted encoding."""
 
 

@@ -20,6 +20,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from gateway.errors import BundledGatewayError
+
 __all__ = [
     "CompletionRequest",
     "Done",
@@ -147,7 +149,7 @@ class Done:
 StreamEvent = TextDelta | ThinkingDelta | ToolCallDelta | ToolCall | Usage | Done
 
 
-class ProviderError(Exception):
+class ProviderError(BundledGatewayError):
     """A provider call failed."""
 
     def __init__(

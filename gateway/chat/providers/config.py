@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gateway.chat.providers.base import ModelRef, Provider, ProviderError
 from gateway.chat.providers.sse import ApiKey, Timeouts, is_loopback_url, public_url
+from gateway.errors import BundledGatewayError
 
 if TYPE_CHECKING:  # the provider classes load when an account of theirs is built
     from gateway.chat.providers.openai import OpenAIProvider
@@ -71,7 +72,7 @@ ANTHROPIC_DEFAULT_MODEL = "claude-sonnet-4-5"
 _MAX_FILE_BYTES = 1024 * 1024
 
 
-class ProviderConfigError(ValueError):
+class ProviderConfigError(BundledGatewayError, ValueError):
     """``providers.json`` is unreadable or invalid (the message says where and why)."""
 
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from gateway.errors import BundledGatewayError
+
 __all__ = ["RecognizerStream", "SpeechRecognizer", "TranscriptionError"]
 
 
-class TranscriptionError(Exception):
+class TranscriptionError(BundledGatewayError):
     """Recognition failed (the provider's message, without secrets)."""
 
 

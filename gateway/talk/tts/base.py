@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from gateway.errors import BundledGatewayError
+
 __all__ = [
     "OutputFormat",
     "SpeakRequest",
@@ -25,7 +27,7 @@ _FORMAT_RE = re.compile(r"^(pcm|wav|ulaw|mp3|opus)(?:_(\d{4,6})(?:_\d+)?)?$")
 _RATES = frozenset({8000, 16000, 22050, 24000, 44100, 48000})
 
 
-class SpeechError(Exception):
+class SpeechError(BundledGatewayError):
     """Synthesis failed (the provider's message, without secrets)."""
 
 

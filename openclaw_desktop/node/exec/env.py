@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from openclaw_desktop.errors import OpenClawError
 from openclaw_desktop.node.exec.env_policy import (
     BLOCKED_EVERYWHERE,
     BLOCKED_OVERRIDE_ONLY,
@@ -42,7 +43,7 @@ _SHELL_WRAPPER_KEYS = frozenset(
 
 
 @dataclass(frozen=True)
-class EnvRejected(Exception):
+class EnvRejected(OpenClawError):
     """Overrides the node refuses: blocked keys and keys that are not portable names."""
 
     blocked: tuple[str, ...]

@@ -1,0 +1,58 @@
+"""Every exception class the project defines is rooted: the core's (and the SDK's) derive
+from :class:`openclaw_desktop.errors.OpenClawError`, the bundled gateway's from
+:class:`gateway.errors.BundledGatewayError`, so ``except`` on the root catches all of a
+package's own errors and nothing else. The wire layer (``openclaw_desktop.protocol``)
+imports nothing of the project, so its two frame errors stay plain ``ValueError``."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from types import ModuleType
+
+import pytest
+
+import gateway
+import openclaw_desktop
+from gateway.errors import BundledGatewayError
+from openclaw_desktop.errors import OpenClawError
+
+pytestmark = pytest.mark.unit
+
+#: Private helpers that never leave their module, and the wire layer's own errors.
+EXEMPT = {
+    "openclaw_desktop.devices.notify._BusError",
+    "openclaw_desktop.protocol.frames.FrameDecodeError",
+    "openclaw_desktop.protocol.frames.FrameEncodeError",
+}
+
+
+def _modules(package: ModuleType) -> list[ModuleType]:
+    names = [
+        info.name
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
+        if not info.name.endswith("__main__")
+    ]
+    return [importlib.import_module(name) for name in names]
+
+
+def _own_exceptions(package: ModuleType) -> list[type[BaseException]]:
+    found: dict[str, type[BaseException]] = {}
+    for module in _modules(package):
+        for _, value in inspect.getmembers(module, inspect.isclass):
+            if issubclass(value, BaseException) and value.__module__ == module.__name__:
+                found[f"{value.__module__}.{value.__qualname__}"] = value
+    return [cls for name, cls in sorted(found.items()) if name not in EXEMPT]
+
+
+@pytest.mark.parametrize(
+    ("package", "root"), [(openclaw_desktop, OpenClawError), (gateway, BundledGatewayError)]
+)
+def test_every_exception_of_a_package_derives_from_its_root(
+    package: ModuleType, root: type[BaseException]
+) -> None:
+    classes = _own_exceptions(package)
+    assert len(classes) > 10  # the walk found the package's modules
+    unrooted = [f"{c.__module__}.{c.__qualname__}" for c in classes if not issubclass(c, root)]
+    assert unrooted == []
