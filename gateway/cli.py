@@ -17,6 +17,7 @@ from gateway.proxies import parse_proxy_entry
 from gateway.setup_code import build_setup_payload, encode_setup_code, render_qr_terminal
 from gateway.state import GatewayState, read_or_create_shared_token
 from openclaw_desktop.log import JsonLinesFormatter, configure_logging
+from openclaw_desktop.protocol import DEFAULT_GATEWAY_PORT
 
 __all__ = ["main", "serve"]
 
@@ -43,7 +44,7 @@ def _add_run_args(parser: argparse.ArgumentParser) -> None:
         default="loopback",
         help="loopback (default) or lan (all interfaces, for phones)",
     )
-    parser.add_argument("--port", type=int, default=18789)
+    parser.add_argument("--port", type=int, default=DEFAULT_GATEWAY_PORT)
     parser.add_argument(
         "--tls", action="store_true", help="serve wss:// with a self-signed certificate"
     )
@@ -117,7 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("token", help="print the shared gateway token")
     setup = sub.add_parser("setup-code", help="print a one-time setup code and QR for a phone")
     setup.add_argument("--url", action="append", help="gateway URL phones should use (repeatable)")
-    setup.add_argument("--port", type=int, default=18789)
+    setup.add_argument("--port", type=int, default=DEFAULT_GATEWAY_PORT)
     setup.add_argument("--tls", action="store_true", help="the gateway serves wss://")
     setup.add_argument("--limited", action="store_true", help="no operator.admin for the phone")
     return parser

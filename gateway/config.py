@@ -14,6 +14,7 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gateway.proxies import parse_proxy_entry
+from openclaw_desktop.protocol import DEFAULT_GATEWAY_PORT
 
 __all__ = ["STATE_ENV", "AuthMode", "BindMode", "GatewayConfig", "default_state_dir"]
 
@@ -41,7 +42,7 @@ class GatewayConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     state_dir: Path = Field(default_factory=default_state_dir)
-    port: int = Field(default=18789, ge=0, le=65535)
+    port: int = Field(default=DEFAULT_GATEWAY_PORT, ge=0, le=65535)
     bind: BindMode = "loopback"
     #: Explicit listen addresses (tests); overrides ``bind`` when set.
     hosts: list[str] | None = None

@@ -85,7 +85,7 @@ __all__ = ["build_parser", "main"]
 
 log = logging.getLogger("openclaw.cli")
 
-DEFAULT_URL = "ws://127.0.0.1:18789"
+DEFAULT_URL = f"ws://127.0.0.1:{DEFAULT_GATEWAY_PORT}"
 DEFAULT_CALL_SCOPES = (
     OperatorScope.READ,
     OperatorScope.WRITE,

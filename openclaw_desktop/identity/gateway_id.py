@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-__all__ = ["DEFAULT_GATEWAY_PORT", "gateway_key"]
+from openclaw_desktop.protocol import DEFAULT_GATEWAY_PORT
 
-DEFAULT_GATEWAY_PORT = 18789
-"""The gateway's default port, assumed when a URL has none (for ws:// and wss:// alike)."""
+__all__ = ["DEFAULT_GATEWAY_PORT", "gateway_key"]
 
 
 def gateway_key(url: str) -> str:
     """A stable id for a gateway: ``host:port``.
 
     The host is lowercased (an IPv6 address loses its brackets), the port defaults to
-    18789, and ``ws://`` and ``wss://`` give the same key. Path and query are ignored.
+    :data:`DEFAULT_GATEWAY_PORT` (18789), and ``ws://`` and ``wss://`` give the same key.
+    Path and query are ignored.
 
     Args:
         url: A ``ws://`` or ``wss://`` URL.

@@ -26,6 +26,8 @@ MIN_NODE_PROTOCOL_VERSION = 3
 #: Lightweight probes (client mode ``probe``) may speak N-1.
 MIN_PROBE_PROTOCOL_VERSION = 3
 
+#: The gateway's default port, assumed when a URL has none (ws:// and wss:// alike); the one
+#: place the number is written (the CLIs, the configs and the credential keys read it here).
 DEFAULT_GATEWAY_PORT = 18789
 #: Frame cap before ``hello-ok``.
 MAX_PREAUTH_PAYLOAD_BYTES = 64 * 1024

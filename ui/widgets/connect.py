@@ -185,7 +185,7 @@ class ConnectScreen(QWidget):
         self.url = QLineEdit(other)
         self.url.setObjectName("url")
         self.url.setAccessibleName("Gateway URL")
-        self.url.setPlaceholderText("wss://gateway.example:18789")
+        self.url.setPlaceholderText(f"wss://gateway.example:{DEFAULT_GATEWAY_PORT}")
         self.url_error = self._error_label("urlError", other)
         self.url.returnPressed.connect(self._connect_url)
         self.url.textChanged.connect(lambda _text: self.url_error.clear())
