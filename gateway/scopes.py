@@ -120,23 +120,3 @@ def node_invoke_scope(params: Any) -> str:
     if command in BROWSER_PROXY_COMMANDS and is_forbidden_browser_proxy_mutation(p.get("params")):
         return WRITE
     return ADMIN if command in ADMIN_INVOKE_COMMANDS else WRITE
-
-
-#: Names now derived from the method table (:mod:`gateway.rpc`), kept for their importers.
-_DERIVED = ("NODE_METHODS", "OPERATOR_SCOPES", "authorize", "required_scope")
-
-
-def __getattr__(name: str) -> Any:
-    """``NODE_METHODS``, ``OPERATOR_SCOPES``, ``authorize`` and ``required_scope``, read
-    from the method table when first asked for (the table's modules import this one)."""
-    if name not in _DERIVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from gateway.methods import TABLE
-
-    derived: dict[str, Any] = {
-        "NODE_METHODS": TABLE.node_methods(),
-        "OPERATOR_SCOPES": TABLE.operator_scopes(),
-        "authorize": TABLE.authorize,
-        "required_scope": TABLE.required_scope,
-    }
-    return derived[name]

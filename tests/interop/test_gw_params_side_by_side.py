@@ -22,8 +22,7 @@ from typing import Any
 
 import pytest
 
-from gateway.methods import HANDLERS
-from gateway.scopes import NODE_METHODS
+from gateway.methods import HANDLERS, TABLE
 from openclaw_desktop.identity import DeviceIdentity
 from tests.helpers.bundled_gateway import BundledGateway, RawClient
 from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall, RealGateway
@@ -162,7 +161,7 @@ def _methods(real: RealGateway, ours: BundledGateway) -> list[str]:
     both = asyncio.run(advertised(real.url, real.token)) & asyncio.run(
         advertised(ours.url, ours.token)
     )
-    return sorted(m for m in both if m in HANDLERS and m not in NODE_METHODS)
+    return sorted(m for m in both if m in HANDLERS and m not in TABLE.node_methods())
 
 
 def test_mistyped_params_side_by_side(real: RealGateway, ours: BundledGateway) -> None:

@@ -139,12 +139,10 @@ def test_the_declared_scopes_are_the_real_gateways() -> None:
     assert set(TABLE.names()) == (
         set(EXPECTED_OPERATOR_SCOPES) | (EXPECTED_NODE_METHODS - UNSERVED_NODE_METHODS)
     ) | {"node.invoke"}
-    # The names other modules import from gateway.scopes come from the table.
-    assert gateway.scopes.OPERATOR_SCOPES == EXPECTED_OPERATOR_SCOPES
-    assert gateway.scopes.NODE_METHODS == EXPECTED_NODE_METHODS
-    assert gateway.scopes.authorize("operator", [READ], "chat.send", {}) is not None
-    with pytest.raises(AttributeError):
-        _ = gateway.scopes.NOT_A_NAME
+    # gateway.scopes keeps only names and rules: nothing there is derived from the table
+    # (it would import the methods back, closing a cycle through the hub and the core).
+    for derived in ("OPERATOR_SCOPES", "NODE_METHODS", "authorize", "required_scope"):
+        assert not hasattr(gateway.scopes, derived)
 
 
 @pytest.mark.parametrize(
