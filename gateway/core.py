@@ -18,7 +18,6 @@ from gateway.config import GatewayConfig
 from gateway.errors import MethodError, invalid_request
 from gateway.hub import Hub, now_ms
 from gateway.methods import TABLE
-from gateway.methods.chat import ATTACHMENT_LIMITS
 from gateway.methods.nodes import node_request_wire
 from gateway.nodes.invoke import InvokeRouter
 from gateway.nodes.policy import CommandPolicy
@@ -28,7 +27,14 @@ from gateway.request_gate import refuse
 from gateway.setup_code import build_setup_payload, encode_setup_code, qr_png_data_url
 from gateway.state import ApprovalKind, GatewayState
 from gateway.state.bootstrap import SetupProfile
-from openclaw_desktop.protocol import ErrorCode, error_shape
+from openclaw_desktop.protocol import (
+    MAX_ATTACHMENT_BYTES,
+    MAX_ATTACHMENT_IMAGE_BYTES,
+    MAX_BUFFERED_BYTES,
+    MAX_PAYLOAD_BYTES,
+    ErrorCode,
+    error_shape,
+)
 
 if TYPE_CHECKING:
     from gateway.chat.service import ChatService
@@ -574,9 +580,12 @@ class GatewayCore:
             },
             "auth": auth,
             "policy": {
-                "maxPayload": 25 * 1024 * 1024,
-                "maxBufferedBytes": 50 * 1024 * 1024,
+                "maxPayload": MAX_PAYLOAD_BYTES,
+                "maxBufferedBytes": MAX_BUFFERED_BYTES,
                 "tickIntervalMs": self.config.tick_interval_ms,
-                "attachments": dict(ATTACHMENT_LIMITS),
+                "attachments": {
+                    "maxBytes": MAX_ATTACHMENT_BYTES,
+                    "maxImageBytes": MAX_ATTACHMENT_IMAGE_BYTES,
+                },
             },
         }

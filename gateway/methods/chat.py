@@ -16,7 +16,12 @@ from gateway.errors import MethodError, invalid_request
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
 from gateway.scopes import ADMIN, READ, WRITE
-from openclaw_desktop.protocol import ErrorCode, error_shape
+from openclaw_desktop.protocol import (
+    MAX_ATTACHMENT_BYTES,
+    MAX_ATTACHMENT_IMAGE_BYTES,
+    ErrorCode,
+    error_shape,
+)
 
 if TYPE_CHECKING:
     from gateway.chat.service import ChatService
@@ -28,7 +33,7 @@ table = MethodTable()
 """The methods this module declares."""
 
 #: ``policy.attachments`` (the real gateway's numbers).
-ATTACHMENT_LIMITS = {"maxBytes": 19_464_192, "maxImageBytes": 6_291_456}
+ATTACHMENT_LIMITS = {"maxBytes": MAX_ATTACHMENT_BYTES, "maxImageBytes": MAX_ATTACHMENT_IMAGE_BYTES}
 _KEY = Field("string", required=True, min_length=1, max_length=512)
 #: The transcript roles chat.history shows (compaction entries are internal).
 CHAT_ROLES = frozenset({"user", "assistant", "toolResult"})

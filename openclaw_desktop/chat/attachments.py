@@ -14,6 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_desktop.errors import OpenClawError
+from openclaw_desktop.protocol import (
+    MAX_ATTACHMENT_BYTES,
+    MAX_ATTACHMENT_IMAGE_BYTES,
+    MAX_PAYLOAD_BYTES,
+)
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -35,9 +40,9 @@ class AttachmentError(OpenClawError):
 class AttachmentLimits:
     """``policy.attachments`` of ``hello-ok`` (decoded bytes) and the frame cap."""
 
-    max_bytes: int = 19_464_192
-    max_image_bytes: int = 6_291_456
-    max_payload: int = 26_214_400
+    max_bytes: int = MAX_ATTACHMENT_BYTES
+    max_image_bytes: int = MAX_ATTACHMENT_IMAGE_BYTES
+    max_payload: int = MAX_PAYLOAD_BYTES
 
     @classmethod
     def from_policy(cls, policy: Any) -> AttachmentLimits:

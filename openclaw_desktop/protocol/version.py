@@ -34,6 +34,9 @@ MAX_PREAUTH_PAYLOAD_BYTES = 64 * 1024
 #: Frame cap after ``hello-ok`` (advertised as ``policy.maxPayload``).
 MAX_PAYLOAD_BYTES = 25 * 1024 * 1024
 MAX_BUFFERED_BYTES = 50 * 1024 * 1024
+#: ``policy.attachments``: decoded bytes of one message's attachments, and of one image.
+MAX_ATTACHMENT_BYTES = 19_464_192
+MAX_ATTACHMENT_IMAGE_BYTES = 6_291_456
 #: Nesting limit of a frame, in arrays and objects, the frame object itself being level 1;
 #: the same in both directions. JSON parsing (orjson) reads 1,024 levels but encodes only
 #: 254, so frames are held to this bound on input, with room left for the few levels a
