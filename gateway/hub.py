@@ -9,6 +9,7 @@ from typing import Any
 from gateway import __version__
 from gateway.peer import Peer
 from gateway.scopes import scope_satisfied
+from gateway.subscriptions import SessionSubscriptions
 
 __all__ = ["EVENT_SCOPES", "Hub", "now_ms"]
 
@@ -23,6 +24,7 @@ EVENT_SCOPES: dict[str, str] = {
     "node.presence": "operator.read",
     "sessions.changed": "operator.read",
     "session.compacted": "operator.read",
+    "session.message": "operator.read",
 }
 
 
@@ -40,6 +42,8 @@ class Hub:
         self.instance_id = instance_id
         self.presence_version = 1
         self.health_version = 1
+        #: Who subscribed to ``sessions.changed`` / ``session.message`` (only they get them).
+        self.sessions = SessionSubscriptions()
 
     def add(self, peer: Peer) -> None:
         """Register an authenticated peer (a node replaces its older connection)."""
@@ -51,6 +55,7 @@ class Hub:
     def remove(self, peer: Peer) -> None:
         """Forget a peer."""
         self.peers.pop(peer.conn_id, None)
+        self.sessions.drop(peer.conn_id)
         if peer.is_node and peer.device_id and self.nodes.get(peer.device_id) is peer:
             del self.nodes[peer.device_id]
         self.presence_changed()
@@ -130,8 +135,11 @@ class Hub:
         those that advertised that client capability, e.g. ``tool-events``)."""
         needed = EVENT_SCOPES.get(event)
         version = self.state_version() if state_version else None
+        subscribed = self.sessions.receivers(event, payload)
         for peer in self.operators:
             if cap is not None and cap not in peer.caps:
+                continue
+            if subscribed is not None and peer.conn_id not in subscribed:
                 continue
             if needed is None or scope_satisfied(needed, peer.scopes):
                 peer.send_event(event, payload, state_version=version)

@@ -3,13 +3,19 @@
 
 from __future__ import annotations
 
-from gateway.methods import chat, devices, nodes, sessions, system, talk
+from gateway.methods import chat, devices, nodes, sessions, subscriptions, system, talk
 from gateway.rpc import Handler, MethodTable
 
 __all__ = ["HANDLERS", "TABLE", "Handler"]
 
 TABLE = MethodTable.merge(
-    system.table, nodes.table, devices.table, chat.table, sessions.table, talk.table
+    system.table,
+    nodes.table,
+    devices.table,
+    chat.table,
+    sessions.table,
+    subscriptions.table,
+    talk.table,
 )
 """Every method this gateway serves, with the role and scope it needs."""
 

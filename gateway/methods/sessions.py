@@ -1,4 +1,4 @@
-"""``sessions.*`` and ``models.*`` methods of the bundled gateway."""
+"""``sessions.*`` methods of the bundled gateway."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from gateway.chat.events import now_ms
+from gateway.chat.offline import SLASH_HELP
 from gateway.chat.params import Field, check
 from gateway.errors import invalid_request
 from gateway.methods.chat import _canonical, _service
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from gateway.chat.service import ChatService
     from gateway.core import GatewayCore
 
-__all__ = ["session_row", "table"]
+__all__ = ["LIST_FIELDS", "list_result", "requested_agent", "session_row", "table"]
 
 table = MethodTable()
 """The methods this module declares."""
@@ -103,43 +104,88 @@ def session_row(service: ChatService, row: ChatSession) -> dict[str, Any]:
     return entry
 
 
-@table.method("sessions.list", scope=READ)
-async def sessions_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
-    """``sessions.list {limit?, offset?}``."""
-    p = check(
-        "sessions.list",
-        params,
-        {
-            "limit": Field("integer", minimum=1),
-            "offset": Field("integer", minimum=0),
-            "label": Field("string"),
-        },
-        ignored=(
-            "activeMinutes",
-            "activeOnly",
-            "requireLastInteraction",
-            "sortBy",
-            "includeGlobal",
-            "includeUnknown",
-            "excludeSubagents",
-            "excludeCron",
-            "excludeSystem",
-            "configuredAgentsOnly",
-            "includeDerivedTitles",
-            "includeLastMessage",
-            "includeActivitySummary",
-            "projectId",
-            "workspaceDir",
-            "group",
-            "pinned",
-        ),
-    )
-    service = _service(core)
-    limit, offset = min(p.get("limit", 100), 1000), p.get("offset", 0)
-    rows = service.sessions.list(limit, offset)
+#: ``sessions.list`` params (also ``sessions.subscribe``'s, as the reference): the
+#: reference's closed schema. The filters this gateway has the data for are applied; the
+#: others (activity, projects, boards, owners, archive) select what it does not have.
+LIST_FIELDS: dict[str, Field] = {
+    "limit": Field("integer", minimum=1),
+    "offset": Field("integer", minimum=0),
+    "activeMinutes": Field("integer", minimum=1),
+    "activeOnly": Field("boolean"),
+    "requireLastInteraction": Field("boolean"),
+    "sortBy": Field(
+        "string", enum=("updatedAt", "lastInteractionAt", "activity"), literal_union=True
+    ),
+    "includeGlobal": Field("boolean"),
+    "includeUnknown": Field("boolean"),
+    "excludeSubagents": Field("boolean"),
+    "excludeCron": Field("boolean"),
+    "excludeSystem": Field("boolean"),
+    "configuredAgentsOnly": Field("boolean"),
+    "includeDerivedTitles": Field("boolean"),
+    "includeLastMessage": Field("boolean"),
+    "includeActivitySummary": Field("boolean"),
+    "label": Field("string"),
+    "projectId": Field("string", min_length=1),
+    "workspaceDir": Field("string", min_length=1),
+    "group": Field("string"),
+    "pinned": Field("boolean"),
+    "boardFace": Field("string", enum=("chat", "dashboard"), literal_union=True),
+    "hasBoard": Field("boolean"),
+    "creatorId": Field("string", min_length=1),
+    "ownerId": Field("string", min_length=1),
+    "ownerFirst": Field("boolean"),
+    "involvingMe": Field("boolean"),
+    "involvingProfileId": Field("string", min_length=1),
+    "includePeople": Field("boolean"),
+    "spawnedBy": Field("string", min_length=1),
+    "agentId": Field("string", min_length=1),
+    "search": Field("string"),
+}
+#: Accepted as the reference does, not checked further here (unions of kinds).
+LIST_UNCHECKED = ("profileRelation", "archived")
+#: Filters naming what no session of this gateway has (a parent, a project, a board, a
+#: pin, an owner other than the gateway's): given, they select nothing.
+_SELECT_NOTHING = (
+    "spawnedBy",
+    "projectId",
+    "workspaceDir",
+    "hasBoard",
+    "boardFace",
+    "creatorId",
+    "ownerId",
+    "involvingProfileId",
+    "profileRelation",
+)
+
+
+def _listed(service: ChatService, p: dict[str, Any], raw: Any) -> list[ChatSession]:
+    """Every session the filters select, newest first."""
+    rows = service.sessions.list(service.sessions.count() or 1, 0)
+    given = raw if isinstance(raw, dict) else {}
+    if any(given.get(name) is not None for name in _SELECT_NOTHING):
+        return []
+    if p.get("pinned") is True or given.get("archived") is True or p.get("group"):
+        return []
+    if p.get("agentId") is not None:
+        rows = [r for r in rows if r.agent_id == p["agentId"]]
     if p.get("label") is not None:
         rows = [r for r in rows if r.label == p["label"]]
-    total = service.sessions.count()
+    if p.get("activeOnly"):
+        rows = [r for r in rows if service.active_run_ids(r.key)]
+    if p.get("search"):
+        needle = p["search"].casefold()
+        rows = [r for r in rows if needle in f"{r.key} {r.label or ''}".casefold()]
+    return rows
+
+
+def list_result(service: ChatService, params: Any) -> dict[str, Any]:
+    """The ``sessions.list`` answer to ``params`` (refused as the reference when invalid)."""
+    p = check("sessions.list", params, LIST_FIELDS, ignored=LIST_UNCHECKED)
+    limit, offset = min(p.get("limit", 100), 1000), p.get("offset", 0)
+    selected = _listed(service, p, params)
+    rows = selected[offset : offset + limit]
+    total = len(selected)
     default = service.providers.model
     return {
         "ts": now_ms(),
@@ -155,6 +201,85 @@ async def sessions_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
         },
         "sessions": [session_row(service, r) for r in rows],
     }
+
+
+@table.method("sessions.list", scope=READ)
+async def sessions_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``sessions.list {limit?, offset?, agentId?, label?, search?, activeOnly?, ...}``."""
+    return list_result(_service(core), params)
+
+
+def requested_agent(service: ChatService, key: str, agent_id: str | None) -> None:
+    """Refuse an ``agentId`` that is not this gateway's agent or not the key's (the
+    reference's words)."""
+    if agent_id is not None and agent_id != service.agent_id:
+        raise invalid_request(f'Unknown agent id "{agent_id}"')
+    parts = key.split(":")
+    if agent_id is not None and len(parts) >= 3 and parts[0] == "agent" and parts[1] != agent_id:
+        raise invalid_request(f'agent "{agent_id}" does not match session key agent "{parts[1]}"')
+
+
+@table.method("sessions.describe", scope=READ)
+async def sessions_describe(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``sessions.describe {key, agentId?}``: one session's row, or ``{session: null}``."""
+    p = check(
+        "sessions.describe",
+        params,
+        {
+            "key": Field("string", required=True, min_length=1),
+            "agentId": Field("string", min_length=1),
+            "includeDerivedTitles": Field("boolean"),
+            "includeLastMessage": Field("boolean"),
+        },
+    )
+    service = _service(core)
+    if not p["key"].strip():
+        raise invalid_request("key required")
+    requested_agent(service, p["key"].strip(), p.get("agentId"))
+    row = service.sessions.get(_canonical(service, p["key"].strip()))
+    return {"session": session_row(service, row) if row is not None else None}
+
+
+@table.method("commands.list", scope=READ)
+async def commands_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``commands.list {sessionKey?, agentId?, provider?, scope?, includeArgs?}``: the slash
+    commands this gateway's chat runs itself (text commands; none is channel-native)."""
+    p = check(
+        "commands.list",
+        params,
+        {
+            "sessionKey": Field("string", min_length=1),
+            "agentId": Field("string", min_length=1),
+            "provider": Field("string", min_length=1),
+            "scope": Field("string", enum=("text", "native", "both"), literal_union=True),
+            "includeArgs": Field("boolean"),
+        },
+    )
+    if p.get("scope") == "native":
+        return {"commands": []}
+    return {"commands": slash_commands()}
+
+
+def slash_commands() -> list[dict[str, Any]]:
+    """The chat's slash commands as ``commands.list`` entries (from its own help text)."""
+    out: list[dict[str, Any]] = []
+    for line in SLASH_HELP.splitlines():
+        usage, sep, description = line.partition(" — ")
+        if not sep or not usage.startswith("/"):
+            continue
+        name, _, args = usage[1:].partition(" ")
+        out.append(
+            {
+                "name": name,
+                "textAliases": [f"/{name}"],
+                "description": description.strip(),
+                "category": "status" if name == "help" else "tools",
+                "source": "native",
+                "scope": "text",
+                "acceptsArgs": bool(args.strip()),
+            }
+        )
+    return out
 
 
 def _model_ref(service: ChatService, wanted: str) -> str:
@@ -303,46 +428,3 @@ async def sessions_delete(core: GatewayCore, peer: Peer, params: Any) -> Any:
     await asyncio.to_thread(service.store.delete, key)
     service.sessions_changed(key, "delete")
     return {"ok": True, "key": key, "deleted": existed}
-
-
-@table.method("models.list", scope=READ)
-async def models_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
-    """``models.list``: the models of the configured providers."""
-    check(
-        "models.list",
-        params,
-        {"view": Field("string"), "preparedOnly": Field("boolean"), "refresh": Field("boolean")},
-    )
-    service = _service(core)
-    default = service.providers.model
-    models = []
-    for model in service.providers.models:
-        entry: dict[str, Any] = {
-            "id": model.model,
-            "name": model.name or model.model,
-            "provider": model.provider,
-            "contextWindow": model.context_window,
-            "reasoning": model.reasoning,
-            "input": ["text", "image"] if model.vision else ["text"],
-            "available": True,
-        }
-        if default is not None and model.ref == default.ref:
-            entry["tags"] = ["default"]
-        models.append(entry)
-    return {"models": models}
-
-
-@table.method("models.authStatus", scope=READ)
-async def models_auth_status(core: GatewayCore, peer: Peer, params: Any) -> Any:
-    """``models.authStatus``: which providers are configured and from where (no secrets)."""
-    check("models.authStatus", params, {})
-    service = _service(core)
-    providers = sorted({m.provider for m in service.providers.models})
-    return {
-        "ts": now_ms(),
-        "providers": [
-            {"provider": name, "displayName": name, "status": "static"} for name in providers
-        ],
-        "sources": list(service.providers.sources),
-        "offline": service.providers.pool is None,
-    }
