@@ -1,0 +1,129 @@
+"""The REAL ``openclaw tui`` chats through OUR gateway as through the real one (issue #17).
+
+Each gateway gets its own fake model (:class:`tests.helpers.fake_llm.FakeLLM`); the TUI runs
+in a tmux pane (:mod:`tests.helpers.tmux_tui`) in remote mode against it. The message
+``SLOW:150 ...`` makes the fake answer ``slow0 slow1 ... slow19`` in 20 chunks 150 ms apart,
+the same text through both gateways (no prompt echo), so the panes can be compared word for
+word. For each gateway the test records the pane once connected, every distinct pane while
+the reply streams, and the pane at the end, and then checks on both:
+
+* the TUI says ``gateway connected`` and never ``failed``, ``not sent`` or ``disconnected``
+  (against ours it used to retry ``sessions.subscribe`` and give up);
+* the reply streamed: a pane showed part of it (``slow3`` without ``slow19``) before the whole;
+* the last pane holds the typed line and the whole reply, and the footer is idle, connected,
+  with the fake model's name.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.bundled_gateway import BundledGateway
+from tests.helpers.chat_trace import write_fake_providers
+from tests.helpers.fake_llm import FakeLLM
+from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall
+from tests.helpers.tmux_tui import TuiPane, tmux_available
+
+pytestmark = [
+    pytest.mark.interop,
+    pytest.mark.timeout(420),
+    pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (./dev setup)"),
+]
+
+MESSAGE = "SLOW:150 tell me about the weather"
+REPLY = " ".join(f"slow{i}" for i in range(20))
+CONNECT_TIMEOUT_S = 90.0
+REPLY_TIMEOUT_S = 120.0
+#: Words the TUI shows when something on its path failed.
+FAILURE_WORDS = re.compile(r"failed|not sent|disconnected|unknown method", re.IGNORECASE)
+
+
+@dataclass
+class TuiRun:
+    """What the pane showed through one gateway."""
+
+    connected: str = ""
+    streaming: list[str] = field(default_factory=list)
+    final: str = ""
+
+
+def _drive(tui: TuiPane) -> TuiRun:
+    run = TuiRun()
+    run.connected = tui.wait_for("gateway connected", CONNECT_TIMEOUT_S)
+    tui.type_line(MESSAGE)
+    final = tui.wait_for("slow0", REPLY_TIMEOUT_S, after=MESSAGE)
+    seen = [final]
+    while "slow19" not in final.rpartition(MESSAGE)[2]:
+        final = tui.wait_for("slow", REPLY_TIMEOUT_S, after=MESSAGE)
+        if final != seen[-1]:
+            seen.append(final)
+    run.streaming = seen
+    run.final = tui.wait_for("idle", 30, after="slow19")
+    return run
+
+
+def _ours(install: OpenClawInstall) -> TuiRun:
+    root = Path(tempfile.mkdtemp(prefix="tui-ours-"))
+    with FakeLLM(chunk_delay_s=0.03) as llm:
+        write_fake_providers(root / "state", llm.port)
+        with BundledGateway.start(root=root) as gw, TuiPane.start(install, gw.url, gw.token) as t:
+            return _drive(t)
+
+
+def _real(factory: GatewayFactory) -> TuiRun:
+    with FakeLLM(chunk_delay_s=0.03) as llm:
+        gw = factory(fake_llm_port=llm.port)
+        with TuiPane.start(factory.install, gw.url, gw.token) as tui:
+            return _drive(tui)
+
+
+@pytest.fixture(scope="module")
+def runs(openclaw_install: OpenClawInstall) -> Iterator[dict[str, TuiRun]]:
+    factory = GatewayFactory(openclaw_install)
+    try:
+        yield {"ours": _ours(openclaw_install), "real": _real(factory)}
+    finally:
+        factory.close()
+
+
+@pytest.mark.parametrize("which", ["ours", "real"])
+def test_the_tui_connects_without_errors(runs: dict[str, TuiRun], which: str) -> None:
+    run = runs[which]
+    assert "gateway connected" in run.connected
+    for pane in (run.connected, *run.streaming, run.final):
+        assert not FAILURE_WORDS.search(pane), pane
+
+
+@pytest.mark.parametrize("which", ["ours", "real"])
+def test_the_reply_streams_into_the_pane(runs: dict[str, TuiRun], which: str) -> None:
+    partial = [
+        pane
+        for pane in runs[which].streaming
+        if "slow3" in pane.rpartition(MESSAGE)[2] and "slow19" not in pane
+    ]
+    assert partial, f"no pane showed part of the reply:\n{runs[which].streaming[-1]}"
+
+
+def _conversation(pane: str) -> str:
+    """The typed line and the reply as the pane shows them, spaces normalized."""
+    lines: list[str] = []
+    for line in pane.partition(MESSAGE)[2].splitlines():
+        if "| idle" in line:  # the status line ("connected | idle"): the chat log ends
+            break
+        lines.append(line)
+    return " ".join(" ".join(lines).split())
+
+
+def test_both_gateways_show_the_same_conversation(runs: dict[str, TuiRun]) -> None:
+    for which, run in runs.items():
+        assert MESSAGE in run.final, (which, run.final)
+        assert _conversation(run.final) == REPLY, (which, run.final)
+        footer = run.final.rpartition("| idle")[2]
+        assert "fake-model" in footer, (which, run.final)
+    assert _conversation(runs["ours"].final) == _conversation(runs["real"].final)
