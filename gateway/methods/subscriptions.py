@@ -50,7 +50,7 @@ async def sessions_subscribe(core: GatewayCore, peer: Peer, params: Any) -> Any:
 def _session_key(service: Any, method: str, params: Any, *, approvals: bool = False) -> str:
     extra = ("includeApprovals",) if approvals else ()
     p = check(method, params, _KEY_FIELDS, ignored=extra)
-    if "includeApprovals" in p and p["includeApprovals"] is not True:
+    if "includeApprovals" in params and params["includeApprovals"] is not True:
         raise invalid_params(method, "at /includeApprovals: must be equal to constant")
     key = p["key"].strip()
     if not key:
