@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from gateway.methods import chat, devices, nodes, sessions, subscriptions, system, talk
+from gateway.methods import control_ui
 from gateway.rpc import Handler, MethodTable
 
 __all__ = ["HANDLERS", "TABLE", "Handler"]
@@ -16,6 +17,7 @@ TABLE = MethodTable.merge(
     sessions.table,
     subscriptions.table,
     talk.table,
+    control_ui.table,
 )
 """Every method this gateway serves, with the role and scope it needs."""
 

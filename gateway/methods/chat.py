@@ -212,8 +212,12 @@ async def chat_history(core: GatewayCore, peer: Peer, params: Any) -> Any:
             "agentId": Field("string"),
             "limit": Field("integer", minimum=1, maximum=HISTORY_LIMIT_MAX),
             "maxChars": Field("integer", minimum=1, maximum=500_000),
+            "maxBytes": Field("integer", minimum=1024),
+            "pendingBefore": Field("integer", minimum=1),
+            "inputRunIds": Field("array"),
         },
-        ignored=("cursor", "offset", "messageId"),
+        # Accepted as the reference (the Control UI sends them), not acted on here.
+        ignored=("cursor", "offset", "messageId", "sessionId"),
     )
     service = _service(core)
     key = _canonical(service, p["sessionKey"])
