@@ -26,6 +26,7 @@ from gateway.connect_rules import (
 )
 from gateway.core import GatewayCore
 from gateway.hub import now_ms
+from gateway.nodes.inventory import NodeInventory
 from gateway.pairing_gate import (
     _node_host_client,
     _pairing_gate,
@@ -259,6 +260,7 @@ async def admit(
         caps=list(params.caps or []),
         connected_at_ms=now_ms(),
         auth_method=authed.method,
+        inventory=NodeInventory(path_env=params.path_env if role == "node" else None),
     )
     hello_auth = _issue_tokens(core, device, role, scopes, authed, local, handoff=handoff)
     peer.start()

@@ -19,6 +19,7 @@ from gateway.errors import MethodError, invalid_request
 from gateway.hub import Hub, now_ms
 from gateway.methods import TABLE
 from gateway.methods.nodes import node_request_wire
+from gateway.nodes.inventory import catalog_fields
 from gateway.nodes.invoke import InvokeRouter
 from gateway.nodes.policy import CommandPolicy
 from gateway.peer import Peer
@@ -55,6 +56,7 @@ EVENTS = [
     "node.invoke.cancel",
     "node.pair.requested",
     "node.pair.resolved",
+    "node.hostStats",
     "device.pair.requested",
     "device.pair.resolved",
     "chat",
@@ -300,8 +302,8 @@ class GatewayCore:
             ),
             "caps": caps,
             "commands": commands,
-            "sessionHost": False,
-            "nodePluginTools": [] if peer is not None else None,
+            "sessionHost": False,  # this gateway places no worker sessions on nodes
+            **catalog_fields(peer, surface.last_host_stats if surface else None),
             "permissions": (dict(peer.permissions) if peer and peer.permissions else None)
             or (dict(surface.permissions) if surface and surface.permissions else None),
             "approvalState": approval,

@@ -22,6 +22,7 @@ EVENT_SCOPES: dict[str, str] = {
     "device.pair.requested": "operator.pairing",
     "device.pair.resolved": "operator.pairing",
     "node.presence": "operator.read",
+    "node.hostStats": "operator.read",
     "sessions.changed": "operator.read",
     "session.compacted": "operator.read",
     "session.message": "operator.read",

@@ -13,6 +13,7 @@ import orjson
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from gateway.nodes.inventory import NodeInventory
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
 __all__ = ["Peer"]
@@ -47,6 +48,8 @@ class Peer:
     connected_at_ms: int = 0
     #: How the connect authenticated (``token``, ``device-token``, ``bootstrap-token``...).
     auth_method: str = ""
+    #: What a node reported about itself on this connection (``pathEnv``, host stats...).
+    inventory: NodeInventory = field(default_factory=NodeInventory)
     max_buffered_bytes: int = 50 * 1024 * 1024
     _seq: int = 0
     _queue: asyncio.Queue[bytes | Callable[[], object] | None] = field(

@@ -46,14 +46,7 @@ ScopeRule = str | Callable[[Any], str]
 
 #: Node-role methods of the real gateway this one does not serve: a node calling one is
 #: told the method is unknown, any other role that its role is unauthorized (as the reference).
-UNSERVED_NODE_METHODS = frozenset(
-    {
-        "node.pluginTools.update",
-        "node.skills.update",
-        "node.pluginSurface.refresh",
-        "node.runnerInventory.update",
-    }
-)
+UNSERVED_NODE_METHODS: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -67,6 +60,8 @@ class MethodSpec:
         scope: The operator scope it needs (None for a node method), or a function of
             the params giving it (``node.invoke``: admin for the admin-only commands).
         family: The module that declares it (``gateway.methods.chat``).
+        advertise: Listed in ``hello-ok.features.methods`` (the real gateway serves a few
+            methods without listing them, e.g. ``node.runnerInventory.update``).
     """
 
     name: str
@@ -74,6 +69,7 @@ class MethodSpec:
     role: Role
     scope: ScopeRule | None
     family: str
+    advertise: bool = True
 
     def required_scope(self, params: Any) -> str | None:
         """The operator scope this call needs (None for a node method)."""
@@ -109,7 +105,12 @@ class MethodTable:
         self._specs: dict[str, MethodSpec] = {}
 
     def method(
-        self, name: str, *, scope: ScopeRule | None = None, role: Role = "operator"
+        self,
+        name: str,
+        *,
+        scope: ScopeRule | None = None,
+        role: Role = "operator",
+        advertise: bool = True,
     ) -> Callable[[_H], _H]:
         """Declare the decorated handler as ``name`` (a :class:`~openclaw_desktop.protocol.Method`
         member will do), returning it unchanged.
@@ -124,7 +125,7 @@ class MethodTable:
         wire_name = str(name)  # a StrEnum member's str() is its value
 
         def declare(handler: _H) -> _H:
-            self._add(MethodSpec(wire_name, handler, role, scope, handler.__module__))
+            self._add(MethodSpec(wire_name, handler, role, scope, handler.__module__, advertise))
             return handler
 
         return declare
@@ -160,8 +161,8 @@ class MethodTable:
         return self._specs[name]
 
     def names(self) -> list[str]:
-        """Every method, sorted (``hello-ok.features.methods``)."""
-        return sorted(self._specs)
+        """Every advertised method, sorted (``hello-ok.features.methods``)."""
+        return sorted(name for name, spec in self._specs.items() if spec.advertise)
 
     def handlers(self) -> dict[str, Handler]:
         """Name to handler, in declaration order."""

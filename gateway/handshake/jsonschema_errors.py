@@ -39,6 +39,11 @@ MAX_ERRORS = 8
 _PATTERNS: Mapping[str, re.Pattern[str]] = {
     "^.*$": re.compile("[^\n\r\u2028\u2029]*"),
     "^[a-f0-9]{64}$": re.compile("[a-f0-9]{64}"),
+    # node.pluginTools.update / node.skills.update (gateway.nodes.inventory)
+    "^[A-Za-z][A-Za-z0-9_-]{0,63}$": re.compile("[A-Za-z][A-Za-z0-9_-]{0,63}"),
+    "^(?!.*--)[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$": re.compile(
+        "(?![^\n\r\u2028\u2029]*--)[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?"
+    ),
 }
 _MAX_ARRAY_INDEX = 2**32 - 2
 _MAX_DOUBLE_INT = 2**1024

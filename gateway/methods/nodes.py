@@ -1,12 +1,26 @@
-"""``node.*`` methods: listing, describing, renaming, invoking, surface pairing, node RPCs."""
+"""``node.*`` methods: listing, describing, renaming, invoking, surface pairing, node RPCs
+(with the self-reports of :mod:`gateway.nodes.inventory`)."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from gateway.errors import MethodError, invalid_params, invalid_request
 from gateway.handshake.jsonschema_errors import collect_errors, format_errors
 from gateway.hub import now_ms
+from gateway.nodes.inventory import (
+    NODE_HOST_STATS_EVENT,
+    NODE_PLUGIN_TOOLS_UPDATE_PARAMS_SCHEMA,
+    NODE_SKILLS_UPDATE_PARAMS_SCHEMA,
+    NODE_WORKER_HOST_CLIENT_IDS,
+    NODE_WORKER_SUPERVISOR_FEATURE,
+    normalize_skills,
+    parse_host_stats,
+    parse_runner_declaration,
+    plugin_tools_for,
+    runner_update_required,
+)
 from gateway.nodes.invoke import InvokeError
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
@@ -258,7 +272,122 @@ async def node_event(core: GatewayCore, peer: Peer, params: Any) -> Any:
         return {"ok": True, "event": event, "handled": True, "reason": "persisted"}
     if event == "voice.transcript":
         return (await core.talk_service()).voice_transcripts.handle(core, peer, p)
+    if event == NODE_HOST_STATS_EVENT:
+        return _host_stats(core, peer, p)
     return {"ok": True, "event": event, "handled": False, "reason": "unsupported_event"}
+
+
+def _payload_object(p: dict[str, Any]) -> Any:
+    """The event's payload as the real gateway reads it: ``payloadJSON`` when it is a
+    string, else ``payload`` (re-encoded); None unless it decodes to a JSON object."""
+    if isinstance(p.get("payloadJSON"), str):
+        text = p["payloadJSON"]
+    elif "payload" in p:
+        text = json.dumps(p["payload"])
+    else:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _host_stats(core: GatewayCore, peer: Peer, p: dict[str, Any]) -> dict[str, Any]:
+    """``node.host.stats``: kept for this connection with the gateway's receipt time, saved
+    on the approved node record, shown as ``hostStats`` and sent to read-scoped operators
+    as ``node.hostStats``. As the real gateway, a node whose surface awaits approval (or a
+    replaced connection) gets PAIRING_CHANGED."""
+    node_id = peer.device_id
+    if node_id is None or core.hub.nodes.get(node_id) is not peer or core.surface_pending(peer):
+        raise _pairing_changed()
+    stats = parse_host_stats(_payload_object(p))
+    if stats is None:
+        return {
+            "ok": True,
+            "event": NODE_HOST_STATS_EVENT,
+            "handled": False,
+            "reason": "invalid_payload",
+        }
+    stats["updatedAtMs"] = now_ms()
+    peer.inventory.host_stats = stats
+    core.state.nodes.record_host_stats(node_id, stats)
+    core.hub.broadcast("node.hostStats", {"nodeId": node_id, "hostStats": dict(stats)})
+    return {"ok": True, "event": NODE_HOST_STATS_EVENT, "handled": True, "reason": "updated"}
+
+
+def _reporting_node(core: GatewayCore, peer: Peer) -> str:
+    """The calling node's id (its device, else its client id) when this connection is the
+    node's current one, else ``nodeId required`` / ``unknown nodeId`` as the real gateway."""
+    node_id = (peer.device_id or str(peer.client.get("id") or "")).strip()
+    if not node_id:
+        raise invalid_request("nodeId required")
+    if core.hub.nodes.get(node_id) is not peer:
+        raise invalid_request("unknown nodeId")
+    return node_id
+
+
+@table.method("node.pluginTools.update", role="node")
+async def node_plugin_tools_update(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``node.pluginTools.update {tools}``: the node's plugin/MCP tools (for this connection);
+    answered with those its approved commands admit."""
+    p = _validated("node.pluginTools.update", NODE_PLUGIN_TOOLS_UPDATE_PARAMS_SCHEMA, params)
+    node_id = _reporting_node(core, peer)
+    peer.inventory.declared_tools = [dict(tool) for tool in p["tools"]]
+    return {"nodeId": node_id, "tools": plugin_tools_for(p["tools"], peer.commands)}
+
+
+@table.method("node.skills.update", role="node")
+async def node_skills_update(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``node.skills.update {skills}``: the node's skills (for this connection), normalized."""
+    p = _validated("node.skills.update", NODE_SKILLS_UPDATE_PARAMS_SCHEMA, params)
+    node_id = _reporting_node(core, peer)
+    peer.inventory.skills = normalize_skills(p["skills"])
+    return {"nodeId": node_id, "skills": [dict(skill) for skill in peer.inventory.skills]}
+
+
+@table.method("node.pluginSurface.refresh", role="node")
+async def node_plugin_surface_refresh(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``node.pluginSurface.refresh {surface, observedUrl?}``: this gateway hosts no plugin
+    surfaces, so every one is unavailable."""
+    surface = params.get("surface") if isinstance(params, dict) else None
+    name = surface.strip() if isinstance(surface, str) else ""
+    if not name:
+        raise invalid_request("surface required")
+    raise MethodError(error_shape(ErrorCode.UNAVAILABLE, f"{name} plugin surface unavailable"))
+
+
+@table.method("node.runnerInventory.update", role="node", advertise=False)
+async def node_runner_inventory_update(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``node.runnerInventory.update {protocolFeatures, workerHost?}``: whether a node host
+    offers worker sessions (kept for this connection; this gateway places none)."""
+    declaration = parse_runner_declaration(params)
+    if declaration is None:
+        raise invalid_request("invalid node runner inventory")
+    node_id = (peer.device_id or "").strip()
+    client = peer.client
+    if (
+        not node_id
+        or core.hub.nodes.get(node_id) is not peer
+        or client.get("id") not in NODE_WORKER_HOST_CLIENT_IDS
+        or client.get("mode") != "node"
+    ):
+        raise invalid_request("unknown nodeId")
+    features = declaration["protocolFeatures"]
+    peer.inventory.runner = declaration if features else None
+    if len(features) == 1 and features[0] != NODE_WORKER_SUPERVISOR_FEATURE:
+        raise invalid_request(runner_update_required(node_id))
+    if core.surface_pending(peer):
+        pending = core.pending_surface(node_id)
+        message = (
+            "node capability surface is awaiting operator approval; run "
+            f"`openclaw nodes approve {pending.request_id}` (see `openclaw nodes pending`), "
+            "then this node retries automatically"
+            if pending is not None
+            else "node runner inventory publication is not current; retry after pairing completes"
+        )
+        raise MethodError(error_shape(ErrorCode.UNAVAILABLE, message))
+    return {"nodeId": node_id}
 
 
 def _pairing_changed() -> MethodError:

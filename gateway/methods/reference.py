@@ -40,7 +40,7 @@ def _cell(text: str) -> str:
 def render_reference(table: MethodTable = TABLE) -> str:
     """The reference's Markdown text for ``table``."""
     lines = [_HEADER, "| Method | Who may call | Module | Summary |", "|---|---|---|---|"]
-    for name in table.names():
+    for name in sorted(spec.name for spec in table):  # the unadvertised ones too
         spec = table[name]
         family = spec.family.rsplit(".", 1)[-1]
         lines.append(

@@ -245,7 +245,13 @@ _V5 = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5)
+_V6 = Migration(
+    version=6,
+    description="node surfaces: the last host stats a node reported (JSON object)",
+    statements=("ALTER TABLE node_surfaces ADD COLUMN last_host_stats TEXT",),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
 
 #: The version a fresh database ends at.
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -39,6 +39,9 @@ class NodeSurface:
     last_disconnected_at_ms: int | None = None
     last_seen_at_ms: int | None = None
     last_seen_reason: str | None = None
+    #: The last ``node.host.stats`` the node reported (with ``updatedAtMs``), shown as
+    #: ``hostStats`` while it is offline; read-only, left out of ``hash()``.
+    last_host_stats: Mapping[str, Any] | None = field(default=None, hash=False)
 
     def to_wire(self) -> dict[str, Any]:
         """A ``node.pair.list`` ``paired[]`` entry."""

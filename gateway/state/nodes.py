@@ -10,10 +10,12 @@ a declaration needs a request at all (compare with :meth:`NodeSurfaces.approved`
 from __future__ import annotations
 
 import builtins
+import json
 import sqlite3
 import uuid
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
+from typing import Any
 
 from gateway.state._codec import (
     decode_flags,
@@ -38,7 +40,7 @@ _SURFACE_SELECT = (
     "SELECT s.node_id, s.caps, s.commands, s.permissions, s.created_at_ms, s.approved_at_ms, "
     "coalesce(s.display_name, d.display_name) AS display_name, s.version, d.client_id, "
     "d.client_mode, d.platform, d.device_family, d.remote_ip, s.last_connected_at_ms, "
-    "s.last_disconnected_at_ms, d.last_seen_at_ms, d.last_seen_reason "
+    "s.last_disconnected_at_ms, d.last_seen_at_ms, d.last_seen_reason, s.last_host_stats "
     "FROM node_surfaces s JOIN devices d ON d.device_id = s.node_id"
 )
 _REQUEST_SELECT = (
@@ -62,6 +64,17 @@ def _opt(value: str | None) -> str | None:
 
 def _frozen(flags: Mapping[str, bool] | None) -> Mapping[str, bool] | None:
     return None if flags is None else MappingProxyType(dict(flags))
+
+
+def _host_stats(text: str | None) -> Mapping[str, Any] | None:
+    """The saved host stats; an unreadable value (informational only) counts as none."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return MappingProxyType(value) if isinstance(value, dict) else None
 
 
 class NodeSurfaces:
@@ -97,6 +110,7 @@ class NodeSurfaces:
             last_disconnected_at_ms=row["last_disconnected_at_ms"],
             last_seen_at_ms=row["last_seen_at_ms"],
             last_seen_reason=row["last_seen_reason"],
+            last_host_stats=_host_stats(row["last_host_stats"]),
         )
 
     def _request(self, row: sqlite3.Row) -> NodePairRequest:
@@ -193,6 +207,20 @@ class NodeSurfaces:
             cursor = self._db.execute(
                 "UPDATE node_surfaces SET last_connected_at_ms = ? WHERE node_id = ?",
                 (now_ms, node_id),
+            )
+        return cursor.rowcount > 0
+
+    def record_host_stats(self, node_id: str, stats: Mapping[str, Any]) -> bool:
+        """Save the node's latest host stats (``lastHostStats``) on its approved surface.
+
+        Returns:
+            False if the node has no approved surface (nothing is saved).
+        """
+        text = json.dumps(dict(stats), separators=(",", ":"))
+        with self._db.transaction():
+            cursor = self._db.execute(
+                "UPDATE node_surfaces SET last_host_stats = ? WHERE node_id = ?",
+                (text, node_id),
             )
         return cursor.rowcount > 0
 
