@@ -31,13 +31,6 @@ from tests.helpers.real_openclaw import (
 _HERE = Path(__file__).resolve().parent
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test collected from this folder (and below) as ``interop``."""
-    for item in items:
-        if _HERE in item.path.resolve().parents:
-            item.add_marker(pytest.mark.interop)
-
-
 @pytest.fixture(scope="session")
 def openclaw_install() -> OpenClawInstall:
     """The verified real OpenClaw install (installs it on first use; normally pre-installed)."""

@@ -26,14 +26,6 @@ from tests.helpers.xsession import MissingBinary
 OpenJourney = Callable[..., AbstractAsyncContextManager[Journey]]
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test in this folder is a journey (and slow: a real app start or two)."""
-    here = Path(__file__).parent
-    for item in items:
-        if here in Path(str(item.fspath)).parents:
-            item.add_marker(pytest.mark.journey)
-
-
 @pytest.fixture
 def open_journey(
     request: pytest.FixtureRequest, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
