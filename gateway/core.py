@@ -25,6 +25,7 @@ from gateway.nodes.policy import CommandPolicy
 from gateway.peer import Peer
 from gateway.ratelimit import AuthRateLimiter
 from gateway.request_gate import refuse
+from gateway.rpc import CURRENT_REQUEST_ID
 from gateway.setup_code import build_setup_payload, encode_setup_code, qr_png_data_url
 from gateway.state import ApprovalKind, GatewayState
 from gateway.state.bootstrap import SetupProfile
@@ -158,6 +159,7 @@ class GatewayCore:
             if refusal is not None:
                 peer.respond(request_id, False, error=refusal)
                 return
+            CURRENT_REQUEST_ID.set(request_id)  # this request's own task: no reset needed
             result = await TABLE[method].handler(self, peer, params)
         except MethodError as exc:
             peer.respond(request_id, False, error=exc.shape)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from gateway.core import GatewayCore
 
 __all__ = [
+    "CURRENT_REQUEST_ID",
     "UNSERVED_NODE_METHODS",
     "Handler",
     "MethodSpec",
@@ -37,6 +39,10 @@ __all__ = [
 ]
 
 Handler = Callable[["GatewayCore", Peer, Any], Awaitable[Any]]
+#: The id of the request being handled, set by the dispatcher for each call: a method the
+#: reference answers twice (``agent``: ``accepted`` at once, the result when the run ends)
+#: sends its first answer with it; the handler's return value is always the last.
+CURRENT_REQUEST_ID: ContextVar[Any] = ContextVar("CURRENT_REQUEST_ID", default=None)
 _H = TypeVar("_H", bound=Handler)
 
 #: Who may call a method: an operator (with the method's scope), a node, or any role.

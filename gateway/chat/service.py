@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gateway.chat.agent import RunSpec, run_agent
+from gateway.chat.agent import RunResult, RunSpec, run_agent
 from gateway.chat.checkpoint import CheckpointFolder, ReplyCheckpoint, recover_interrupted
 from gateway.chat.events import Broadcast, RunEvents, now_ms
 from gateway.chat.offline import OFFLINE_REPLY, is_slash_command, run_slash_command
+from gateway.chat.outcomes import RunOutcome, RunOutcomes
 from gateway.chat.providers.base import ModelRef
 from gateway.chat.tools import AgentTools, NodeAccess
 from gateway.chat.transcript import Transcript
@@ -104,6 +105,10 @@ class ChatRun:
     #: The runs of the messages in :attr:`steer` (one left when this run ends runs next).
     steered: list[ChatRun] = field(default_factory=list)
     events: RunEvents | None = None
+    #: What the run used and how its model calls ended (for :class:`RunOutcome`).
+    model: ModelRef | None = None
+    result: RunResult | None = None
+    started_at: int = 0
 
 
 def _file_block(attachment: dict[str, Any]) -> dict[str, Any]:
@@ -140,6 +145,8 @@ class ChatService:
         self._queued: dict[str, collections.deque[ChatRun]] = {}
         self._runs: dict[str, ChatRun] = {}
         self._finished: collections.OrderedDict[str, str] = collections.OrderedDict()
+        #: How runs ended, for ``agent`` and ``agent.wait``.
+        self.outcomes = RunOutcomes()
         self._on_sessions_changed = on_sessions_changed
         interrupted = sessions.mark_interrupted(now_ms())
         if interrupted:
@@ -222,6 +229,7 @@ class ChatService:
             if run_id is not None and queued.run_id == run_id:
                 queue.remove(queued)
                 self._forget(queued, "aborted")
+                self.outcomes.record(self._outcome(queued, "aborted"))
                 self._emit_aborted_queued(queued)
                 stopped.append(queued.run_id)
         active = self._active.get(key)
@@ -283,6 +291,7 @@ class ChatService:
         key = run.session_key
         outcome = "failed"
         checkpoint: ReplyCheckpoint | None = None
+        run.started_at = now_ms()
         try:
             row = self.sessions.ensure(key, self.agent_id, now_ms())
             self.sessions.update(key, now_ms(), status="running", last_run_id=run.run_id)
@@ -308,6 +317,7 @@ class ChatService:
                 run.events.error("the run failed inside the gateway", "unknown")
         finally:
             self._forget(run, outcome)
+            self.outcomes.record(self._outcome(run, outcome))
             self._active.pop(key, None)
             status = {"completed": "done", "aborted": "aborted"}.get(outcome, "failed")
             self.sessions.update(
@@ -322,6 +332,27 @@ class ChatService:
                 # The run recorded its own end (reply, partial or error): no trace needed.
                 # (Last: the run is already over for re-sends and the next queued run.)
                 await checkpoint.finish()
+
+    def _outcome(self, run: ChatRun, outcome: str) -> RunOutcome:
+        events, result, model = run.events, run.result, run.model
+        text = result.text if result is not None else (events.text if events else "")
+        stop = result.stop_reason if result is not None else outcome
+        return RunOutcome(
+            run_id=run.run_id,
+            session_key=run.session_key,
+            session_id=events.session_id if events is not None else "",
+            status=outcome,
+            stop_reason="aborted" if outcome == "aborted" else stop,
+            text=text,
+            started_at=run.started_at or now_ms(),
+            ended_at=now_ms(),
+            provider=model.provider if model is not None else None,
+            model=model.model if model is not None else None,
+            input_tokens=result.input_tokens if result is not None else 0,
+            output_tokens=result.output_tokens if result is not None else 0,
+            model_calls=events.turn if events is not None else 0,
+            error=result.error if result is not None else None,
+        )
 
     def _requeue_steered(self, run: ChatRun) -> None:
         """Messages steered into ``run`` that it never took in (it was stopped, failed, or
@@ -347,8 +378,10 @@ class ChatService:
                 if is_slash_command(run.message)
                 else OFFLINE_REPLY
             )
+            run.model = OFFLINE_MODEL
+            run.result = RunResult("completed", "stop", text)
             return await self._canned(events, transcript, text)
-        model = self._model(model_ref)
+        model = run.model = self._model(model_ref)
         spec = RunSpec(
             events=events,
             transcript=transcript,
@@ -360,7 +393,7 @@ class ChatService:
             steer=run.steer,
             on_compacted=lambda info: self._compacted(run, info),
         )
-        result = await run_agent(spec)
+        result = run.result = await run_agent(spec)
         self.sessions.add_usage(
             run.session_key, now_ms(), result.input_tokens, result.output_tokens
         )

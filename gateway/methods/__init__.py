@@ -3,8 +3,17 @@
 
 from __future__ import annotations
 
-from gateway.methods import chat, devices, nodes, sessions, subscriptions, system, talk
-from gateway.methods import control_ui
+from gateway.methods import (
+    agent,
+    chat,
+    control_ui,
+    devices,
+    nodes,
+    sessions,
+    subscriptions,
+    system,
+    talk,
+)
 from gateway.rpc import Handler, MethodTable
 
 __all__ = ["HANDLERS", "TABLE", "Handler"]
@@ -17,6 +26,7 @@ TABLE = MethodTable.merge(
     sessions.table,
     subscriptions.table,
     talk.table,
+    agent.table,
     control_ui.table,
 )
 """Every method this gateway serves, with the role and scope it needs."""

@@ -55,6 +55,8 @@ EXPECTED_OPERATOR_SCOPES = {
     "chat.history": READ,
     "chat.message.get": READ,
     "chat.inject": ADMIN,
+    "agents.list": READ,
+    "agent.wait": WRITE,
     "sessions.list": READ,
     "sessions.describe": READ,
     "sessions.subscribe": READ,
@@ -146,7 +148,7 @@ def test_the_declared_scopes_are_the_real_gateways() -> None:
     assert TABLE.node_methods() == EXPECTED_NODE_METHODS
     assert set(TABLE.names()) == (
         set(EXPECTED_OPERATOR_SCOPES) | (EXPECTED_NODE_METHODS - UNSERVED_NODE_METHODS)
-    ) | {"node.invoke"}
+    ) | {"node.invoke", "agent"}
     # gateway.scopes keeps only names and rules: nothing there is derived from the table
     # (it would import the methods back, closing a cycle through the hub and the core).
     for derived in ("OPERATOR_SCOPES", "NODE_METHODS", "authorize", "required_scope"):
