@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from gateway import __version__
 from gateway.config import GatewayConfig
 from gateway.hub import now_ms
+from gateway.logfile import file_handler
 from gateway.proxies import parse_proxy_entry
 from gateway.setup_code import build_setup_payload, encode_setup_code, render_qr_terminal
 from gateway.state import GatewayState, read_or_create_shared_token
@@ -147,10 +148,21 @@ def lan_urls(port: int, tls: bool) -> list[str]:
 
 async def serve(config: GatewayConfig, *, ready: asyncio.Event | None = None) -> None:
     """Run a gateway until SIGINT/SIGTERM (or cancellation); the public entry point."""
-    from gateway.server import GatewayServer
-
     if config.auth_mode == "token" and config.token is None:
         config.token = read_or_create_shared_token(config.state_dir)
+    # What is logged (at the chosen verbosity) also goes to the file logs.tail reads.
+    log_file = file_handler(config.state_dir, logging.NOTSET)
+    logging.getLogger().addHandler(log_file)
+    try:
+        await _serve(config, ready)
+    finally:
+        logging.getLogger().removeHandler(log_file)
+        log_file.close()
+
+
+async def _serve(config: GatewayConfig, ready: asyncio.Event | None) -> None:
+    from gateway.server import GatewayServer
+
     server = GatewayServer(config)
     await server.start()
     if config.bind == "lan":

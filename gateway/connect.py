@@ -25,6 +25,7 @@ from gateway.connect_rules import (
     _token_covers,
 )
 from gateway.core import GatewayCore
+from gateway.handshake.deviceless import deviceless_scopes
 from gateway.hub import now_ms
 from gateway.nodes.inventory import NodeInventory
 from gateway.pairing_gate import (
@@ -238,7 +239,14 @@ async def admit(
             raise hs.device_identity_required()
         core.auth_limiter.reset(address)
         authed = _Auth(core.config.auth_mode)
-        scopes = requested
+        scopes = deviceless_scopes(
+            requested,
+            client_id=str(params.client.id),
+            client_mode=str(params.client.mode),
+            auth_method=authed.method,
+            local=local,
+            has_origin=headers is not None and headers.get("Origin") is not None,
+        )
         client = _node_host_client(params.client)
     else:
         device = hs.verify_device_proof(params, nonce=nonce, now_ms=now_ms())

@@ -18,6 +18,7 @@ from gateway.config import GatewayConfig
 from gateway.errors import MethodError, invalid_request
 from gateway.hub import Hub, now_ms
 from gateway.methods import TABLE
+from gateway.methods.models import CAPABILITIES
 from gateway.methods.nodes import node_request_wire
 from gateway.nodes.inventory import catalog_fields
 from gateway.nodes.invoke import InvokeRouter
@@ -568,7 +569,11 @@ class GatewayCore:
             "type": "hello-ok",
             "protocol": 4,
             "server": {"version": __version__, "bootId": self.boot_id, "connId": peer.conn_id},
-            "features": {"methods": self.methods, "events": EVENTS, "capabilities": []},
+            "features": {
+                "methods": self.methods,
+                "events": EVENTS,
+                "capabilities": list(CAPABILITIES),
+            },
             "snapshot": {
                 "presence": self.hub.presence(),
                 "health": self.health_snapshot(),

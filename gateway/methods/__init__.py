@@ -5,15 +5,19 @@ from __future__ import annotations
 
 from gateway.methods import (
     agent,
+    approvals,
     chat,
     control_ui,
     devices,
+    models,
     nodes,
+    ops,
     sessions,
     subscriptions,
     system,
     talk,
 )
+from gateway.methods import config as config_methods
 from gateway.rpc import Handler, MethodTable
 
 __all__ = ["HANDLERS", "TABLE", "Handler"]
@@ -27,6 +31,10 @@ TABLE = MethodTable.merge(
     subscriptions.table,
     talk.table,
     agent.table,
+    models.table,
+    ops.table,
+    approvals.table,
+    config_methods.table,
     control_ui.table,
 )
 """Every method this gateway serves, with the role and scope it needs."""

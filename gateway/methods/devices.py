@@ -216,7 +216,7 @@ async def pair_reject(core: GatewayCore, peer: Peer, params: Any) -> Any:
     if request is None:
         raise invalid_request("unknown requestId")
     core.reject_device_request(request_id)
-    return {"requestId": request_id, "decision": "rejected"}
+    return {"requestId": request_id, "deviceId": request.device_id}
 
 
 @table.method("device.pair.remove", scope=PAIRING)

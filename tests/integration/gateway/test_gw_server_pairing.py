@@ -139,7 +139,7 @@ async def test_device_pair_reject(tmp_path: Path) -> None:
         error, _ = await _refused(gw.url, ident)
         request_id = error["details"]["requestId"]
         rejected = await admin.ok("device.pair.reject", {"requestId": request_id})
-        assert rejected["decision"] == "rejected"
+        assert rejected == {"requestId": request_id, "deviceId": ident.device_id}
         event = await admin.wait_event("device.pair.resolved")
         assert event["payload"] == {
             "requestId": request_id,

@@ -17,6 +17,7 @@ import gateway.methods
 import gateway.scopes
 from gateway.core import GatewayCore
 from gateway.methods import HANDLERS, TABLE
+from gateway.methods.approvals import APPROVALS
 from gateway.methods.reference import REFERENCE_PATH, render_reference
 from gateway.peer import Peer
 from gateway.rpc import UNSERVED_NODE_METHODS, MethodTable
@@ -69,6 +70,18 @@ EXPECTED_OPERATOR_SCOPES = {
     "sessions.delete": ADMIN,
     "models.list": READ,
     "models.authStatus": READ,
+    "logs.tail": READ,
+    "diagnostics.stability": READ,
+    "usage.cost": READ,
+    "cron.list": READ,
+    "cron.status": READ,
+    "config.get": READ,
+    "exec.approval.list": APPROVALS,
+    "plugin.approval.list": APPROVALS,
+    "openclaw.approval.list": APPROVALS,
+    "exec.approvals.get": ADMIN,
+    "exec.approvals.node.get": ADMIN,
+    "exec.approvals.node.set": ADMIN,
     "talk.catalog": READ,
     "talk.config": READ,
     "talk.mode": TALK,
@@ -90,7 +103,7 @@ EXPECTED_NODE_METHODS = {
     "node.pluginSurface.refresh",
     "node.runnerInventory.update",
 }
-KNOWN_OPERATOR_SCOPES = {READ, WRITE, ADMIN, PAIRING, TALK}
+KNOWN_OPERATOR_SCOPES = {READ, WRITE, ADMIN, PAIRING, TALK, APPROVALS}
 
 
 @pytest.fixture

@@ -1,0 +1,120 @@
+"""Exec and plugin approvals: the pending lists (this gateway's agent has no exec or plugin
+tool that asks, so none are ever pending), the gateway host's exec approval policy, and a
+node's policy through the node's own ``system.execApprovals.get/set`` (as the reference)."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from gateway.chat.params import Field, check
+from gateway.errors import MethodError, invalid_params, invalid_request
+from gateway.nodes.invoke import InvokeError
+from gateway.peer import Peer
+from gateway.rpc import MethodTable
+from gateway.scopes import ADMIN
+from openclaw_desktop.protocol import ErrorCode, error_shape
+
+if TYPE_CHECKING:
+    from gateway.core import GatewayCore
+
+__all__ = ["APPROVALS", "table"]
+
+table = MethodTable()
+"""The methods this module declares."""
+
+APPROVALS = "operator.approvals"
+_NON_EMPTY = Field("string", min_length=1)
+#: How long a node has to answer its policy read or write.
+NODE_TIMEOUT_MS = 30_000
+
+
+@table.method("exec.approval.list", scope=APPROVALS)
+async def exec_approval_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``exec.approval.list``: the pending exec approvals (none: the agent here never asks)."""
+    return []
+
+
+@table.method("plugin.approval.list", scope=APPROVALS)
+async def plugin_approval_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``plugin.approval.list``: the pending plugin approvals (none: there are no plugins)."""
+    return []
+
+
+@table.method("openclaw.approval.list", scope=APPROVALS)
+async def openclaw_approval_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``openclaw.approval.list``: the system agent's pending approvals (none here)."""
+    return []
+
+
+@table.method("exec.approvals.get", scope=ADMIN)
+async def exec_approvals_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``exec.approvals.get``: the gateway host's exec approval policy. This gateway runs no
+    command on its host, so there is no policy file and every exec is denied."""
+    check("exec.approvals.get", params, {})
+    path = core.config.state_dir / "exec-approvals.json"
+    return {
+        "path": str(path),
+        "exists": False,
+        "hash": "missing:" + hashlib.sha256(b"").hexdigest(),
+        "file": {"version": 1, "defaults": {}, "agents": {}},
+        "resolvedDefaults": {
+            "security": "deny",
+            "ask": "off",
+            "askFallback": "deny",
+            "autoAllowSkills": False,
+        },
+    }
+
+
+async def _node_call(core: GatewayCore, node_id: str, command: str, params: Any) -> Any:
+    """Run ``command`` on the connected node and give back its payload."""
+    target = core.hub.nodes.get(node_id)
+    if target is None:
+        raise MethodError(error_shape(ErrorCode.UNAVAILABLE, "node not connected"))
+    if command not in target.commands:
+        raise invalid_request(
+            f"node command not allowed: the node (platform: {target.platform}) "
+            f'does not support "{command}"',
+            {"reason": "command not declared by node", "command": command},
+        )
+    try:
+        result = await core.router.invoke(
+            target,
+            command,
+            params,
+            timeout_ms=NODE_TIMEOUT_MS,
+            idempotency_key=str(uuid.uuid4()),
+        )
+    except InvokeError as exc:
+        raise MethodError(exc.shape) from None
+    return result.get("payload")
+
+
+@table.method("exec.approvals.node.get", scope=ADMIN)
+async def exec_approvals_node_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``exec.approvals.node.get {nodeId}``: the node's policy, from the node itself."""
+    p = check("exec.approvals.node.get", params, {"nodeId": Field("string", True, 1)})
+    return await _node_call(core, p["nodeId"], "system.execApprovals.get", {})
+
+
+@table.method("exec.approvals.node.set", scope=ADMIN)
+async def exec_approvals_node_set(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``exec.approvals.node.set {nodeId, file, baseHash?}`` (or ``native`` with
+    ``baseHash``): written by the node, which validates it."""
+    p = check(
+        "exec.approvals.node.set",
+        params,
+        {
+            "nodeId": Field("string", True, 1),
+            "file": Field("object"),
+            "native": Field("object"),
+            "baseHash": _NON_EMPTY,
+        },
+    )
+    has_file, has_native = "file" in p, "native" in p
+    if has_file == has_native or (has_native and "baseHash" not in p):
+        raise invalid_params("exec.approvals.node.set", "must match exactly one schema in oneOf")
+    forwarded = {k: p[k] for k in ("file", "native", "baseHash") if k in p}
+    return await _node_call(core, p["nodeId"], "system.execApprovals.set", forwarded)

@@ -1,0 +1,93 @@
+"""``models.*`` methods of the bundled gateway: the configured providers' catalog and
+where their credentials come from (never a secret)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gateway.chat.events import now_ms
+from gateway.chat.params import Field, check
+from gateway.methods.chat import _service
+from gateway.peer import Peer
+from gateway.rpc import MethodTable
+from gateway.scopes import READ
+
+if TYPE_CHECKING:
+    from gateway.core import GatewayCore
+
+__all__ = ["CAPABILITIES", "table"]
+
+table = MethodTable()
+"""The methods this module declares."""
+
+#: The hello-ok ``features.capabilities`` this gateway honours (the real gateway's names):
+#: ``models.list`` publishes the catalog with each model's availability, and takes a
+#: ``sessionKey`` to scope it (every session sees the same providers here).
+CAPABILITIES: tuple[str, ...] = ("published-model-catalog", "session-scoped-model-catalog")
+
+_NON_EMPTY = Field("string", min_length=1)
+
+#: ``ModelsListParams`` of the reference: a closed object.
+MODELS_LIST_FIELDS: dict[str, Field] = {
+    "agentId": _NON_EMPTY,
+    "sessionKey": _NON_EMPTY,
+    "authProfileId": _NON_EMPTY,
+    "provider": _NON_EMPTY,
+    "includeDetails": Field("boolean"),
+    "includeProviderCapabilities": Field("boolean"),
+    "includeDefaultModels": Field("boolean"),
+    "preparedOnly": Field("boolean"),
+    "refresh": Field("boolean"),
+    "view": Field(
+        "string", enum=("default", "configured", "provider-config", "all"), literal_union=True
+    ),
+}
+
+#: ``ModelsAuthStatusParams`` of the reference: a closed object.
+MODELS_AUTH_STATUS_FIELDS: dict[str, Field] = {
+    "refresh": Field("boolean"),
+    "agentId": Field("string"),
+}
+
+
+@table.method("models.list", scope=READ)
+async def models_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``models.list``: the models of the configured providers (``provider`` filters them;
+    every agent and session sees the same catalog)."""
+    p = check("models.list", params, MODELS_LIST_FIELDS)
+    service = _service(core)
+    default = service.providers.model
+    provider = p.get("provider")
+    models = []
+    for model in service.providers.models:
+        if provider is not None and model.provider != provider:
+            continue
+        entry: dict[str, Any] = {
+            "id": model.model,
+            "name": model.name or model.model,
+            "provider": model.provider,
+            "contextWindow": model.context_window,
+            "reasoning": model.reasoning,
+            "input": ["text", "image"] if model.vision else ["text"],
+            "available": True,
+        }
+        if default is not None and model.ref == default.ref:
+            entry["tags"] = ["default"]
+        models.append(entry)
+    return {"models": models}
+
+
+@table.method("models.authStatus", scope=READ)
+async def models_auth_status(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    """``models.authStatus``: which providers are configured and from where (no secrets)."""
+    check("models.authStatus", params, MODELS_AUTH_STATUS_FIELDS)
+    service = _service(core)
+    providers = sorted({m.provider for m in service.providers.models})
+    return {
+        "ts": now_ms(),
+        "providers": [
+            {"provider": name, "displayName": name, "status": "static"} for name in providers
+        ],
+        "sources": list(service.providers.sources),
+        "offline": service.providers.pool is None,
+    }
