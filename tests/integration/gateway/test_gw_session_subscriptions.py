@@ -22,7 +22,7 @@ from gateway.server import GatewayServer
 from tests.helpers.bundled_gateway import RawClient, bundled_gateway, raw_operator
 from tests.helpers.fake_llm import FakeLLM
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 
 @contextlib.asynccontextmanager
@@ -40,6 +40,12 @@ async def gateway(tmp_path: Path) -> AsyncIterator[GatewayServer]:
         (state / "providers.json").write_text(json.dumps(document), encoding="utf-8")
         async with bundled_gateway(state) as gw:
             yield gw
+
+
+def conn_id(op: RawClient) -> str:
+    """The gateway's id of ``op``'s connection (from its hello-ok)."""
+    assert op.hello is not None
+    return str(op.hello["server"]["connId"])
 
 
 async def send_and_finish(op: RawClient, message: str = "hello") -> str:
@@ -90,14 +96,12 @@ async def test_messages_subscribe_and_unsubscribe(tmp_path: Path) -> None:
             "subscribed": True,
             "key": "agent:main:main",
         }
-        assert gw.core.hub.sessions.message_keys(op.hello["server"]["connId"]) == [
-            "agent:main:main"
-        ]
+        assert gw.core.hub.sessions.message_keys(conn_id(op)) == ["agent:main:main"]
         assert await op.ok("sessions.messages.unsubscribe", {"key": "agent:main:main"}) == {
             "subscribed": False,
             "key": "agent:main:main",
         }
-        assert gw.core.hub.sessions.message_keys(op.hello["server"]["connId"]) == []
+        assert gw.core.hub.sessions.message_keys(conn_id(op)) == []
         missing = await op.error("sessions.messages.subscribe", {})
         assert missing["message"] == (
             "invalid sessions.messages.subscribe params: must have required property 'key'"
@@ -115,13 +119,13 @@ async def test_a_closed_connection_loses_its_subscriptions(tmp_path: Path) -> No
         async with raw_operator(gw.url) as op:
             await op.ok("sessions.subscribe", {})
             await op.ok("sessions.messages.subscribe", {"key": "main"})
-            conn_id = op.hello["server"]["connId"]
-            assert gw.core.hub.sessions.subscribed_all(conn_id)
+            closed = conn_id(op)
+            assert gw.core.hub.sessions.subscribed_all(closed)
         async with asyncio.timeout(5):
-            while conn_id in gw.core.hub.peers:
+            while closed in gw.core.hub.peers:
                 await asyncio.sleep(0.02)
-        assert not gw.core.hub.sessions.subscribed_all(conn_id)
-        assert gw.core.hub.sessions.message_keys(conn_id) == []
+        assert not gw.core.hub.sessions.subscribed_all(closed)
+        assert gw.core.hub.sessions.message_keys(closed) == []
 
 
 async def test_describe_list_filters_and_commands(tmp_path: Path) -> None:
