@@ -22,7 +22,7 @@ from tests.helpers.ports import free_port, port_open
 from tests.helpers.processes import stop_group, wait_for_log
 from ui.smoke import CONNECT_SCREEN_SHOWN, SMOKE_ENV
 
-pytestmark = [pytest.mark.bundle, pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
 
 REPO = Path(__file__).resolve().parents[2]
 

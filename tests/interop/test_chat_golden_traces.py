@@ -54,7 +54,7 @@ from tests.helpers.golden_chat import (
 from tests.helpers.golden_chat import live as replay
 from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall
 
-pytestmark = [pytest.mark.interop, pytest.mark.timeout(420)]
+pytestmark = pytest.mark.timeout(420)
 
 RECORD = os.environ.get("OPENCLAW_RECORD_CHAT_TRACES") == "1"
 RUN_TIMEOUT_S = 150.0

@@ -49,7 +49,7 @@ from tests.helpers.chat_trace import (
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall
 
-pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 RUN_TIMEOUT_S = 120.0
 #: The largest ``chat.history`` limit the real gateway's schema accepts.

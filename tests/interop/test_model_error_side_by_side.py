@@ -20,7 +20,7 @@ from tests.helpers.chat_trace import ChatRecorder, chat_operator, message_keys, 
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall
 
-pytestmark = [pytest.mark.interop, pytest.mark.timeout(330)]
+pytestmark = pytest.mark.timeout(330)
 
 #: The real gateway tries a 500 several times with backoff (about 90 s) before it gives up.
 RUN_TIMEOUT_S = 200.0

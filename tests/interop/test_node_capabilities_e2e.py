@@ -30,7 +30,7 @@ from tests.helpers.desktop_session import XPainter, session_bus, xvfb
 from tests.helpers.real_openclaw import GatewayFactory, RealGateway, parse_json_output
 from tests.helpers.video_sources import write_video
 
-pytestmark = [pytest.mark.interop, pytest.mark.timeout(420)]
+pytestmark = pytest.mark.timeout(420)
 
 #: Every command this node can offer (the list the app allows on its own bundled gateway),
 #: allowed on both gateways (``--allow``), as a user of the real gateway does with

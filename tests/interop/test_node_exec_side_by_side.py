@@ -28,7 +28,7 @@ from openclaw_desktop.config import NodeSettings, Settings, SettingsStore
 from tests.helpers.bundled_gateway import BundledGateway, DesktopNode, RawClient, raw_operator
 from tests.helpers.real_openclaw import GatewayFactory, NodeHostFactory, RealGateway
 
-pytestmark = [pytest.mark.interop, pytest.mark.timeout(420)]
+pytestmark = pytest.mark.timeout(420)
 
 EXEC = {
     "system.run.prepare",

@@ -43,7 +43,7 @@ from tests.helpers.chat_trace import write_fake_providers
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall
 
-pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 #: Bound of one run on either gateway (the real one spends seconds preparing a first run).
 RUN_TIMEOUT_S = 120.0

@@ -14,7 +14,7 @@ from openclaw_desktop.sdk import DEFAULT_SCOPES, OpenClaw
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.real_openclaw import GatewayFactory
 
-pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 #: Bound of one run (the real gateway spends seconds preparing a first run).
 RUN_TIMEOUT_S = 120.0

@@ -25,7 +25,7 @@ from tests.helpers.bundled_gateway import BundledGateway
 from tests.helpers.chat_trace import chat_operator
 from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall
 
-pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 TRANSCRIPTION = {"mode": "transcription", "transport": "gateway-relay", "brain": "none"}
 #: (label, method, params): every row must get the same answer from both gateways.

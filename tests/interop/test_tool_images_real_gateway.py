@@ -37,7 +37,7 @@ from tests.ui.test_tool_images import (
 from ui.app import DesktopApp
 from ui.runtime import DesktopRuntime, RuntimeTarget
 
-pytestmark = [pytest.mark.ui, pytest.mark.interop, pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.ui, pytest.mark.timeout(420)]
 
 #: Small: the real gateway cuts ``tool_call``'s text at 8,000 characters, so a bigger
 #: picture's data arrives cut (and is not shown; the full one is only in the gateway's media

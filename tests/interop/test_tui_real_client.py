@@ -31,7 +31,6 @@ from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall
 from tests.helpers.tmux_tui import TuiPane, tmux_available
 
 pytestmark = [
-    pytest.mark.interop,
     pytest.mark.timeout(420),
     pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (./dev setup)"),
 ]

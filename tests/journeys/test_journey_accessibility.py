@@ -27,7 +27,7 @@ from tests.helpers.journey_app import Journey, idle
 from tests.journeys.conftest import OpenJourney
 from tests.journeys.test_journey_menus import pick
 
-pytestmark = [pytest.mark.journey, pytest.mark.timeout(180)]
+pytestmark = pytest.mark.timeout(180)
 
 TOOL_PROMPT = "PREAMBLE CALLTOOL:nodes_list:{}"
 FAIL_PROMPT = "FAIL:500 please"

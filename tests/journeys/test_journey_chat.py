@@ -12,7 +12,7 @@ import pytest
 from tests.helpers.fake_llm import FakeLLM
 from tests.journeys.conftest import OpenJourney
 
-pytestmark = [pytest.mark.journey, pytest.mark.timeout(240)]
+pytestmark = pytest.mark.timeout(240)
 
 PROMPT = "Hello from the journey: please answer with a sentence long enough to stream in pieces"
 REPLY = re.compile(r"^FAKE-LLM reply #\d+: " + re.escape(PROMPT) + "$")

@@ -38,7 +38,7 @@ from tests.helpers.ports import port_open
 from tests.helpers.xsession import stop_process_group
 from tests.journeys.conftest import OpenJourney
 
-pytestmark = [pytest.mark.journey, pytest.mark.timeout(240)]
+pytestmark = pytest.mark.timeout(240)
 
 
 def gateway_pids(app_pid: int) -> list[int]:

@@ -17,7 +17,7 @@ from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.journey_app import read_row
 from tests.journeys.conftest import OpenJourney
 
-pytestmark = [pytest.mark.journey, pytest.mark.timeout(240)]
+pytestmark = pytest.mark.timeout(240)
 
 
 #: A real 1x1 PNG: a renderer that did fetch it would get a picture it could show.

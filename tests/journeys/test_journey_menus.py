@@ -16,7 +16,7 @@ from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.journey_app import Journey
 from tests.journeys.conftest import OpenJourney
 
-pytestmark = [pytest.mark.journey, pytest.mark.timeout(240)]
+pytestmark = pytest.mark.timeout(240)
 
 
 async def menu_entry(j: Journey, name: str) -> Node:

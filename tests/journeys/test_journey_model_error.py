@@ -16,7 +16,7 @@ from tests.helpers.journey_app import Journey, approve_own_node, idle
 from tests.helpers.real_openclaw import GatewayFactory
 from tests.journeys.conftest import OpenJourney
 
-pytestmark = [pytest.mark.journey, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 #: The bundled gateway fails the run at once; the real one tries a 500 six times with
 #: backoff (about 90 s: that journey is long). A 401 would fail at once there, but it

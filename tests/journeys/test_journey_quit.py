@@ -21,7 +21,7 @@ from tests.helpers.journey_app import Journey
 from tests.journeys.conftest import OpenJourney
 from ui.quitting import CLOSED_TO_TRAY
 
-pytestmark = [pytest.mark.journey, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 
 async def until_windows(j: Journey, shown: bool, timeout: float = 20.0) -> None:

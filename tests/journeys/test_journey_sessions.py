@@ -19,7 +19,7 @@ from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.journey_app import Journey
 from tests.journeys.conftest import OpenJourney
 
-pytestmark = [pytest.mark.journey, pytest.mark.timeout(240)]
+pytestmark = pytest.mark.timeout(240)
 
 FIRST = "Plan the garden party for Saturday"
 

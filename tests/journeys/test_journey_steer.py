@@ -17,7 +17,7 @@ from tests.helpers.journey_app import Journey, approve_own_node, idle
 from tests.helpers.real_openclaw import GatewayFactory
 from tests.journeys.conftest import OpenJourney
 
-pytestmark = [pytest.mark.journey, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 FIRST = "SLOW:250 tell me a long story"
 STEERED = "and mind the weather"

@@ -30,7 +30,7 @@ from tests.helpers.journey_app import Journey
 from tests.journeys.conftest import OpenJourney
 from tests.journeys.test_journey_menus import pick
 
-pytestmark = [pytest.mark.journey, pytest.mark.timeout(360)]
+pytestmark = pytest.mark.timeout(360)
 
 FIRST = "hello from the bundled gateway"
 SECOND = "hello from the second gateway"

@@ -18,7 +18,7 @@ from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.journey_app import Journey
 from tests.journeys.conftest import OpenJourney
 
-pytestmark = [pytest.mark.journey, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 TITLE = "The gateway refused this token"
 BUTTONS = ("Edit token", "Retry", "Choose another gateway", "Show details")

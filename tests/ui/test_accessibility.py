@@ -54,7 +54,7 @@ from ui.widgets.composer import ask_send_images
 from ui.widgets.connect import ConnectScreen
 from ui.widgets.error_card import ErrorCard
 
-pytestmark = [pytest.mark.ui, pytest.mark.timeout(150)]
+pytestmark = pytest.mark.timeout(150)
 
 FP = "7270b9b1eec5fe809163ace8c347501d3c6ee850aeb91b4d4e56c03eb4f1fd6b"
 OTHER_FP = "0f" * 32

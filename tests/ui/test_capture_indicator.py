@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import threading
 
-import pytest
 from pytestqt.qtbot import QtBot
 
 from ui.widgets.capture import CaptureIndicator
-
-pytestmark = pytest.mark.ui
 
 
 def test_indicator_follows_captures_and_stops_them(qtbot: QtBot) -> None:

@@ -28,8 +28,6 @@ from ui.widgets.chat_model import ChatListModel
 from ui.widgets.highlight import language_rules
 from ui.widgets.markdown import SHOWN_CHARS, SHOWN_LINES, SafeDocument
 
-pytestmark = pytest.mark.ui
-
 
 def test_markdown_and_code_blocks(qapp: QApplication) -> None:
     """Bold becomes bold, fenced code keeps its text, longer text is taller."""

@@ -15,8 +15,6 @@ from tests.helpers.transcripts import CallPlan, MessagePlan, RunPlan, session_st
 from ui.widgets.chat_delegate import ChatDelegate
 from ui.widgets.chat_model import ITEM_ROLE, WINDOW, ChatListModel
 
-pytestmark = pytest.mark.ui
-
 
 def timeline(n: int) -> ChatTimeline:
     """A session with ``n`` finished messages."""

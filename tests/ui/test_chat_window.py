@@ -22,7 +22,7 @@ from ui.dialogs import PairingRequestDialog
 from ui.presenters.sessions import session_title
 from ui.runtime import DesktopRuntime, RuntimeTarget
 
-pytestmark = [pytest.mark.ui, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 
 @pytest.fixture(scope="module")

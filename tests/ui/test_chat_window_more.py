@@ -27,7 +27,7 @@ from ui.app import DesktopApp
 from ui.runtime import DesktopRuntime, RuntimeTarget
 from ui.theme import apply_theme
 
-pytestmark = [pytest.mark.ui, pytest.mark.timeout(150)]
+pytestmark = pytest.mark.timeout(150)
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from ui.presenters.discovery import ConnectTarget, DiscoveryPresenter, KnownGate
 from ui.runtime import RuntimeTarget
 from ui.widgets.connect import ConnectScreen
 
-pytestmark = [pytest.mark.ui, pytest.mark.timeout(90)]
+pytestmark = pytest.mark.timeout(90)
 
 FP = "7270b9b1eec5fe809163ace8c347501d3c6ee850aeb91b4d4e56c03eb4f1fd6b"
 FOUND_WITHIN = 15.0

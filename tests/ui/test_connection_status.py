@@ -30,7 +30,7 @@ from ui.presenters.discovery import ConnectTarget, LastGateway
 from ui.presenters.failure import CardAction
 from ui.runtime import DesktopRuntime, RuntimeTarget
 
-pytestmark = [pytest.mark.ui, pytest.mark.timeout(180)]
+pytestmark = pytest.mark.timeout(180)
 
 #: The words each transport state must be shown with (independent of the presenter).
 WORDS = {

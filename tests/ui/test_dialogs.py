@@ -36,7 +36,7 @@ from ui.dialogs import (
     ask_trust,
 )
 
-pytestmark = [pytest.mark.ui, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 FP = hashlib.sha256(b"the gateway certificate").hexdigest()
 OTHER = hashlib.sha256(b"somebody else's certificate").hexdigest()

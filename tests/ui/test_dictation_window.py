@@ -24,7 +24,7 @@ from tests.integration.gateway.test_gw_talk_sessions import write_talk_json
 from tests.ui.test_chat_window import assistant, until
 from tests.ui.test_chat_window_more import new_app
 
-pytestmark = [pytest.mark.ui, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 
 def test_push_to_talk_sends_the_transcript(

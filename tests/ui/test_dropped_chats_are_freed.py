@@ -23,8 +23,6 @@ from ui.presenters.chat import ChatPresenter
 from ui.presenters.discovery import ConnectTarget
 from ui.runtime import DesktopRuntime
 
-pytestmark = pytest.mark.ui
-
 
 @pytest.fixture
 def llm() -> Iterator[FakeLLM]:

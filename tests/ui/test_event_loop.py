@@ -15,8 +15,6 @@ from pytestqt.qtbot import QtBot
 from tests.helpers.qt import run_in_qt
 from ui.event_loop import CallbackTimer
 
-pytestmark = pytest.mark.ui
-
 
 @pytest.fixture
 def plain_loop() -> Iterator[asyncio.AbstractEventLoop]:

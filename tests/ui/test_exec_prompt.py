@@ -33,7 +33,7 @@ from tests.ui.test_chat_window_more import new_app
 from ui.dialogs import ExecPromptDialog, ask_exec
 from ui.dialogs.exec_prompt import PROMPT_TIMEOUT_S, exec_command_text
 
-pytestmark = [pytest.mark.ui, pytest.mark.timeout(150)]
+pytestmark = pytest.mark.timeout(150)
 
 DENIED = "SYSTEM_RUN_DENIED"
 

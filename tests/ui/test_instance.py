@@ -20,7 +20,7 @@ from openclaw_desktop.discovery.setup_code import encode_setup_code
 from openclaw_desktop.links import PairLink
 from ui.instance import InstanceServer, server_name
 
-pytestmark = [pytest.mark.ui, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 TOKEN = "bt_instance_Secret_42"
 CODE = encode_setup_code({"url": "wss://10.0.0.7:18789", "bootstrapToken": TOKEN})

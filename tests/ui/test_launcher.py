@@ -21,7 +21,7 @@ from ui import launcher
 from ui.launch_target import LaunchTarget
 from ui.smoke import CONNECT_SCREEN_SHOWN, SMOKE_ENV
 
-pytestmark = [pytest.mark.ui, pytest.mark.timeout(90)]
+pytestmark = pytest.mark.timeout(90)
 
 TOKEN = "bt_launcher_Secret_77"
 CODE = encode_setup_code({"url": "ws://192.168.1.30:18789", "bootstrapToken": TOKEN})

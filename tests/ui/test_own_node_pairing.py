@@ -17,7 +17,7 @@ from tests.helpers.qt import run_in_qt, window_home  # noqa: F401 (autouse)
 from ui.app import DesktopApp
 from ui.runtime import DesktopRuntime, RuntimeTarget
 
-pytestmark = [pytest.mark.ui, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 
 def _app_with_own_node(*, bundled: bool) -> tuple[DesktopApp, str, list[tuple[str, Any]]]:

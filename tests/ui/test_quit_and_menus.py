@@ -22,8 +22,6 @@ from ui.main_window import MainWindow
 from ui.menus import THEMES, MenuActions, build_menus, log_to_folder, run_doctor
 from ui.quitting import CLOSED_TO_TRAY, QuitFlow, Unfinished, notice_once, unfinished
 
-pytestmark = pytest.mark.ui
-
 
 def test_nothing_under_way_is_nothing_to_ask_about() -> None:
     assert unfinished([]) is None

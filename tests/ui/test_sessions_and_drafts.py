@@ -27,7 +27,7 @@ from ui.app import DesktopApp
 from ui.widgets.chat_model import item_text
 from ui.widgets.sessions import KEY_ROLE
 
-pytestmark = [pytest.mark.ui, pytest.mark.timeout(150)]
+pytestmark = pytest.mark.timeout(150)
 
 TEXT_MODEL = "fake/fake-model"
 VISION_MODEL = "fake/fake-vision"

@@ -14,8 +14,6 @@ from openclaw_desktop.node import Availability, CommandSpec, SurfaceEntry
 from openclaw_desktop.node.capabilities import toggleable
 from ui.dialogs.settings import SettingsDialog
 
-pytestmark = pytest.mark.ui
-
 
 def entries() -> list[SurfaceEntry]:
     """A survey where the camera is missing and notifications work."""

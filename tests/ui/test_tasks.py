@@ -14,8 +14,6 @@ from PySide6.QtWidgets import QApplication
 from tests.helpers.qt import run_in_qt
 from ui.tasks import TaskSet
 
-pytestmark = pytest.mark.ui
-
 
 async def stubborn(release: asyncio.Event) -> None:
     """Carries on after its first cancel (what a ``wait_for`` on 3.11 could do)."""

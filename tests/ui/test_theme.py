@@ -15,8 +15,6 @@ from tests.helpers.qt import screenshot_folder
 from ui.theme import apply_theme, dark_palette, is_dark
 from ui.widgets.chat_delegate import bubble_colour
 
-pytestmark = pytest.mark.ui
-
 
 def contrast(a: QPalette, fg: QPalette.ColorRole, bg: QPalette.ColorRole) -> int:
     """Lightness difference between two roles."""

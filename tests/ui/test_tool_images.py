@@ -40,7 +40,7 @@ from ui.app import DesktopApp
 from ui.widgets.chat_delegate import decode_image
 from ui.widgets.chat_model import ITEM_ROLE
 
-pytestmark = [pytest.mark.ui, pytest.mark.timeout(180)]
+pytestmark = pytest.mark.timeout(180)
 
 #: The test video's frame size and the width the model asks for (the node scales to it).
 VIDEO = (640, 480)

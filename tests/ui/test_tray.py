@@ -5,14 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from pytestqt.qtbot import QtBot
 
 from openclaw_desktop.config import SettingsStore
 from openclaw_desktop.node.capabilities import toggleable
 from ui.tray import Tray
-
-pytestmark = pytest.mark.ui
 
 
 def make_tray(store: SettingsStore) -> Tray:

@@ -35,7 +35,7 @@ from ui.dialogs.trust import PinChangedDialog, TrustDialog
 from ui.runtime import DesktopRuntime, RuntimeTarget
 from ui.widgets.connect import ConnectScreen
 
-pytestmark = [pytest.mark.ui, pytest.mark.timeout(180)]
+pytestmark = pytest.mark.timeout(180)
 
 
 @pytest.fixture

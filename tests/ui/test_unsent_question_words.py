@@ -3,11 +3,7 @@ plain words (the switch journey sees the singular in the real window)."""
 
 from __future__ import annotations
 
-import pytest
-
 from ui.gateway_choice import unsent_count
-
-pytestmark = pytest.mark.ui
 
 
 def test_one_message_is_singular_and_more_are_plural() -> None:

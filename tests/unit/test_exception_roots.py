@@ -18,8 +18,6 @@ import openclaw_desktop
 from gateway.errors import BundledGatewayError
 from openclaw_desktop.errors import OpenClawError
 
-pytestmark = pytest.mark.unit
-
 #: Private helpers that never leave their module, and the wire layer's own errors.
 EXEMPT = {
     "openclaw_desktop.devices.notify._BusError",

@@ -15,8 +15,6 @@ from openclaw_desktop.errors import ConfigError, LinkError, OpenClawError
 from openclaw_desktop.links import MAX_LINK_CHARS, PairLink, is_link, parse_link
 from openclaw_desktop.log import RedactingFilter
 
-pytestmark = pytest.mark.unit
-
 TOKEN = "bt_Secret_Zq3xQ9w"
 FP = "7270b9b1eec5fe809163ace8c347501d3c6ee850aeb91b4d4e56c03eb4f1fd6b"
 

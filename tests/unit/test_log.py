@@ -10,8 +10,6 @@ import pytest
 
 from openclaw_desktop.log import configure_logging
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.fixture(autouse=True)
 def _restore_root_logger() -> Iterator[None]:

@@ -32,8 +32,6 @@ from openclaw_desktop.integration.xdg import (
 )
 from tools.write_packaging_files import packaging_files
 
-pytestmark = pytest.mark.unit
-
 
 def _desktop_unquote(value: str) -> list[str]:
     """Split an Exec value the way the Desktop Entry specification says a launcher must."""

@@ -8,8 +8,6 @@ from openclaw_desktop.errors import ConnectionClosed
 from openclaw_desktop.interruption import CutCause, classify_drop
 from openclaw_desktop.supervisor import RestartPolicy
 
-pytestmark = pytest.mark.unit
-
 
 def test_backoff_grows_with_consecutive_exits() -> None:
     """Each exit in a row waits longer; the last step repeats."""

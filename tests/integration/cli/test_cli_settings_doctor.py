@@ -10,8 +10,6 @@ import pytest
 
 from tests.helpers.bundled_gateway import run_desktop_cli
 
-pytestmark = pytest.mark.integration
-
 
 def test_settings_set_show_and_keys(tmp_path: Path) -> None:
     """set writes settings.json under the home; show prints what is in effect."""

@@ -24,7 +24,7 @@ from openclaw_desktop.integration.xdg import (
 )
 from ui.icons import render_png
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 REPO = Path(__file__).resolve().parents[3]
 SCRIPT = Path(sys.executable).parent / "openclaw-desktop"

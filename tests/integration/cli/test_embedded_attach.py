@@ -13,7 +13,7 @@ import pytest
 from tests.helpers.ports import free_port, port_open
 from tests.helpers.processes import stop_group, wait_for_log
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 
 def _gateways_on(port: int) -> list[int]:

@@ -14,7 +14,7 @@ import pytest
 from tests.helpers.ports import free_port, port_open
 from tests.helpers.processes import stop_group
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:

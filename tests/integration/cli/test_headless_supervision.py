@@ -21,7 +21,7 @@ import pytest
 from tests.helpers.ports import free_port, port_open
 from tests.helpers.processes import stop_group, wait_for_log
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]
+pytestmark = pytest.mark.timeout(150)
 
 CONNECTED = "connected to 127.0.0.1:{port} as node"
 

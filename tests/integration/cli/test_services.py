@@ -28,7 +28,7 @@ from openclaw_desktop.integration.systemd import (
 )
 from tests.helpers.ports import free_port, port_open
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 SCRIPT = Path(sys.executable).parent / "openclaw-desktop"
 

@@ -22,8 +22,6 @@ from openclaw_desktop.node.handlers.camera import camera_area
 from tests.helpers.ports import free_port
 from tests.helpers.video_sources import MjpegServer, level_of, pattern_frame
 
-pytestmark = pytest.mark.integration
-
 FRAMES = [pattern_frame(index, 1280, 720) for index in range(30)]
 
 

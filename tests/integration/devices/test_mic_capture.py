@@ -22,8 +22,6 @@ from openclaw_desktop.devices.audio_frames import rms_dbfs
 from openclaw_desktop.devices.errors import DeviceError
 from tests.helpers.alsa_mic import NO_INPUT_CONFIG, PCM_NAME, AlsaTestMic, no_input_config
 
-pytestmark = pytest.mark.integration
-
 REPO = Path(__file__).resolve().parents[3]
 
 

@@ -23,8 +23,6 @@ from tests.helpers.desktop_session import (
     session_bus,
 )
 
-pytestmark = pytest.mark.integration
-
 
 def dispatcher_for(notifier: Notifier, enabled: bool = True) -> InvokeDispatcher:
     """A dispatcher over the notify area alone."""

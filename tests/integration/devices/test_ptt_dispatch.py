@@ -28,8 +28,6 @@ from openclaw_desktop.node.registry import CommandRegistry
 from openclaw_desktop.node.results import InvokeResult
 from tests.helpers.alsa_mic import PCM_NAME, AlsaTestMic, no_input_config, silence, tone
 
-pytestmark = pytest.mark.integration
-
 
 @dataclass
 class Heard:

@@ -21,8 +21,6 @@ from openclaw_desktop.devices.qr_scan import scan_qr
 from openclaw_desktop.discovery import decode_setup_code, encode_setup_code
 from tests.helpers.video_sources import pattern_frame, write_video
 
-pytestmark = pytest.mark.integration
-
 CODE = encode_setup_code({"url": "ws://192.168.1.20:18789", "bootstrapToken": "b" * 43})
 
 

@@ -24,8 +24,6 @@ from tests.helpers.desktop_session import (
     xvfb_fixture,  # noqa: F401 - provides the x_server fixture
 )
 
-pytestmark = pytest.mark.integration
-
 RED = (200, 30, 40)
 GREEN = (10, 220, 30)
 

@@ -26,8 +26,6 @@ from tests.helpers.mdns import LOOPBACK, Recorder
 from tests.helpers.ports import free_port
 from ui.presenters.discovery import configured_browsers
 
-pytestmark = pytest.mark.integration
-
 FOUND_WITHIN = 15.0
 GONE_WITHIN = 10.0
 FP = "7270b9b1eec5fe809163ace8c347501d3c6ee850aeb91b4d4e56c03eb4f1fd6b"

@@ -27,7 +27,7 @@ from tests.helpers.bundled_gateway import (
     start_node,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 READ, WRITE, ADMIN = "operator.read", "operator.write", "operator.admin"
 PAIRING = "operator.pairing"

@@ -22,7 +22,6 @@ from tests.helpers.bundled_gateway import BundledGateway, RawClient
 from tests.helpers.fake_llm import FakeLLM
 
 pytestmark = [
-    pytest.mark.integration,
     pytest.mark.timeout(120),
     pytest.mark.skipif(os.name != "posix", reason="SIGKILL is POSIX"),
 ]

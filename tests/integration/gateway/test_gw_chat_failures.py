@@ -21,7 +21,7 @@ from tests.integration.gateway.test_gw_chat_runs import (
 
 __all__ = ["no_ambient_providers"]  # (autouse: only the providers a test configures)
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 TEMPORARY = "This is usually temporary — try again shortly."
 LIVE_500 = f"⚠️ fake/fake-model request failed (provider internal error, HTTP 500). {TEMPORARY}"

@@ -27,7 +27,7 @@ from tests.helpers.bundled_gateway import (
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.ports import free_port
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 TERMINAL = ("final", "aborted", "error")
 

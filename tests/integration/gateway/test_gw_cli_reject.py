@@ -23,7 +23,7 @@ import pytest
 from openclaw_desktop.identity import DeviceIdentity
 from tests.helpers.bundled_gateway import BundledGateway, CliError, RawClient
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 ADMIN_SCOPES = ["operator.admin", "operator.read", "operator.write", "operator.pairing"]
 

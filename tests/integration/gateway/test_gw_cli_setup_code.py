@@ -33,7 +33,7 @@ from openclaw_desktop.identity import DeviceIdentity
 from tests.helpers.bundled_gateway import ANDROID_PHONE, REPO, RawClient, clean_env, gateway_process
 from tests.integration.gateway.test_gw_server_setup_code import HANDOFF_SCOPES
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
+pytestmark = pytest.mark.timeout(90)
 
 FULL_SCOPES = HANDOFF_SCOPES
 _CODE_RE = re.compile(r"Setup code \(single use, valid 10 minutes\):\n([A-Za-z0-9_-]+)\n")

@@ -32,7 +32,7 @@ from gateway.methods import HANDLERS
 from openclaw_desktop.protocol import MAX_FRAME_DEPTH, ErrorCode
 from tests.helpers.bundled_gateway import RawClient, bundled_gateway, raw_node, raw_operator
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+pytestmark = pytest.mark.timeout(240)
 
 #: Examples per method; ``OPENCLAW_FUZZ_EXAMPLES`` raises it for a longer local run.
 EXAMPLES_PER_METHOD = int(os.environ.get("OPENCLAW_FUZZ_EXAMPLES", "30"))

@@ -40,7 +40,7 @@ from tests.helpers.bundled_gateway import (
     clean_env,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 #: A secret counts as leaked when any piece of it this long appears in the log.
 PIECE = 12

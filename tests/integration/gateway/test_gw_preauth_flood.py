@@ -20,7 +20,7 @@ from gateway.preauth import PER_ADDRESS, RESERVED, SILENT_AFTER_S, TOTAL
 from openclaw_desktop.identity import DeviceIdentity
 from tests.helpers.bundled_gateway import RawClient, bundled_gateway, wait_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 ATTACKERS = [f"127.0.0.{i}" for i in range(2, 22)]
 

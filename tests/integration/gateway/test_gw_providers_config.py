@@ -25,8 +25,6 @@ from gateway.chat.providers import (
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.ports import free_port
 
-pytestmark = pytest.mark.integration
-
 SHORT = Timeouts(connect=2.0, read=2.0, write=2.0)
 
 

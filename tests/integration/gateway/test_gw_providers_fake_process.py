@@ -25,7 +25,7 @@ from gateway.chat.providers import (
 )
 from tests.helpers.ports import free_port
 
-pytestmark = [pytest.mark.integration, pytest.mark.skipif(os.name != "posix", reason="POSIX")]
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX")
 
 REPO = Path(__file__).resolve().parents[3]
 

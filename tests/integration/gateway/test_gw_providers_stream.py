@@ -28,8 +28,6 @@ from gateway.chat.providers import (
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.ports import free_port
 
-pytestmark = pytest.mark.integration
-
 APIS = ["openai-completions", "anthropic-messages"]
 READ_TOOL = ToolSpec(
     "read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}}

@@ -35,7 +35,7 @@ from tests.helpers.bundled_gateway import (
     wait_for,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 
 def assert_state_intact(state_dir: Path) -> None:

@@ -26,7 +26,7 @@ from tests.helpers.bundled_gateway import (
     wait_for,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 
 # ---------------------------------------------------------------- shared token

@@ -14,7 +14,7 @@ from gateway.server import GatewayServer
 from tests.helpers.bundled_gateway import bundled_gateway, gateway_config, raw_operator
 from tests.helpers.ports import free_port, port_open
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(30)]
+pytestmark = pytest.mark.timeout(30)
 
 #: A unique-local IPv6 address no test machine has: binding it fails like ``::1`` does on a
 #: host with IPv6 disabled (EADDRNOTAVAIL, or EAFNOSUPPORT without IPv6 at all).

@@ -31,7 +31,7 @@ from tests.helpers.bundled_gateway import (
     wait_for,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 #: Bounded: 200 examples, no shrinking (a hung example would make shrinking take minutes;
 #: the falsifying example is still reported as generated).

@@ -28,7 +28,7 @@ from tests.helpers.bundled_gateway import (
     wait_for,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "gateway" / "real-node-methods.json"
 REAL = json.loads(FIXTURE.read_text())

@@ -31,7 +31,6 @@ from tests.helpers.ports import free_port
 from tests.helpers.processes import stop_group, wait_for_log
 
 pytestmark = [
-    pytest.mark.integration,
     pytest.mark.timeout(90),
     pytest.mark.skipif(os.name != "posix", reason="signals are POSIX"),
 ]

@@ -31,7 +31,7 @@ from tests.helpers.bundled_gateway import (
     wait_for,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 #: The full-access hand-off operator scopes (observed on the real gateway 2026.9.6).
 HANDOFF_SCOPES = [

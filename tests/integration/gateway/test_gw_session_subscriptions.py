@@ -149,3 +149,36 @@ async def test_describe_list_filters_and_commands(tmp_path: Path) -> None:
         assert (await op.ok("commands.list", {"scope": "native"}))["commands"] == []
         bad_scope = await op.error("commands.list", {"scope": "web"})
         assert bad_scope["code"] == "INVALID_REQUEST"
+
+
+async def test_session_message_reaches_the_sessions_followers(tmp_path: Path) -> None:
+    async with (
+        gateway(tmp_path) as gw,
+        raw_operator(gw.url) as everything,
+        raw_operator(gw.url) as main_only,
+        raw_operator(gw.url) as elsewhere,
+        raw_operator(gw.url) as nobody,
+    ):
+        await everything.ok("sessions.subscribe", {})
+        await main_only.ok("sessions.messages.subscribe", {"key": "main"})
+        await elsewhere.ok("sessions.messages.subscribe", {"key": "agent:main:other"})
+        run_id = await send_and_finish(nobody, "hello followers")
+        for op in (everything, main_only):
+            reply = await op.wait_event(
+                "session.message", lambda e: e["payload"]["message"]["role"] == "assistant"
+            )
+            messages = [e["payload"] for e in op.events_named("session.message")]
+            assert [m["message"]["role"] for m in messages] == ["user", "assistant"]
+            assert [m["messageSeq"] for m in messages] == [1, 2]
+            assert messages[0]["message"]["content"][0]["text"] == "hello followers"
+            assert reply["payload"]["sessionKey"] == "agent:main:main"
+            assert reply["payload"]["messageId"] == reply["payload"]["message"]["__openclaw"]["id"]
+            assert reply["payload"]["session"]["key"] == "agent:main:main"
+        history = await nobody.ok("chat.history", {"sessionKey": "main"})
+        assert [m["__openclaw"]["id"] for m in history["messages"]] == [
+            e["payload"]["messageId"] for e in main_only.events_named("session.message")
+        ]
+        await asyncio.sleep(0.2)
+        assert elsewhere.events_named("session.message") == []
+        assert nobody.events_named("session.message") == []
+        assert run_id

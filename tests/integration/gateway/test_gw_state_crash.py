@@ -15,10 +15,7 @@ import pytest
 
 from gateway.state import DB_FILENAME, GatewayState
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.skipif(os.name != "posix", reason="SIGKILL is POSIX"),
-]
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL is POSIX")
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -18,7 +18,7 @@ import pytest
 from gateway.server import GatewayServer
 from tests.helpers.bundled_gateway import RawClient, bundled_gateway, raw_operator, wait_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 TRANSCRIPTION = {"mode": "transcription", "transport": "gateway-relay", "brain": "none"}
 UNKNOWN_SESSION = {

@@ -19,7 +19,7 @@ from tests.helpers.bundled_gateway import RawClient, bundled_gateway, raw_operat
 from tests.helpers.fake_audio_api import FakeAudioAPI, Upload
 from tests.helpers.speech import espeak_pcm16, frames
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
+pytestmark = pytest.mark.timeout(90)
 
 TRANSCRIPTION = {"mode": "transcription", "transport": "gateway-relay", "brain": "none"}
 ENVELOPE_KEYS = {"id", "type", "sessionId", "seq", "timestamp", "mode", "transport", "brain"}

@@ -18,7 +18,7 @@ from tests.helpers.bundled_gateway import bundled_gateway, raw_operator
 from tests.helpers.fake_audio_api import FakeAudioAPI, tone_pcm16
 from tests.helpers.speech import need_espeak
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 
 def talk_json(state: Path, document: dict[str, Any]) -> Path:

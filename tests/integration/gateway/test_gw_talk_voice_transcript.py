@@ -13,7 +13,7 @@ import pytest
 from gateway.server import GatewayServer
 from tests.helpers.bundled_gateway import bundled_gateway, raw_node, raw_operator
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 
 @pytest.fixture

@@ -22,8 +22,6 @@ from gateway.tls import (
     server_context,
 )
 
-pytestmark = pytest.mark.integration
-
 BOUND = 10.0
 
 

@@ -56,7 +56,7 @@ from tests.helpers import mdns
 from tests.helpers.bundled_gateway import BundledGateway, bundled_gateway
 from tests.helpers.mdns import LOOPBACK, Recorder
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 FOUND_WITHIN = 20.0
 GONE_WITHIN = 10.0

@@ -13,7 +13,7 @@ import pytest
 
 from gateway.chat import TranscriptStore
 
-pytestmark = [pytest.mark.integration, pytest.mark.skipif(os.name != "posix", reason="POSIX")]
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX")
 
 REPO = Path(__file__).resolve().parents[3]
 

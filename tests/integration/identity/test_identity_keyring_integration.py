@@ -21,8 +21,6 @@ from openclaw_desktop.identity import (
 from openclaw_desktop.identity import secrets as secrets_module
 from openclaw_desktop.identity.keyring_store import KeyringSecretStore, keyring_available
 
-pytestmark = pytest.mark.integration
-
 GW = "gateway.local:18789"
 DEV = "c" * 64
 

@@ -32,7 +32,7 @@ from openclaw_desktop.protocol import ClientId, ClientInfo, ClientMode, Role
 from openclaw_desktop.transport import ConnectionOptions, GatewayConnection, RetryPolicy
 from tests.helpers.scripted_gateway import ScriptedGateway, ScriptedPeer
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 
 @dataclass

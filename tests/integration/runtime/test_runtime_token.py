@@ -18,7 +18,7 @@ from openclaw_desktop.session import ErrorCategory
 from openclaw_desktop.transport import ConnectionState
 from tests.helpers.bundled_gateway import BundledGateway, wait_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from openclaw_desktop.supervisor import (
 from openclaw_desktop.transport import ConnectionState, GatewayConnection
 from tests.helpers.ports import free_port
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 #: Listens on argv[1]; prints a line; exits with argv[2] after argv[3] seconds (never if < 0).
 SERVER = """

@@ -12,7 +12,7 @@ import pytest
 from openclaw_desktop.sdk import OpenClaw
 from tests.helpers.scripted_gateway import ScriptedGateway, ScriptedPeer, hello_payload
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(30)]
+pytestmark = pytest.mark.timeout(30)
 
 STARTING = {"code": "UNAVAILABLE", "message": "chat is starting", "retryable": True}
 FINAL = {

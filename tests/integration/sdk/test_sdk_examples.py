@@ -25,7 +25,7 @@ from tests.helpers.bundled_gateway import REPO, BundledGateway, DesktopNode, cle
 from tests.helpers.chat_trace import write_fake_providers
 from tests.helpers.fake_llm import FakeLLM
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+pytestmark = pytest.mark.timeout(180)
 
 EXAMPLES = REPO / "examples"
 EXAMPLE_TIMEOUT_S = 90.0

@@ -25,7 +25,7 @@ from openclaw_desktop.sdk.run import Run
 from tests.helpers.bundled_gateway import BundledGateway
 from tests.helpers.fake_llm import FakeLLM
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 SCOPES = ("operator.read", "operator.write")
 

@@ -17,7 +17,7 @@ from openclaw_desktop.sdk import Event, OpenClaw
 from tests.helpers.bundled_gateway import BundledGateway
 from tests.helpers.fake_llm import FakeLLM
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 SCOPES = ("operator.read", "operator.write")
 TERMINAL = frozenset({"run.completed", "run.failed", "run.cancelled", "run.timed_out"})

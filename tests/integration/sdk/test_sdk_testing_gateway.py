@@ -25,7 +25,7 @@ from openclaw_desktop.sdk.testing import gateway as gateway_module
 from openclaw_desktop.session import EventReceived
 from openclaw_desktop.transport import ConnectionOptions, GatewayConnection
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
+pytestmark = pytest.mark.timeout(90)
 
 TERMINAL = ("final", "aborted", "error")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+pytestmark = pytest.mark.timeout(180)
 
 CONFTEST = 'pytest_plugins = ["openclaw_desktop.sdk.testing.pytest_plugin"]\n'
 

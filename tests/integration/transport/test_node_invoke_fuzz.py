@@ -31,7 +31,7 @@ from openclaw_desktop.protocol import ClientId, ClientInfo, ClientMode, NodeErro
 from openclaw_desktop.transport import ConnectionOptions, GatewayConnection, RetryPolicy
 from tests.helpers.scripted_gateway import ScriptedGateway, ScriptedPeer
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 FUZZ = settings(
     max_examples=150,

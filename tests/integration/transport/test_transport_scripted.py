@@ -33,7 +33,7 @@ from tests.helpers.scripted_gateway import (
     connect_signature_valid,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(30)]
+pytestmark = pytest.mark.timeout(30)
 
 FAST = RetryPolicy(base_ms=20, early_ceiling_ms=100, pairing_poll_ms=50)
 

@@ -18,8 +18,6 @@ from tests.helpers.tls import (
     unused_port,
 )
 
-pytestmark = pytest.mark.integration
-
 BOUND = 10.0
 """Upper limit for any test body."""
 

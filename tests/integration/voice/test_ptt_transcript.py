@@ -21,7 +21,7 @@ from tests.helpers.alsa_mic import PCM_NAME, AlsaTestMic
 from tests.helpers.bundled_gateway import TOKEN, bundled_gateway
 from tests.helpers.speech import espeak_pcm16
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 SCOPES = ("operator.read", "operator.write", "operator.talk")
 

@@ -26,7 +26,7 @@ from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.speech import espeak_pcm16
 from tests.integration.gateway.test_gw_talk_sessions import write_talk_json
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 SCOPES = ("operator.read", "operator.write", "operator.talk")
 

@@ -18,8 +18,6 @@ from openclaw_desktop.chat.attachments import (
 )
 from openclaw_desktop.errors import OpenClawError
 
-pytestmark = pytest.mark.unit
-
 SMALL = AttachmentLimits(max_bytes=1000, max_image_bytes=100, max_payload=200_000)
 
 

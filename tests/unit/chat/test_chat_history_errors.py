@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from openclaw_desktop.chat import ChatTimeline
-
-pytestmark = pytest.mark.unit
 
 RUN = "8b6421cf-6d9e-4573-b833-6bcdf5bcdab3"
 COPY = (

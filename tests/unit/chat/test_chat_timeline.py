@@ -11,8 +11,6 @@ import pytest
 from openclaw_desktop.chat import ChatTimeline, redact, strip_control
 from openclaw_desktop.sdk.normalize import Normalizer
 
-pytestmark = pytest.mark.unit
-
 TRACE = Path(__file__).resolve().parents[2] / "fixtures" / "gateway" / "real-chat-trace.json"
 
 

@@ -59,8 +59,6 @@ from tests.helpers.transcripts import (
     transcript,
 )
 
-pytestmark = pytest.mark.unit
-
 TRACE = Path(__file__).resolve().parents[2] / "fixtures" / "gateway" / "real-chat-trace.json"
 #: The project's hypothesis settings: bounded, no example database, derandomized in CI.
 BOUNDED = settings(

@@ -17,8 +17,6 @@ from openclaw_desktop.chat import ChatTimeline
 from openclaw_desktop.chat.items import tool_images
 from openclaw_desktop.sdk.normalize import Normalizer
 
-pytestmark = pytest.mark.unit
-
 #: A 1x1 PNG, base64.
 PNG = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQ"

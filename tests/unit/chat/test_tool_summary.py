@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 from openclaw_desktop.chat import ChatTimeline
 from openclaw_desktop.chat.tool_summary import SUMMARY_CHARS, describe_call
 from openclaw_desktop.sdk.events import Event
-
-pytestmark = pytest.mark.unit
 
 SECRET = "sk-" + "a1b2c3d4" * 4
 

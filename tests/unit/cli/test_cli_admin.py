@@ -10,8 +10,6 @@ from openclaw_desktop.cli import _parser
 from openclaw_desktop.cli_admin import admin_request
 from openclaw_desktop.errors import ConfigError
 
-pytestmark = pytest.mark.unit
-
 
 def parse(*argv: str) -> argparse.Namespace:
     """Parse a command line."""

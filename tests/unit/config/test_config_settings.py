@@ -13,8 +13,6 @@ from openclaw_desktop.config import NodeSettings, Settings, SettingsStore, setti
 from openclaw_desktop.config.settings import UiSettings
 from openclaw_desktop.errors import ConfigError
 
-pytestmark = pytest.mark.unit
-
 
 def test_privacy_sensitive_sources_are_off_by_default() -> None:
     """Camera, screen, microphone and running commands are opt-in; notifications are on."""

@@ -19,8 +19,6 @@ from openclaw_desktop.config.discovery import (
 )
 from openclaw_desktop.errors import ConfigError
 
-pytestmark = pytest.mark.unit
-
 
 def test_every_interface_by_default() -> None:
     assert Settings().discovery.interfaces == ()

@@ -13,8 +13,6 @@ from openclaw_desktop.config import AppPaths, WindowStateStore
 from openclaw_desktop.config.window_state import MAX_DRAFT_CHARS
 from openclaw_desktop.errors import ConfigError
 
-pytestmark = pytest.mark.unit
-
 GW = "ws://127.0.0.1:18789"
 
 

@@ -10,8 +10,6 @@ import pytest
 from openclaw_desktop.devices.audio_frames import SILENCE_DBFS, EnergyVad, FrameQueue, rms_dbfs
 from openclaw_desktop.devices.errors import DeviceError
 
-pytestmark = pytest.mark.unit
-
 
 def _sine(amplitude: float, n: int = 320) -> bytes:
     t = np.arange(n) / 16_000

@@ -30,8 +30,6 @@ from tests.helpers.video_sources import (
     write_video,
 )
 
-pytestmark = pytest.mark.unit
-
 Frame = np.ndarray[Any, Any]
 
 

@@ -14,8 +14,6 @@ from openclaw_desktop.devices import DeviceError
 from openclaw_desktop.devices.camera_jpeg import MIB, base64_length, encode_jpeg_within, human_size
 from tests.helpers.video_sources import noise_frame, pattern_frame
 
-pytestmark = pytest.mark.unit
-
 
 def decode(data: bytes) -> np.ndarray:
     """A JPEG back to pixels (fails the test when it is not a JPEG)."""

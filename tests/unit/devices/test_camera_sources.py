@@ -19,10 +19,9 @@ from openclaw_desktop.devices.camera_sources import (
     parse_source,
 )
 
-pytestmark = [
-    pytest.mark.unit,
-    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="V4L2 enumeration is Linux"),
-]
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="V4L2 enumeration is Linux"
+)
 
 
 def add_node(

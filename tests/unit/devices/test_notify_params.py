@@ -20,8 +20,6 @@ from openclaw_desktop.node.handlers.system import (
 )
 from openclaw_desktop.node.registry import CommandRegistry
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.fixture
 def no_bus(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -21,8 +21,6 @@ from openclaw_desktop.node.dispatcher import InvokeDispatcher
 from openclaw_desktop.node.handlers.screen import parse_snapshot_request, screen_area
 from openclaw_desktop.node.registry import CommandRegistry
 
-pytestmark = pytest.mark.unit
-
 
 def test_defaults() -> None:
     """No params (or null, or {}) is a 1920-wide PNG of screen 0 with the pointer."""

@@ -22,8 +22,6 @@ from gateway.advertise import (
 )
 from openclaw_desktop.discovery.txt import SERVICE_TYPE, endpoint_from_service
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.mark.parametrize(
     ("display", "instance"),

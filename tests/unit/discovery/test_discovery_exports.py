@@ -6,11 +6,7 @@ import ast
 import importlib
 from pathlib import Path
 
-import pytest
-
 import openclaw_desktop.discovery as discovery
-
-pytestmark = pytest.mark.unit
 
 MODULES = ["browser", "setup_code", "txt"]
 ROOT = Path(__file__).resolve().parents[3]

@@ -17,8 +17,6 @@ from openclaw_desktop.discovery.setup_code import (
     encode_setup_code,
 )
 
-pytestmark = pytest.mark.unit
-
 TOKEN = "bt_secret_Zq3xQ9"
 FP = "7270b9b1eec5fe809163ace8c347501d3c6ee850aeb91b4d4e56c03eb4f1fd6b"
 

@@ -14,8 +14,6 @@ from openclaw_desktop.discovery.txt import (
     stable_gateway_id,
 )
 
-pytestmark = pytest.mark.unit
-
 FP = "7270b9b1eec5fe809163ace8c347501d3c6ee850aeb91b4d4e56c03eb4f1fd6b"
 NAME = f"Studio (OpenClaw).{SERVICE_TYPE}"
 TXT = {

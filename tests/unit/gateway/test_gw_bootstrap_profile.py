@@ -17,8 +17,6 @@ from gateway.core import GatewayCore
 from gateway.state import BootstrapRecord
 from gateway.state.records import SetupAccess
 
-pytestmark = pytest.mark.unit
-
 
 def _core(*, tls: bool) -> GatewayCore:
     return cast(GatewayCore, SimpleNamespace(config=SimpleNamespace(tls=tls)))

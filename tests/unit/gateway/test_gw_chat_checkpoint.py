@@ -23,8 +23,6 @@ from gateway.chat.checkpoint import (
     recover_interrupted,
 )
 
-pytestmark = pytest.mark.unit
-
 KEY = "agent:main:main"
 
 

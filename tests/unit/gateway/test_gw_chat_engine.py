@@ -16,8 +16,6 @@ from gateway.chat.params import Field, check
 from gateway.errors import MethodError
 from gateway.state import GatewayState
 
-pytestmark = pytest.mark.unit
-
 
 def message_of(exc: pytest.ExceptionInfo[MethodError]) -> str:
     """The wire message of a MethodError."""

@@ -10,8 +10,6 @@ from pydantic import ValidationError
 from gateway.cli import _parser
 from gateway.config import STATE_ENV, GatewayConfig, default_state_dir
 
-pytestmark = pytest.mark.unit
-
 
 def test_defaults_match_the_real_gateway() -> None:
     """127.0.0.1:18789 (and ::1), shared token, 15 s handshake, 30 s tick, no mDNS."""

@@ -9,8 +9,6 @@ import pytest
 from gateway.chat.failure_words import failure_class, failure_words, is_terminal_error
 from gateway.chat.providers.base import ErrorKind, ProviderError
 
-pytestmark = pytest.mark.unit
-
 TEMPORARY = "This is usually temporary — try again shortly."
 
 

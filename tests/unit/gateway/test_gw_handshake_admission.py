@@ -19,8 +19,6 @@ from gateway.handshake import (
 )
 from openclaw_desktop.protocol import ConnectParams, Role
 
-pytestmark = pytest.mark.unit
-
 
 def _params(
     *,

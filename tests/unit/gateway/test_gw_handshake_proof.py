@@ -28,8 +28,6 @@ from gateway.handshake.proof import decode_node_base64_lenient
 from openclaw_desktop.identity import DeviceIdentity
 from tests.helpers.handshake_cases import CaseContext, Challenge, signed_params
 
-pytestmark = pytest.mark.unit
-
 NONCE = "d9b822e8-4000-4987-9480-cf4472d36881"
 TS = 1_796_023_931_231
 IDENTITY = DeviceIdentity.from_seed(bytes(range(32)), created_at_ms=0)

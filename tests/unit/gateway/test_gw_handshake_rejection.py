@@ -9,8 +9,6 @@ import pytest
 from gateway import handshake as hs
 from gateway.handshake import ConnectRejection, truncate_close_reason
 
-pytestmark = pytest.mark.unit
-
 CLI_HINT = "use this gateway's gateway.auth.token or pair the device"
 
 

@@ -11,8 +11,6 @@ from gateway.handshake import ConnectRejection, connect_params_error, validate_c
 from gateway.handshake.jsonschema_errors import grapheme_count, js_keys
 from openclaw_desktop.protocol import ClientId, ConnectParams
 
-pytestmark = pytest.mark.unit
-
 GOOD: dict[str, Any] = {
     "minProtocol": 4,
     "maxProtocol": 4,

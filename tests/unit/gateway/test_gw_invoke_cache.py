@@ -17,8 +17,6 @@ from gateway.nodes.invoke import (
 )
 from gateway.peer import Peer
 
-pytestmark = pytest.mark.unit
-
 MIB = 1024 * 1024
 
 

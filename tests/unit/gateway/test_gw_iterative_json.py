@@ -12,8 +12,6 @@ from hypothesis import strategies as st
 from gateway.handshake import parse_first_frame
 from gateway.handshake.iterative_json import loads_iterative
 
-pytestmark = pytest.mark.unit
-
 json_values = st.recursive(
     st.none()
     | st.booleans()

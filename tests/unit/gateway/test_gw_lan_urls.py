@@ -16,8 +16,6 @@ import pytest
 from gateway.advertise import _announce_addresses, lan_addresses
 from gateway.cli import lan_urls
 
-pytestmark = pytest.mark.unit
-
 
 def adapter(name: str, *ips: str) -> ifaddr.Adapter:
     """An adapter as ifaddr reports it: IPv6 addresses are ``(ip, flowinfo, scope_id)``."""

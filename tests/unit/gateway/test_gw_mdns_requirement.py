@@ -12,8 +12,6 @@ import pytest
 
 from tests.helpers import mdns
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.fixture
 def no_multicast(monkeypatch: pytest.MonkeyPatch) -> None:

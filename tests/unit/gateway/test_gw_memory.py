@@ -9,8 +9,6 @@ import pytest
 
 from gateway import memory
 
-pytestmark = pytest.mark.unit
-
 
 async def test_trims_are_coalesced_and_run_after_the_interval(
     monkeypatch: pytest.MonkeyPatch,

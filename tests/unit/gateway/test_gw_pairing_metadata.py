@@ -9,8 +9,6 @@ import pytest
 from gateway.pairing_gate import _node_host_client, _pin_metadata
 from openclaw_desktop.protocol import ClientInfo
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.mark.parametrize(
     ("client", "claimed", "paired", "mismatch", "pinned"),

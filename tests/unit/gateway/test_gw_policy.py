@@ -17,8 +17,6 @@ from gateway.nodes.policy import (
     required_approve_scopes,
 )
 
-pytestmark = pytest.mark.unit
-
 OLLAMA = {"ollama.models", "ollama.chat"}
 MOBILE_DATA = {
     "contacts.search",

@@ -6,11 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-
 from gateway.preauth import PreauthBudget
-
-pytestmark = pytest.mark.unit
 
 
 class Sock:

@@ -26,8 +26,6 @@ from gateway.chat.providers.base import (
     Usage,
 )
 
-pytestmark = pytest.mark.unit
-
 MODEL = ModelRef(
     "anthropic", "claude-test", "anthropic-messages", vision=True, max_output_tokens=1000
 )

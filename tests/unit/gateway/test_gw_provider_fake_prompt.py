@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from tests.helpers.fake_llm import find_prompt
-
-pytestmark = pytest.mark.unit
 
 
 def test_plain_prompt_is_the_last_user_message() -> None:

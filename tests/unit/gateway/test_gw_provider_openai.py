@@ -26,8 +26,6 @@ from gateway.chat.providers.openai import (
     to_openai_messages,
 )
 
-pytestmark = pytest.mark.unit
-
 MODEL = ModelRef("openai", "gpt-test", "openai-completions")
 IMAGE = {"type": "image", "data": "QUJD", "mimeType": "image/jpeg"}
 

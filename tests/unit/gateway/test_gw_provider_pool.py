@@ -18,8 +18,6 @@ from gateway.chat.providers.base import (
 )
 from gateway.chat.providers.pool import ProviderPool
 
-pytestmark = pytest.mark.unit
-
 MODEL = ModelRef("openai", "m", "openai-completions")
 
 

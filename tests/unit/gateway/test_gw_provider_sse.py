@@ -17,8 +17,6 @@ from gateway.chat.providers.sse import (
     redact,
 )
 
-pytestmark = pytest.mark.unit
-
 
 def feed_all(lines: list[str]) -> list[SSEEvent]:
     """Every event the parser dispatches for ``lines`` (plus the end of the stream)."""

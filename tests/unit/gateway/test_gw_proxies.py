@@ -16,8 +16,6 @@ from gateway.proxies import (
     proxy_attribution_required,
 )
 
-pytestmark = pytest.mark.unit
-
 
 def attribute(proxies: TrustedProxies, peer: str, *pairs: tuple[str, str]) -> Attribution | None:
     return proxies.attribute(peer, Headers(list(pairs)))

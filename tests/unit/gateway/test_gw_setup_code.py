@@ -8,7 +8,6 @@ import re
 
 import cv2
 import numpy as np
-import pytest
 
 from gateway.setup_code import (
     MAX_QR_DATA_URL_LENGTH,
@@ -18,8 +17,6 @@ from gateway.setup_code import (
     render_qr_terminal,
 )
 from openclaw_desktop.discovery.setup_code import decode_setup_code
-
-pytestmark = pytest.mark.unit
 
 TOKEN = "bt_" + "Q" * 40
 FINGERPRINT = "7270b9b1eec5fe809163ace8c347501d3c6ee850aeb91b4d4e56c03eb4f1fd6b"

@@ -21,8 +21,6 @@ from gateway.methods.devices import normalize_public_url
 from gateway.state import BOOTSTRAP_TOKEN_TTL_MS, DB_FILENAME, BootstrapRecord, GatewayState
 from gateway.state.bootstrap import SETUP_COMPLETION_RETENTION_MS, SetupProfile
 
-pytestmark = pytest.mark.unit
-
 KEY = "w1tF0k6A6Udo13b50tQToiyU74nTScuJShZTpxQthm4"
 T0 = 1_796_023_931_000
 

@@ -17,8 +17,6 @@ from gateway.state import (
     GatewayState,
 )
 
-pytestmark = pytest.mark.unit
-
 KEY = "w1tF0k6A6Udo13b50tQToiyU74nTScuJShZTpxQthm4"
 OTHER_KEY = "AAAAk6A6Udo13b50tQToiyU74nTScuJShZTpxQthm4"
 PHONE = "phone-device-id"

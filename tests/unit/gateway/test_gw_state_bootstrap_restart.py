@@ -14,8 +14,6 @@ from gateway.state import _db as db_module
 from gateway.state._codec import hash_token
 from gateway.state._schema import MIGRATIONS, SCHEMA_VERSION
 
-pytestmark = pytest.mark.unit
-
 KEY = "w1tF0k6A6Udo13b50tQToiyU74nTScuJShZTpxQthm4"
 PHONE = "phone-device-id"
 T0 = 1_796_023_931_000

@@ -25,8 +25,6 @@ from gateway.state import _db as db_module
 from gateway.state._codec import hash_token
 from gateway.state._schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, Migration
 
-pytestmark = pytest.mark.unit
-
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
 
 KEY = "w1tF0k6A6Udo13b50tQToiyU74nTScuJShZTpxQthm4"

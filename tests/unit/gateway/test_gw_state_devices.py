@@ -9,8 +9,6 @@ import pytest
 
 from gateway.state import DB_FILENAME, DeviceRecord, GatewayState, RoleRemoval
 
-pytestmark = pytest.mark.unit
-
 KEY = "w1tF0k6A6Udo13b50tQToiyU74nTScuJShZTpxQthm4"
 DEV = "88a4d83a94cbc8231289273535eb61453087a816368fea490fd7ed482e294d75"
 

@@ -20,8 +20,6 @@ from gateway.state import (
     UnknownRequestError,
 )
 
-pytestmark = pytest.mark.unit
-
 KEY = "w1tF0k6A6Udo13b50tQToiyU74nTScuJShZTpxQthm4"
 NODE = "293edc08293edc08293edc08293edc08293edc08293edc08293edc08293edc08"
 T0 = 1_796_023_941_992

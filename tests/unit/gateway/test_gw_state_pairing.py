@@ -10,8 +10,6 @@ import pytest
 
 from gateway.state import DB_FILENAME, PAIRING_REQUEST_TTL_MS, GatewayState
 
-pytestmark = pytest.mark.unit
-
 KEY = "w1tF0k6A6Udo13b50tQToiyU74nTScuJShZTpxQthm4"
 OTHER_KEY = "AAAAk6A6Udo13b50tQToiyU74nTScuJShZTpxQthm4"
 DEV = "e594b551e594b551e594b551e594b551e594b551e594b551e594b551e594b551"

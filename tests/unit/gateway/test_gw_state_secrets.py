@@ -24,8 +24,6 @@ from gateway.state import (
     read_or_create_shared_token,
 )
 
-pytestmark = pytest.mark.unit
-
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
 
 PUBLIC_MODULES = [

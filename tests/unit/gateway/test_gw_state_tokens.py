@@ -25,8 +25,6 @@ from gateway.state import _db as db_module
 from gateway.state._codec import hash_token
 from gateway.state._schema import MIGRATIONS
 
-pytestmark = pytest.mark.unit
-
 KEY = "w1tF0k6A6Udo13b50tQToiyU74nTScuJShZTpxQthm4"
 DEV = "dev-1"
 OP_SCOPES = ["operator.read", "operator.write", "operator.admin"]

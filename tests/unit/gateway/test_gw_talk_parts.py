@@ -15,8 +15,6 @@ from gateway.talk.tts.base import OutputFormat, parse_output_format
 from gateway.talk.vad import EnergyEndpointer, threshold_dbfs
 from gateway.talk.wav import WavError, pcm16_to_wav, wav_to_pcm16
 
-pytestmark = pytest.mark.unit
-
 RATE = 16000
 
 

@@ -23,8 +23,6 @@ from gateway.chat import (
     canonical_session_key,
 )
 
-pytestmark = pytest.mark.unit
-
 
 class Clock:
     """A settable millisecond clock."""

@@ -15,8 +15,6 @@ from openclaw_desktop.identity import (
     gateway_key,
 )
 
-pytestmark = pytest.mark.unit
-
 GW = "gateway.local:18789"
 DEV = "a" * 64
 SECRET = "s3cr3t-token-value"

@@ -20,8 +20,6 @@ from openclaw_desktop.identity import (
     verify_signature,
 )
 
-pytestmark = pytest.mark.unit
-
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
 
 

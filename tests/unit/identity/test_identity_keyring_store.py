@@ -13,8 +13,6 @@ from keyring.errors import KeyringLocked, PasswordDeleteError
 from openclaw_desktop.errors import SecretStoreError
 from openclaw_desktop.identity.keyring_store import KeyringSecretStore, keyring_available
 
-pytestmark = pytest.mark.unit
-
 
 class _GoodBackend(KeyringBackend):
     """A dict-backed backend that claims a real priority."""

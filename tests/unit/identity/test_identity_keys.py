@@ -19,8 +19,6 @@ from openclaw_desktop.identity import (
     verify_signature,
 )
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.mark.parametrize("size", [0, 1, 2, 3, 31, 32, 33, 64])
 def test_b64url_round_trip_unpadded(size: int) -> None:

@@ -15,8 +15,6 @@ from openclaw_desktop.identity import (
     verify_signature,
 )
 
-pytestmark = pytest.mark.unit
-
 # From real-gateway-observed.md section 2: an operator connect the real gateway accepted.
 REAL_DEVICE_ID = "88a4d83a94cbc8231289273535eb61453087a816368fea490fd7ed482e294d75"
 REAL_PUBLIC_KEY = "w1tF0k6A6Udo13b50tQToiyU74nTScuJShZTpxQthm4"

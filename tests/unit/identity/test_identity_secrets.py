@@ -19,8 +19,6 @@ from openclaw_desktop.identity import (
 )
 from openclaw_desktop.identity import secrets as secrets_module
 
-pytestmark = pytest.mark.unit
-
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
 
 

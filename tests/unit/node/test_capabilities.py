@@ -9,8 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from openclaw_desktop.config import NodeSettings, SettingsStore
 from openclaw_desktop.integration.command import EMBEDDED_ALLOW, bundled_gateway_args
 from openclaw_desktop.node import CommandSpec, NodeContext, build_surface
@@ -21,8 +19,6 @@ from openclaw_desktop.node.capabilities import (
     embedded_allow,
     toggleable,
 )
-
-pytestmark = pytest.mark.unit
 
 
 def registered() -> list[CommandSpec]:

@@ -17,8 +17,6 @@ from openclaw_desktop.node import (
     InvokeResult,
 )
 
-pytestmark = pytest.mark.unit
-
 
 class Recorder:
     """A handler that records its params and answers with them."""

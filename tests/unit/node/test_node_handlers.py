@@ -14,9 +14,6 @@ from openclaw_desktop import __version__
 from openclaw_desktop.node.handlers import device
 from openclaw_desktop.node.handlers.device import STATUS_SECTIONS, device_info, device_status
 
-pytestmark = pytest.mark.unit
-
-
 # ---------------------------------------------------------------- device.status
 
 EXPECTED_KEYS = ["battery", "thermal", "storage", "network", "uptimeSeconds"]

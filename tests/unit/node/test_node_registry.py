@@ -16,8 +16,6 @@ from openclaw_desktop.node import (
     build_surface,
 )
 
-pytestmark = pytest.mark.unit
-
 
 class Switch:
     """An availability probe the test can flip."""

@@ -9,8 +9,6 @@ import pytest
 from openclaw_desktop.node import InvokeResult
 from openclaw_desktop.protocol import NodeErrorCode, NodeInvokeResultParams
 
-pytestmark = pytest.mark.unit
-
 
 def test_success_with_payload() -> None:
     """A success carries its payload under 'payload'."""

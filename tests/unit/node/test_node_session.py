@@ -28,8 +28,6 @@ from openclaw_desktop.session import EventReceived
 from openclaw_desktop.transport import ConnectionState, ConnectionStatus
 from tests.helpers.session_builders import load_fixture
 
-pytestmark = pytest.mark.unit
-
 
 class FakeConnection:
     """Stands in for GatewayConnection: records listeners and requests."""

@@ -17,8 +17,6 @@ from openclaw_desktop.node.dispatcher import InvokeDispatcher
 from openclaw_desktop.node.handlers.talk import talk_area
 from openclaw_desktop.node.registry import CommandRegistry
 
-pytestmark = pytest.mark.unit
-
 COMMANDS = ("talk.ptt.start", "talk.ptt.stop", "talk.ptt.cancel", "talk.ptt.once")
 
 

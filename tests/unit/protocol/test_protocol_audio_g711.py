@@ -20,8 +20,6 @@ import pytest
 
 from openclaw_desktop.protocol.audio import ulaw_decode, ulaw_encode
 
-pytestmark = pytest.mark.unit
-
 #: First decision value (14-bit) of segments 1..7 and their interval widths.
 SEGMENT_STARTS = [None, 31, 95, 223, 479, 991, 2015, 4063]
 SEGMENT_STEPS = [2, 4, 8, 16, 32, 64, 128, 256]

@@ -15,8 +15,6 @@ from openclaw_desktop.protocol.audio import (
     resample_pcm16,
 )
 
-pytestmark = pytest.mark.unit
-
 RATES = [(24000, 16000), (8000, 16000), (16000, 24000), (16000, 8000), (22050, 24000)]
 
 

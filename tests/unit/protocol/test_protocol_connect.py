@@ -24,8 +24,6 @@ from openclaw_desktop.protocol import (
     Policy,
 )
 
-pytestmark = pytest.mark.unit
-
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "protocol"
 
 #: The enums exactly as listed in the reference (dist/client-info-*.mjs).

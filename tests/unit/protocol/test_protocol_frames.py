@@ -24,9 +24,6 @@ from openclaw_desktop.protocol import (
     unparsed_frame_id,
 )
 
-pytestmark = pytest.mark.unit
-
-
 # ---------------------------------------------------------------- decode_frame
 
 

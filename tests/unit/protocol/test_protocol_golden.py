@@ -74,8 +74,6 @@ from tests.helpers.golden_capture import (
     validate_frame,
 )
 
-pytestmark = pytest.mark.unit
-
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "protocol"
 TRANSCRIBED = {
     "chat_events.json",

@@ -28,9 +28,6 @@ from openclaw_desktop.protocol import (
     version,
 )
 
-pytestmark = pytest.mark.unit
-
-
 # ---------------------------------------------------------------- node
 
 

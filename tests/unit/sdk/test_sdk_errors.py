@@ -13,8 +13,6 @@ from openclaw_desktop.protocol import HelloOk
 from openclaw_desktop.sdk import DEFAULT_SCOPES, MissingScope, OpenClaw, Unsupported
 from tests.helpers.session_builders import hello_payload
 
-pytestmark = pytest.mark.unit
-
 #: The error the real gateway 2026.9.6 answers ``chat.send`` with on a read-only connection.
 REAL_MISSING_WRITE = {
     "code": "FORBIDDEN",

@@ -12,12 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from openclaw_desktop.sdk import EVENT_TYPES, Event
 from openclaw_desktop.sdk.normalize import Normalizer, message_text, run_event_id
-
-pytestmark = pytest.mark.unit
 
 TRACE = Path(__file__).resolve().parents[2] / "fixtures" / "gateway" / "real-chat-trace.json"
 PLAIN_RUN = "8c9aeacd-b659-465e-8924-55421f3ea129"

@@ -19,8 +19,6 @@ import pytest
 from openclaw_desktop.sdk import Approval, Event, OpenClaw, Run
 from openclaw_desktop.session import EventReceived, SequenceGap
 
-pytestmark = pytest.mark.unit
-
 TRACE = Path(__file__).resolve().parents[2] / "fixtures" / "gateway" / "real-chat-trace.json"
 PLAIN_RUN = "8c9aeacd-b659-465e-8924-55421f3ea129"
 TOOL_RUN = "3ff60336-2dcd-4714-b4cb-b4273f2890fa"

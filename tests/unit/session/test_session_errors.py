@@ -26,8 +26,6 @@ from openclaw_desktop.errors import (
 )
 from openclaw_desktop.session import events, failures, plan, protocol
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.mark.parametrize(
     ("code", "detail", "cls"),

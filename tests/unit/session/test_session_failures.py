@@ -22,8 +22,6 @@ from openclaw_desktop.session import ErrorCategory, FailureDecision, decide_afte
 from openclaw_desktop.session.plan import AuthSource
 from tests.helpers.session_builders import load_fixture
 
-pytestmark = pytest.mark.unit
-
 #: A top-level code no rule knows, so that only the detail rule under test decides.
 NEUTRAL = "GATEWAY_NEW_CODE"
 

@@ -37,8 +37,6 @@ from tests.helpers.session_builders import (
     sent_frames,
 )
 
-pytestmark = pytest.mark.unit
-
 BAD_INPUT: list[tuple[str, str | bytes, str]] = [
     ("malformed-json", '{"type":"event",', "json"),
     ("huge-garbage", "x" * 1_000_000, "json"),

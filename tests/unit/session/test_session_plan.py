@@ -20,8 +20,6 @@ from openclaw_desktop.session import (
 )
 from tests.helpers.session_builders import client_info
 
-pytestmark = pytest.mark.unit
-
 REQUESTED = ("operator.read", "operator.write", "operator.admin")
 STORED = StoredDeviceToken("stored-secret", "operator", ("operator.read",), 1796023931318)
 CHALLENGE = ConnectChallenge(nonce="nonce-1", ts=1796023931231)

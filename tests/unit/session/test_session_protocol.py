@@ -70,8 +70,6 @@ from tests.helpers.session_builders import (
     sent_frames,
 )
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.fixture(scope="module")
 def identity() -> DeviceIdentity:

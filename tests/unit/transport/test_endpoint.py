@@ -7,8 +7,6 @@ import pytest
 from openclaw_desktop.errors import ConfigError
 from openclaw_desktop.transport import Endpoint
 
-pytestmark = pytest.mark.unit
-
 
 def test_default_port_and_canonical_url() -> None:
     """Without a port the gateway default 18789 is used and written into the URL."""

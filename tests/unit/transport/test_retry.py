@@ -7,8 +7,6 @@ import pytest
 from openclaw_desktop.session import ErrorCategory
 from openclaw_desktop.transport import RetryPolicy
 
-pytestmark = pytest.mark.unit
-
 
 class RecordingRng:
     """An injected rng that records its bounds and returns a fixed fraction of the range."""

@@ -15,8 +15,6 @@ from openclaw_desktop.session import ErrorCategory, select_auth
 from openclaw_desktop.transport import ConnectionOptions, Endpoint
 from openclaw_desktop.transport.vault import ConnectionVault
 
-pytestmark = pytest.mark.unit
-
 PIN = "ab" * 32
 MISMATCH = gateway_error_from_shape(
     {

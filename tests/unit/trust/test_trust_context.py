@@ -16,8 +16,6 @@ from openclaw_desktop.trust.context import (
     verify_pin,
 )
 
-pytestmark = pytest.mark.unit
-
 DER = b"leaf certificate DER"
 FP = hashlib.sha256(DER).hexdigest()
 OTHER = "ab" * 32

@@ -11,8 +11,6 @@ from openclaw_desktop.trust.endpoint import (
     strip_brackets,
 )
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.mark.parametrize(
     "host",

@@ -6,11 +6,7 @@ import ast
 import importlib
 from pathlib import Path
 
-import pytest
-
 import openclaw_desktop.trust as trust
-
-pytestmark = pytest.mark.unit
 
 MODULES = ["context", "endpoint", "fingerprint", "policy", "probe"]
 

@@ -12,8 +12,6 @@ from openclaw_desktop.trust.fingerprint import (
     normalize_fingerprint,
 )
 
-pytestmark = pytest.mark.unit
-
 # The value verified live against the real gateway (real-gateway-observed.md, section 7).
 FP = "7270b9b1eec5fe809163ace8c347501d3c6ee850aeb91b4d4e56c03eb4f1fd6b"
 COLONS = ":".join(FP[i : i + 2] for i in range(0, 64, 2)).upper()

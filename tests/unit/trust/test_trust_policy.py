@@ -10,8 +10,6 @@ from openclaw_desktop.errors import TrustError
 from openclaw_desktop.trust import policy
 from openclaw_desktop.trust.policy import TlsPlan, TrustPrompt, resolve_tls
 
-pytestmark = pytest.mark.unit
-
 FP = "7270b9b1eec5fe809163ace8c347501d3c6ee850aeb91b4d4e56c03eb4f1fd6b"
 OTHER = "cd" * 32
 

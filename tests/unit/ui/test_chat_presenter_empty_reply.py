@@ -6,13 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from openclaw_desktop.chat import ChatTimeline
 from openclaw_desktop.sdk import Event
 from ui.presenters.chat import opens_an_empty_reply
-
-pytestmark = pytest.mark.unit
 
 RUN = "run-1"
 

@@ -7,8 +7,6 @@ import pytest
 
 from ui.presenters.sessions import TITLE_CHARS, session_title, short_title
 
-pytestmark = pytest.mark.unit
-
 DASHBOARD = "agent:main:dashboard:5f0c6f2e-8d1b-4a53-9a3e-2f7d1c0b9e41"
 
 

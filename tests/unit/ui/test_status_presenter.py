@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from openclaw_desktop.errors import (
     AuthError,
     ConfigError,
@@ -17,8 +15,6 @@ from openclaw_desktop.supervisor import SupervisorState, SupervisorStatus
 from openclaw_desktop.transport import ConnectionState, ConnectionStatus
 from ui.presenters.failure import CardAction, card_for_error, card_for_gateway
 from ui.presenters.status import plain_reason, session_line, status_lines
-
-pytestmark = pytest.mark.unit
 
 TOKEN_MISMATCH = AuthError(
     "INVALID_REQUEST",

@@ -13,8 +13,6 @@ import pytest
 from openclaw_desktop.errors import OpenClawError
 from openclaw_desktop.voice.decode import AudioDecodeError, decode_audio, sniff_kind
 
-pytestmark = pytest.mark.unit
-
 RATE = 24_000
 
 
