@@ -1,0 +1,186 @@
+"""The REAL Control UI (the real gateway's web app) chats through OUR gateway (issue #17).
+
+The web app shipped in the real ``openclaw`` package (``dist/control-ui``) is served from a
+loopback HTTP server (:class:`tests.helpers.control_ui_web.ControlUiServer`) and opened in
+headless Chromium (system ``chromium``, driven over CDP) pointed at a gateway with the real
+Control UI's own handoff (``?gatewayUrl=…#token=…``). On each gateway, with its own fake
+model (same script), a user types ``hello there`` into the chat composer and presses Enter;
+the test waits for the model's reply to be rendered, and records every WebSocket frame of
+the page: what it called and every error answer it got.
+
+Against the real gateway this is the reference: its own web app's normal path gets no error
+answer. Against ours the proof is the same: the message leaves the queue (``chat.send``), the
+reply is rendered, and no request of the normal path is answered with an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from gateway.methods import control_ui
+from tests.helpers.bundled_gateway import BundledGateway
+from tests.helpers.cdp import Chromium, chromium_path
+from tests.helpers.chat_trace import write_fake_providers
+from tests.helpers.control_ui_web import (
+    ControlUiServer,
+    ErrorAnswer,
+    error_answers,
+    open_chat,
+    requested_methods,
+    send_message,
+    text_contains,
+)
+from tests.helpers.fake_llm import FakeLLM
+from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall
+
+pytestmark = [
+    pytest.mark.interop,
+    pytest.mark.timeout(420),
+    pytest.mark.skipif(chromium_path() is None, reason="needs the Debian package chromium"),
+]
+
+MESSAGE = "hello there"
+#: How the fake model's replies start (``FAKE-LLM reply #<n>: <prompt>``; the real gateway
+#: may ask the model other things first, so ``n`` is not always 1).
+REPLY = "FAKE-LLM reply #"
+REPLY_TIMEOUT_S = 150.0
+#: The page is left this long without a new request before its record is taken (the UI
+#: refreshes side panels after a run), bounded by SETTLE_MAX_S.
+QUIET_S = 3.0
+SETTLE_MAX_S = 30.0
+
+
+@dataclass
+class UiRun:
+    """What the Control UI did against one gateway."""
+
+    methods: list[str] = field(default_factory=list)
+    errors: list[ErrorAnswer] = field(default_factory=list)
+    reply_rendered: bool = False
+    console_errors: list[str] = field(default_factory=list)
+    #: The page's visible text at the end (for failure reports).
+    text: str = ""
+
+
+async def _settle(read: Callable[[], list[str]]) -> None:
+    """Wait until the page made no new request for QUIET_S (at most SETTLE_MAX_S)."""
+    deadline = time.monotonic() + SETTLE_MAX_S
+    seen, quiet_since = len(read()), time.monotonic()
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.25)
+        now = len(read())
+        if now != seen:
+            seen, quiet_since = now, time.monotonic()
+        elif time.monotonic() - quiet_since >= QUIET_S:
+            return
+
+
+async def drive(web: ControlUiServer, url: str, token: str) -> UiRun:
+    """Open the chat on ``url``, send MESSAGE, wait for the reply; the page's record."""
+    run = UiRun()
+    async with Chromium.launch() as browser:
+        page = await open_chat(browser, web, url, token)
+        # The composer is there once the chat view is; let its startup calls answer.
+        await _settle(lambda: requested_methods(page))
+        await send_message(page, MESSAGE)
+        with contextlib.suppress(TimeoutError):
+            await page.until(text_contains(REPLY), timeout=REPLY_TIMEOUT_S)
+            run.reply_rendered = True
+        await _settle(lambda: requested_methods(page))
+        run.methods = requested_methods(page)
+        run.text = str(await page.evaluate("document.body ? document.body.innerText : ''"))
+        run.errors = error_answers(page)
+        run.console_errors = [
+            entry.text for entry in page.console if entry.level in ("error", "exception")
+        ]
+    return run
+
+
+@contextlib.asynccontextmanager
+async def _ours(llm: FakeLLM, root: Path) -> AsyncIterator[BundledGateway]:
+    write_fake_providers(root / "state", llm.port)
+    gw = await asyncio.to_thread(BundledGateway.start, root=root)
+    try:
+        yield gw
+    finally:
+        await asyncio.to_thread(gw.cleanup)
+
+
+async def _both(install: OpenClawInstall, root: Path) -> tuple[UiRun, UiRun]:
+    """The scenario on the real gateway, then on ours (one browser at a time: 2 cores)."""
+    factory = GatewayFactory(install)
+    web = ControlUiServer.start(install)
+    try:
+        with FakeLLM() as llm:
+            gw = await asyncio.to_thread(factory, fake_llm_port=llm.port)
+            real = await drive(web, gw.url, gw.token)
+            await asyncio.to_thread(factory.close)
+        with FakeLLM() as llm:
+            async with _ours(llm, root) as ours_gw:
+                ours = await drive(web, ours_gw.url, ours_gw.token)
+    finally:
+        web.stop()
+        await asyncio.to_thread(factory.close)
+    return real, ours
+
+
+@pytest.fixture(scope="module")
+def runs(
+    openclaw_install: OpenClawInstall, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[UiRun, UiRun]:
+    """(real, ours): the Control UI scenario on each gateway."""
+    root = tmp_path_factory.mktemp("control-ui-ours")
+
+    async def both() -> tuple[UiRun, UiRun]:
+        async with asyncio.timeout(400):
+            return await _both(openclaw_install, root)
+
+    return asyncio.run(both())
+
+
+def _described(errors: list[ErrorAnswer]) -> list[str]:
+    return [f"{e.method} {e.params!r}: {e.code} {e.message}" for e in errors]
+
+
+@pytest.mark.parametrize("side", ["real", "ours"])
+def test_the_reply_is_rendered(side: str, runs: tuple[UiRun, UiRun]) -> None:
+    """The typed message leaves the queue (chat.send) and the model's reply is shown."""
+    run = runs[0] if side == "real" else runs[1]
+    assert "chat.send" in run.methods, run.methods
+    assert run.reply_rendered, (_described(run.errors), run.text[-1500:])
+
+
+def test_the_real_gateway_answers_its_web_app_without_errors(runs: tuple[UiRun, UiRun]) -> None:
+    """The reference: the normal path of its own Control UI gets no error answer."""
+    real, _ours = runs
+    assert _described(real.errors) == []
+
+
+def test_our_control_ui_methods_answer_without_errors(runs: tuple[UiRun, UiRun]) -> None:
+    """Every Control UI method of gateway.methods.control_ui that the web app called on ours
+    was answered, none with an error."""
+    _real, ours = runs
+    mine = {spec.name for spec in control_ui.table}
+    called = mine & set(ours.methods)
+    assert {"chat.startup", "chat.metadata", "agent.identity.get", "system.info"} <= called
+    assert _described([e for e in ours.errors if e.method in mine]) == []
+
+
+def test_our_gateway_answers_the_web_app_without_errors(runs: tuple[UiRun, UiRun]) -> None:
+    """The proof of issue #17: on ours the whole normal path gets no error answer either."""
+    _real, ours = runs
+    assert _described(ours.errors) == []
+
+
+def test_no_script_errors_on_ours(runs: tuple[UiRun, UiRun]) -> None:
+    """The web app logs no error and throws nothing against ours (as against the real)."""
+    real, ours = runs
+    assert real.console_errors == []
+    assert ours.console_errors == []
