@@ -47,6 +47,10 @@ class SessionSubscriptions:
         for key in [k for k, conns in self._by_key.items() if conn_id in conns]:
             self.unsubscribe_messages(conn_id, key)
 
+    def any(self) -> bool:
+        """Whether anyone is subscribed to anything (cheap; safe to read from a thread)."""
+        return bool(self._all) or bool(self._by_key)
+
     def subscribed_all(self, conn_id: str) -> bool:
         """Whether ``conn_id`` called ``sessions.subscribe``."""
         return conn_id in self._all

@@ -22,7 +22,7 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -90,6 +90,10 @@ class Transcript:
         self._path = path
         self._fd: int | None = fd
         self._lock = threading.Lock()
+        #: Called as ``listener(transcript, stored_copy)`` after each append, in the
+        #: appending thread, outside the lock (the store shares its list with every
+        #: transcript: see :attr:`TranscriptStore.listeners`).
+        self.listeners: list[Callable[[Transcript, dict[str, Any]], None]] = []
         scanned = scan_file(path, repair=True)
         header = scanned.header or {}
         if scanned.header is None:
@@ -185,7 +189,13 @@ class Transcript:
             self._messages[ident] = stored
             self._chars[ident] = chars
             self._leaf = ident
-            return copy.deepcopy(stored)
+            result = copy.deepcopy(stored)
+        for listener in list(self.listeners):
+            try:
+                listener(self, copy.deepcopy(result))
+            except Exception:  # a listener's fault never undoes a durable append
+                log.exception("transcript %s: append listener failed", self._path.name)
+        return result
 
     def branch(self, message_id: str) -> None:
         """Make ``message_id`` the leaf: the next append continues from it (a new branch).

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from gateway.chat.transcript import Transcript, TranscriptClosedError
 from gateway.chat.transcript_file import create_file, fsync_dir, read_header
@@ -66,6 +66,9 @@ class TranscriptStore:
         self._lock = threading.Lock()
         self._open: dict[str, Transcript] = {}
         self._closed = False
+        #: Append listeners given to every transcript this store opens (see
+        #: :attr:`Transcript.listeners`): one list, so a listener added later reaches them all.
+        self.listeners: list[Callable[[Transcript, dict[str, Any]], None]] = []
         self._folder.mkdir(mode=0o700, parents=True, exist_ok=True)
 
     @property
@@ -113,7 +116,9 @@ class TranscriptStore:
         create_file(path, header)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0))
         try:
-            return Transcript(canonical, path, fd)
+            transcript = Transcript(canonical, path, fd)
+            transcript.listeners = self.listeners
+            return transcript
         except BaseException:
             os.close(fd)
             raise

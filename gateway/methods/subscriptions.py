@@ -4,23 +4,30 @@ connections get ``sessions.changed`` and ``session.message`` (see
 
 As the reference: ``sessions.subscribe`` takes the ``sessions.list`` params; with none it
 answers ``{subscribed: true}``, with some also the list (``{subscribed: true, list}``). It has
-no unsubscribe: it lasts as long as the connection.
+no unsubscribe: it lasts as long as the connection. Once someone subscribed, every chat
+message appended to a transcript (user, assistant, tool result) is sent as
+``session.message {sessionKey, agentId, message, messageId, messageSeq, session, ...}`` to the
+connections following that session.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from gateway.chat.params import Field, check
 from gateway.errors import MethodError, invalid_params, invalid_request
-from gateway.methods.chat import _canonical, _service
-from gateway.methods.sessions import list_result, requested_agent
+from gateway.methods.chat import CHAT_ROLES, _canonical, _service, history_message
+from gateway.methods.sessions import list_result, requested_agent, session_row
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
 from gateway.scopes import READ, scope_satisfied
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
 if TYPE_CHECKING:
+    from gateway.chat.service import ChatService
+    from gateway.chat.transcript import Transcript
     from gateway.core import GatewayCore
 
 __all__ = ["table"]
@@ -35,12 +42,58 @@ _KEY_FIELDS = {
 }
 
 
+class _MessageForwarder:
+    """A transcript append listener: each chat message appended becomes a
+    ``session.message`` event for the session's subscribers (as the reference's)."""
+
+    def __init__(
+        self, core: GatewayCore, service: ChatService, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        self.core = core
+        self.service = service
+        self.loop = loop
+
+    def __call__(self, transcript: Transcript, stored: dict[str, Any]) -> None:
+        """In the appending (worker) thread: number the message and hand it to the loop."""
+        if stored.get("role") not in CHAT_ROLES or not self.core.hub.sessions.any():
+            return
+        seq = transcript.visible_count(CHAT_ROLES)
+        with contextlib.suppress(RuntimeError):  # the loop closed: the gateway is stopping
+            self.loop.call_soon_threadsafe(self.emit, transcript.key, stored, seq)
+
+    def emit(self, key: str, stored: dict[str, Any], seq: int) -> None:
+        """On the loop: send the event to whoever follows ``key`` now."""
+        if not self.core.hub.sessions.receivers("session.message", {"sessionKey": key}):
+            return
+        payload: dict[str, Any] = {
+            "sessionKey": key,
+            "agentId": self.service.agent_id,
+            "message": history_message(stored, seq),
+            "messageId": stored.get("id"),
+            "messageSeq": seq,
+        }
+        row = self.service.sessions.get(key)
+        if row is not None:
+            payload["session"] = session_row(self.service, row)
+            payload["updatedAt"] = row.updated_at_ms
+            payload["sessionId"] = row.session_id
+        self.core.hub.broadcast("session.message", payload)
+
+
+def _forward_messages(core: GatewayCore, service: ChatService) -> None:
+    """Make sure appended messages reach subscribers (one forwarder per chat service)."""
+    listeners = service.store.listeners
+    if not any(isinstance(listener, _MessageForwarder) for listener in listeners):
+        listeners.append(_MessageForwarder(core, service, asyncio.get_running_loop()))
+
+
 @table.method("sessions.subscribe", scope=READ)
 async def sessions_subscribe(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``sessions.subscribe {...sessions.list params}``: ``sessions.changed`` and every
     ``session.message`` from now on; with params, also the ``sessions.list`` answer."""
     service = _service(core)
     listed = list_result(service, params)  # validates first: a refused call subscribes nothing
+    _forward_messages(core, service)
     core.hub.sessions.subscribe_all(peer.conn_id)
     if not params:
         return {"subscribed": True}
@@ -73,6 +126,7 @@ async def sessions_messages_subscribe(core: GatewayCore, peer: Peer, params: Any
             )
         # This gateway keeps no per-session approval records to replay.
         raise MethodError(error_shape(ErrorCode.UNAVAILABLE, "session approval replay unavailable"))
+    _forward_messages(core, service)
     core.hub.sessions.subscribe_messages(peer.conn_id, key)
     return {"subscribed": True, "key": key}
 

@@ -170,7 +170,7 @@ async def test_session_message_reaches_the_sessions_followers(tmp_path: Path) ->
             messages = [e["payload"] for e in op.events_named("session.message")]
             assert [m["message"]["role"] for m in messages] == ["user", "assistant"]
             assert [m["messageSeq"] for m in messages] == [1, 2]
-            assert messages[0]["message"]["content"][0]["text"] == "hello followers"
+            assert messages[0]["message"]["content"] == "hello followers"  # a string, as the real
             assert reply["payload"]["sessionKey"] == "agent:main:main"
             assert reply["payload"]["messageId"] == reply["payload"]["message"]["__openclaw"]["id"]
             assert reply["payload"]["session"]["key"] == "agent:main:main"
