@@ -168,7 +168,11 @@ async def chat_metadata(core: GatewayCore, peer: Peer, params: Any) -> Any:
         raise invalid_params("chat.metadata", "must not be valid")
     service = _service(core)
     _known_agent(service, p.get("agentId"))
-    return {"models": _models(service), "commands": _commands(), "runtimeSelectionLocked": False}
+    result: dict[str, Any] = {"models": _models(service), "commands": _commands()}
+    if "sessionKey" in p:
+        # A session's runtime can be chosen (there is one runtime here: never locked).
+        result["runtimeSelectionLocked"] = False
+    return result
 
 
 def _startup_params(params: Any) -> dict[str, Any]:
