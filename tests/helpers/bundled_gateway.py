@@ -3,8 +3,9 @@
 The counterpart of :mod:`tests.helpers.real_openclaw` for the Python gateway: every gateway
 gets its own state dir (its SQLite state, shared token and TLS key), listens on a free port,
 logs to a file, and is stopped with SIGTERM (SIGKILL after a bound) by :meth:`stop` /
-:meth:`cleanup`. :meth:`BundledGateway.restart` stops it and starts it again on the same port
-and state dir. :meth:`BundledGateway.cli` runs ``openclaw-desktop`` (``devices``, ``nodes``,
+:meth:`cleanup`. :meth:`BundledGateway.restart` stops it (SIGTERM, or SIGKILL) and starts it
+again on the same port and state dir; :meth:`BundledGateway.terminate` times a SIGTERM stop.
+:meth:`BundledGateway.cli` runs ``openclaw-desktop`` (``devices``, ``nodes``,
 ``call``) against it with ``--url`` and ``--token``, in a CLI home of its own.
 
 Typical use::
@@ -14,9 +15,8 @@ Typical use::
 
 For integration tests, the second half of this module has :func:`bundled_gateway` (an async
 context manager running :class:`gateway.server.GatewayServer` in-process on 127.0.0.1 port 0
-with a temporary state dir and the known token :data:`TOKEN`), :class:`GatewayProcess`
-(``python -m gateway run`` for SIGTERM/kill/restart tests, always reaped), :class:`RawClient`
-(raw frames: challenge, signed ``connect``, requests, events) and :func:`start_node` /
+with a temporary state dir and the known token :data:`TOKEN`), :class:`RawClient` (raw
+frames: challenge, signed ``connect``, requests, events) and :func:`start_node` /
 :func:`operator_options` (our client library as node and operator).
 """
 
@@ -33,10 +33,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -76,14 +75,12 @@ __all__ = [
     "TOKEN",
     "BundledGateway",
     "CliError",
-    "GatewayProcess",
     "NodeHarness",
     "RawClient",
     "bundled_gateway",
     "clean_env",
     "connect_params",
     "gateway_config",
-    "gateway_process",
     "node_options",
     "operator_options",
     "raw_node",
@@ -160,11 +157,12 @@ def _stop_group(proc: subprocess.Popen[Any] | None, timeout: float) -> int | Non
 
 
 class BundledGateway:
-    """Our gateway in a subprocess on ``127.0.0.1:<port>`` with its own state dir.
+    """Our gateway in a subprocess on ``127.0.0.1:<port>`` with its own state dir: the one
+    way tests run ``python -m gateway run`` (:func:`bundled_gateway` is the in-process one).
 
-    Layout of :attr:`root` (a fresh temp dir unless given): ``state/`` (``--state-dir``),
-    ``cli/`` (``OPENCLAW_DESKTOP_HOME`` of :meth:`cli`) and ``gateway.log`` (stdout+stderr of
-    every run, appended).
+    Layout of :attr:`root` (a fresh temp dir unless given): ``state/`` (``--state-dir``,
+    unless ``state_dir`` is given), ``cli/`` (``OPENCLAW_DESKTOP_HOME`` of :meth:`cli`) and
+    ``gateway.log`` (stdout+stderr of every run, appended; :meth:`run_log` is this run's).
     """
 
     def __init__(
@@ -174,13 +172,17 @@ class BundledGateway:
         args: Sequence[str],
         owns_root: bool,
         env: Mapping[str, str] | None = None,
+        *,
+        state_dir: Path | None = None,
+        options: Sequence[str] = ("-v",),
     ) -> None:
         self.root = root
         self.port = port
         self.args = list(args)
+        self.options = list(options)
         self.env = dict(env or {})
         self._owns_root = owns_root
-        self.state_dir = root / "state"
+        self.state_dir = state_dir if state_dir is not None else root / "state"
         self.cli_home = root / "cli"
         self.log_path = root / "gateway.log"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -198,19 +200,23 @@ class BundledGateway:
         root: Path | None = None,
         env: Mapping[str, str] | None = None,
         ready_timeout: float = 30,
+        state_dir: Path | None = None,
+        options: Sequence[str] = ("-v",),
     ) -> BundledGateway:
         """Start a gateway and wait for ``gateway ready``; a free port unless ``port``.
 
-        ``args`` go to ``gateway run``; ``env`` is added to the (OpenClaw-free) environment.
+        ``args`` go to ``gateway run``, ``options`` before it (``-vv``, ``--log-format
+        json``); ``env`` is added to the (OpenClaw-free) environment.
         """
         owns = root is None
         base = Path(tempfile.mkdtemp(prefix="openclaw-ours-")) if root is None else root
         attempts = 3 if port is None else 1
         for attempt in range(1, attempts + 1):
-            gw = cls(base, free_port() if port is None else port, args, owns, env)
+            port_now = free_port() if port is None else port
+            gw = cls(base, port_now, args, owns, env, state_dir=state_dir, options=options)
             try:
                 gw._spawn_and_wait(ready_timeout)
-                gw.token = gw._read_token()
+                gw.token = gw.read_token()
             except RuntimeError:
                 gw.stop()
                 if attempt < attempts and _IN_USE_RE.search(gw.run_log()):
@@ -227,7 +233,7 @@ class BundledGateway:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self.cli_home.mkdir(parents=True, exist_ok=True)
         self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
-        argv = [sys.executable, "-m", "gateway", "-v", "--state-dir", str(self.state_dir)]
+        argv = [sys.executable, "-m", "gateway", *self.options, "--state-dir", str(self.state_dir)]
         argv += ["run", "--port", str(self.port), *self.args]
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
@@ -251,6 +257,10 @@ class BundledGateway:
         self.stop()
         raise TimeoutError(f"our gateway not ready in {ready_timeout}s:\n{self.run_log()}")
 
+    def read_token(self) -> str:
+        """The shared token as ``python -m gateway token`` prints it now."""
+        return self._read_token()
+
     def _read_token(self) -> str:
         out = subprocess.run(
             [sys.executable, "-m", "gateway", "--state-dir", str(self.state_dir), "token"],
@@ -269,9 +279,39 @@ class BundledGateway:
         proc, self.proc = self.proc, None
         return _stop_group(proc, timeout)
 
-    def restart(self, ready_timeout: float = 30) -> None:
-        """Stop, then start again on the same port and state dir."""
-        self.stop()
+    def terminate(self, timeout: float = 10) -> tuple[int, float]:
+        """SIGTERM the gateway alone; returns ``(exit code, seconds until it exited)``
+        (killed, and TimeoutError, when it is still running after ``timeout``)."""
+        proc = self.proc
+        assert proc is not None, "not running"
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise TimeoutError(f"our gateway still ran {timeout:g} s after SIGTERM") from None
+        elapsed = time.monotonic() - started
+        self.proc = None
+        return code, elapsed
+
+    def kill(self) -> int | None:
+        """SIGKILL the gateway's process group (when running) and reap it; its exit code."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        return proc.wait(10)
+
+    def restart(self, ready_timeout: float = 30, *, kill: bool = False) -> None:
+        """Stop (SIGTERM, or SIGKILL with ``kill``), then start again on the same port and
+        state dir."""
+        if kill:
+            self.kill()
+        else:
+            self.stop()
         self._spawn_and_wait(ready_timeout)
 
     def cleanup(self) -> None:
@@ -883,139 +923,6 @@ def start_node(
     connection.on_event(harness.events.append)
     connection.start()
     return harness
-
-
-class GatewayProcess:
-    """``python -m gateway run`` on a free 127.0.0.1 port, with stderr captured in memory;
-    always killed and reaped on exit (``with`` or :func:`gateway_process`).
-
-    Args:
-        state_dir: The state folder (``--state-dir``).
-        args: Extra ``run`` arguments (``--manual-pairing``, ``--allow a,b``...).
-    """
-
-    def __init__(self, state_dir: Path, *args: str) -> None:
-        self.state_dir = state_dir
-        self.args = list(args)
-        self.port = free_port()
-        self.proc: subprocess.Popen[str] | None = None
-        self.stderr: list[str] = []
-        self._ready = threading.Event()
-        self._reader: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        """``ws://127.0.0.1:<port>``."""
-        return f"ws://{LOOPBACK}:{self.port}"
-
-    def token(self) -> str:
-        """The shared token, read with ``python -m gateway token``."""
-        out = run_gateway_cli("--state-dir", str(self.state_dir), "token")
-        assert out.returncode == 0, out.stderr
-        return out.stdout.strip()
-
-    def start(self, timeout: float = 20.0) -> None:
-        """Spawn and wait for ``gateway ready on`` (a new port if the old one was taken)."""
-        for _attempt in range(3):
-            self._spawn()
-            if self._ready.wait(timeout):
-                return
-            code = self._stop_now()
-            if _IN_USE_RE.search("".join(self.stderr)) or "cannot serve" in "".join(self.stderr):
-                self.port = free_port()
-                continue
-            raise RuntimeError(f"gateway did not start (exit {code}): {''.join(self.stderr)}")
-        raise RuntimeError(f"gateway did not start: {''.join(self.stderr)}")
-
-    def _spawn(self) -> None:
-        self.stderr = []
-        self._ready.clear()
-        argv = [sys.executable, "-m", "gateway", "-v", "--state-dir", str(self.state_dir)]
-        argv += ["run", "--port", str(self.port), "--mdns", "off", *self.args]
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=clean_env(),
-            cwd=REPO,
-        )
-        self._reader = threading.Thread(target=self._read_stderr, args=(self.proc,), daemon=True)
-        self._reader.start()
-
-    def _read_stderr(self, proc: subprocess.Popen[str]) -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            self.stderr.append(line)
-            if "gateway ready on" in line:
-                self._ready.set()
-
-    def terminate(self, timeout: float = 10.0) -> tuple[int, float]:
-        """SIGTERM; returns ``(exit code, seconds until the process exited)``."""
-        assert self.proc is not None
-        started = time.monotonic()
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self._stop_now()
-            raise
-        elapsed = time.monotonic() - started
-        self._join_reader()
-        return code, elapsed
-
-    def kill(self) -> int:
-        """SIGKILL (if still running) and reap; returns the exit code."""
-        return self._stop_now()
-
-    def restart(self, *, kill: bool = False) -> None:
-        """Stop (SIGTERM, or SIGKILL) and start again on the same port and state dir."""
-        if kill:
-            self.kill()
-        else:
-            self.terminate()
-        self.start()
-
-    def _stop_now(self) -> int:
-        proc = self.proc
-        if proc is None:
-            return 0
-        if proc.poll() is None:
-            proc.kill()
-        code = proc.wait(10)
-        self._join_reader()
-        return code
-
-    def _join_reader(self) -> None:
-        if self._reader is not None:
-            self._reader.join(5)
-        if self.proc is not None and self.proc.stderr is not None:
-            with contextlib.suppress(Exception):
-                self.proc.stderr.close()
-
-    def __enter__(self) -> GatewayProcess:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._stop_now()
-
-
-@contextlib.contextmanager
-def gateway_process(state_dir: Path, *args: str) -> Iterator[GatewayProcess]:
-    """A started :class:`GatewayProcess`, killed and reaped on exit whatever happens."""
-    proc = GatewayProcess(state_dir, *args)
-    try:
-        proc.start()
-        yield proc
-    finally:
-        proc.kill()
 
 
 def run_gateway_cli(*args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:

@@ -30,7 +30,13 @@ from gateway.hub import now_ms
 from gateway.tls import CERT_FILENAME
 from openclaw_desktop.discovery import decode_setup_code
 from openclaw_desktop.identity import DeviceIdentity
-from tests.helpers.bundled_gateway import ANDROID_PHONE, REPO, RawClient, clean_env, gateway_process
+from tests.helpers.bundled_gateway import (
+    ANDROID_PHONE,
+    REPO,
+    BundledGateway,
+    RawClient,
+    clean_env,
+)
 from tests.integration.gateway.test_gw_server_setup_code import HANDOFF_SCOPES
 
 pytestmark = pytest.mark.timeout(90)
@@ -121,7 +127,8 @@ async def test_setup_code_points_at_the_lan_and_is_redeemable(tmp_path: Path) ->
     assert "▀" in printed.stdout or "▄" in printed.stdout  # the terminal QR code
     assert (home / "state" / "gateway" / "gateway.sqlite3").exists()
 
-    with gateway_process(home / "state" / "gateway", "--manual-pairing") as proc:
+    state = home / "state" / "gateway"
+    with BundledGateway.start(args=["--manual-pairing"], root=home / "gw", state_dir=state) as proc:
         auth = await redeem(proc.url, full["bootstrapToken"])
         assert auth["method"] == "bootstrap-token"
         assert auth["role"] == "node"

@@ -24,7 +24,6 @@ import re
 import secrets
 import subprocess
 import sys
-import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ from openclaw_desktop.identity import DeviceIdentity
 from tests.helpers.bundled_gateway import (
     ANDROID_PHONE,
     REPO,
-    GatewayProcess,
+    BundledGateway,
     RawClient,
     clean_env,
 )
@@ -51,57 +50,20 @@ ADMIN_SCOPES = ["operator.admin", "operator.read", "operator.write", "operator.p
 LAPTOP_SCOPES = ["operator.read", "operator.pairing"]
 
 
-class VerboseGateway(GatewayProcess):
-    """:class:`GatewayProcess` at ``-vv`` (debug), with stdout captured along with stderr."""
-
-    def _spawn(self) -> None:
-        self.stderr = []
-        self._ready.clear()
-        argv = [sys.executable, "-m", "gateway", "-vv", "--state-dir", str(self.state_dir)]
-        argv += ["run", "--port", str(self.port), "--mdns", "off", *self.args]
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env=clean_env(),
-            cwd=REPO,
-        )
-        self._reader = threading.Thread(target=self._read_output, args=(self.proc,), daemon=True)
-        self._reader.start()
-
-    def _read_output(self, proc: subprocess.Popen[str]) -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            self.stderr.append(line)
-            if "gateway ready on" in line:
-                self._ready.set()
-
-    def _join_reader(self) -> None:
-        if self._reader is not None:
-            self._reader.join(5)
-        if self.proc is not None and self.proc.stdout is not None:
-            self.proc.stdout.close()
-
-    def output(self) -> str:
-        """Everything written so far."""
-        return "".join(self.stderr)
-
-
 @pytest.fixture
-def verbose_gateways() -> Iterator[list[VerboseGateway]]:
+def verbose_gateways() -> Iterator[list[BundledGateway]]:
     """Start gateways with :func:`start`; every one is killed and reaped at teardown."""
-    started: list[VerboseGateway] = []
+    started: list[BundledGateway] = []
     yield started
     for gw in started:
-        gw.kill()
+        gw.cleanup()
 
 
-def start(started: list[VerboseGateway], state_dir: Path, *args: str) -> VerboseGateway:
-    gw = VerboseGateway(state_dir, *args)
+def start(started: list[BundledGateway], state_dir: Path, *args: str) -> BundledGateway:
+    """Our gateway at ``-vv`` (debug, every library logger) on ``state_dir``."""
+    root = state_dir.parent / f"{state_dir.name}-gw"
+    gw = BundledGateway.start(args=args, root=root, state_dir=state_dir, options=["-vv"])
     started.append(gw)
-    gw.start()
     return gw
 
 
@@ -166,11 +128,11 @@ async def redeem(url: str, bootstrap_token: str) -> tuple[DeviceIdentity, dict[s
 
 
 async def test_debug_logs_carry_no_secrets(
-    tmp_path: Path, verbose_gateways: list[VerboseGateway]
+    tmp_path: Path, verbose_gateways: list[BundledGateway]
 ) -> None:
     found: list[tuple[str, str]] = []
     gw = start(verbose_gateways, tmp_path / "token", "--manual-pairing")
-    shared = gw.token()
+    shared = gw.token
     found.append(("shared token", shared))
     wrong_token = secrets.token_urlsafe(32)
     found.append(("wrong shared token", wrong_token))
@@ -285,8 +247,8 @@ async def test_debug_logs_carry_no_secrets(
     # Stop both (so everything is flushed), then read what they wrote.
     for proc in (gw, pw_gw):
         code, _elapsed = await asyncio.to_thread(proc.terminate)
-        assert code == 0, proc.output()
-    log = gw.output() + pw_gw.output()
+        assert code == 0, proc.log()
+    log = gw.log() + pw_gw.log()
     # The logs are really at debug level, and do talk about these events.
     assert " DEBUG " in log, log[-3000:]
     assert "(device-token)" in log, log[-3000:]

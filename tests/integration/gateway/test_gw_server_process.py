@@ -9,8 +9,6 @@ import json
 import os
 import signal
 import stat
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,16 +17,7 @@ import pytest
 from gateway.state import SHARED_TOKEN_FILENAME
 from openclaw_desktop.identity import DeviceIdentity
 from openclaw_desktop.transport import ConnectionState
-from tests.helpers.bundled_gateway import (
-    GatewayProcess,
-    RawClient,
-    clean_env,
-    gateway_process,
-    start_node,
-    wait_for,
-)
-from tests.helpers.ports import free_port
-from tests.helpers.processes import stop_group, wait_for_log
+from tests.helpers.bundled_gateway import BundledGateway, RawClient, start_node, wait_for
 
 pytestmark = [
     pytest.mark.timeout(90),
@@ -45,10 +34,15 @@ async def _operator(url: str, token: str, identity: DeviceIdentity | None = None
     return client
 
 
-def _stop_with(proc: GatewayProcess, sig: signal.Signals) -> tuple[int, float]:
-    """Send ``sig`` (SIGTERM through :meth:`GatewayProcess.terminate`); returns ``(exit code,
-    seconds until the process exited)``. A process still running after 10 s is killed by
-    :func:`gateway_process` on the way out."""
+def _gateway(state_dir: Path, *args: str) -> BundledGateway:
+    """Our gateway in a subprocess on ``state_dir`` (its log and CLI home beside it)."""
+    return BundledGateway.start(args=args, root=state_dir.parent / "gw", state_dir=state_dir)
+
+
+def _stop_with(proc: BundledGateway, sig: signal.Signals) -> tuple[int, float]:
+    """Send ``sig`` (SIGTERM through :meth:`BundledGateway.terminate`); returns ``(exit code,
+    seconds until the process exited)``. A process still running after 10 s is killed on
+    the way out of its ``with``."""
     if sig is signal.SIGTERM:
         return proc.terminate()
     assert proc.proc is not None
@@ -65,8 +59,8 @@ async def test_signal_stops_within_2s_and_fails_the_inflight_invoke(
     """SIGTERM or SIGINT (Ctrl+C): shutdown event, the pending node.invoke fails with an error
     (no hang), and the process exits 0 within 2 s even with a client that stopped reading,
     without a traceback."""
-    with gateway_process(tmp_path, "--allow", "probe.slow") as proc:
-        token = proc.token()
+    with _gateway(tmp_path / "state", "--allow", "probe.slow") as proc:
+        token = proc.token
         operator = await _operator(proc.url, token)
         node = await RawClient.open(proc.url)
         ident = DeviceIdentity.generate()
@@ -98,7 +92,7 @@ async def test_signal_stops_within_2s_and_fails_the_inflight_invoke(
             )
             await node.wait_event("node.invoke.request")
             code, elapsed = await asyncio.to_thread(_stop_with, proc, sig)
-            assert code == 0, "".join(proc.stderr)
+            assert code == 0, proc.run_log()
             assert elapsed < 2.0
             res = await asyncio.wait_for(pending, 2)
             assert res["ok"] is False
@@ -110,8 +104,8 @@ async def test_signal_stops_within_2s_and_fails_the_inflight_invoke(
             await operator.wait_closed(5)
             stuck.ws.transport.abort()
             await stuck.close()
-            proc.kill()  # reaps it and joins the stderr reader
-            log = "".join(proc.stderr)
+            proc.kill()
+            log = proc.run_log()
             assert "Traceback" not in log and "KeyboardInterrupt" not in log, log
         finally:
             await operator.close()
@@ -120,15 +114,15 @@ async def test_signal_stops_within_2s_and_fails_the_inflight_invoke(
 
 async def test_generated_token_is_persisted_and_reused(tmp_path: Path) -> None:
     """First start writes a 0600 token file; `token` prints it; a restart keeps it."""
-    with gateway_process(tmp_path) as proc:
-        path = tmp_path / SHARED_TOKEN_FILENAME
+    with _gateway(tmp_path / "state") as proc:
+        path = tmp_path / "state" / SHARED_TOKEN_FILENAME
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
-        token = proc.token()
+        token = proc.token
         assert token == path.read_text().strip()
         client = await _operator(proc.url, token)
         await client.close()
         await asyncio.to_thread(proc.restart)
-        assert proc.token() == token
+        assert proc.read_token() == token
         client = await _operator(proc.url, token)
         assert (await client.ok("health"))["ok"] is True
         await client.close()
@@ -137,8 +131,8 @@ async def test_generated_token_is_persisted_and_reused(tmp_path: Path) -> None:
 async def test_restart_keeps_pairing_tokens_and_surfaces(tmp_path: Path) -> None:
     """On the same state dir after a restart (SIGTERM, then SIGKILL): the paired operator's
     device token is still valid, our node reconnects by itself and is invokable again."""
-    with gateway_process(tmp_path, "--manual-pairing", "--allow", "probe.echo") as proc:
-        token = proc.token()
+    with _gateway(tmp_path / "state", "--manual-pairing", "--allow", "probe.echo") as proc:
+        token = proc.token
         admin = await _operator(proc.url, token)
         # A paired operator device with a device token.
         ident = DeviceIdentity.generate()
@@ -203,29 +197,16 @@ async def test_restart_keeps_pairing_tokens_and_surfaces(tmp_path: Path) -> None
             await node.aclose()
 
 
-def _spawn_json_logging_gateway(state: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
-    argv = [sys.executable, "-m", "gateway", "-v", "--log-format", "json"]
-    argv += ["--state-dir", str(state), "run", "--port", str(port), "--mdns", "off"]
-    with log.open("wb") as sink:
-        return subprocess.Popen(
-            argv, stdout=sink, stderr=subprocess.STDOUT, env=clean_env(), start_new_session=True
-        )
-
-
 async def test_json_log_format_is_one_object_per_line(tmp_path: Path) -> None:
     """``--log-format json``: every stderr line is a JSON record, the ready line included."""
-    log = tmp_path / "gateway.log"
-    port = free_port()
-    proc = _spawn_json_logging_gateway(tmp_path / "state", port, log)
-    try:
-        await asyncio.to_thread(wait_for_log, log, "gateway ready on", proc, 20.0)
-        client = await RawClient.open(f"ws://127.0.0.1:{port}")
+    options = ["-v", "--log-format", "json"]
+    with BundledGateway.start(root=tmp_path, options=options) as proc:
+        client = await RawClient.open(proc.url)
         res = await client.connect(None, scopes=["operator.read"], auth={"token": "wrong"})
         assert res["ok"] is False
         await client.close()
-    finally:
-        stop_group(proc)
-    records = [json.loads(line) for line in log.read_text().splitlines()]
+        proc.stop()
+        records = [json.loads(line) for line in proc.run_log().splitlines()]
     assert {"ts", "level", "logger", "msg"} <= set(records[0])
     assert any(r["msg"].startswith("gateway ready on ws://127.0.0.1:") for r in records)
     assert any(r["level"] == "info" and r["logger"].startswith("gateway") for r in records)
