@@ -72,7 +72,16 @@ async def _node_call(core: GatewayCore, node_id: str, command: str, params: Any)
     """Run ``command`` on the connected node and give back its payload."""
     target = core.hub.nodes.get(node_id)
     if target is None:
-        raise MethodError(error_shape(ErrorCode.UNAVAILABLE, "node not connected"))
+        raise MethodError(
+            error_shape(
+                ErrorCode.UNAVAILABLE,
+                "NOT_CONNECTED: node not connected",
+                {
+                    "nodeError": {"code": "NOT_CONNECTED", "message": "node not connected"},
+                    "nodeCommandDispatched": False,
+                },
+            )
+        )
     if command not in target.commands:
         raise invalid_request(
             f"node command not allowed: the node (platform: {target.platform}) "
@@ -114,6 +123,12 @@ async def exec_approvals_node_set(core: GatewayCore, peer: Peer, params: Any) ->
         },
     )
     has_file, has_native = "file" in p, "native" in p
+    if not has_file and not has_native:
+        raise invalid_params(
+            "exec.approvals.node.set",
+            "must have required property 'file'; must have required property 'native'; "
+            "must match exactly one schema in oneOf",
+        )
     if has_file == has_native or (has_native and "baseHash" not in p):
         raise invalid_params("exec.approvals.node.set", "must match exactly one schema in oneOf")
     forwarded = {k: p[k] for k in ("file", "native", "baseHash") if k in p}

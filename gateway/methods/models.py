@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.chat.events import now_ms
 from gateway.chat.params import Field, check
+from gateway.errors import invalid_params, invalid_request
 from gateway.methods.chat import _service
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
@@ -43,11 +44,12 @@ MODELS_LIST_FIELDS: dict[str, Field] = {
     ),
 }
 
-#: ``ModelsAuthStatusParams`` of the reference: a closed object.
-MODELS_AUTH_STATUS_FIELDS: dict[str, Field] = {
-    "refresh": Field("boolean"),
-    "agentId": Field("string"),
-}
+
+def _js_type(value: object) -> str:
+    """What the reference names a non-string ``agentId`` by (JavaScript's ``typeof``)."""
+    if isinstance(value, bool):
+        return "boolean"
+    return "number" if isinstance(value, int | float) else "object"
 
 
 @table.method("models.list", scope=READ)
@@ -55,6 +57,8 @@ async def models_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``models.list``: the models of the configured providers (``provider`` filters them;
     every agent and session sees the same catalog)."""
     p = check("models.list", params, MODELS_LIST_FIELDS)
+    if p.get("preparedOnly") is True and p.get("refresh") is True:
+        raise invalid_params("models.list", "must not be valid")  # the schema's allOf/not
     service = _service(core)
     default = service.providers.model
     provider = p.get("provider")
@@ -79,8 +83,15 @@ async def models_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 @table.method("models.authStatus", scope=READ)
 async def models_auth_status(core: GatewayCore, peer: Peer, params: Any) -> Any:
-    """``models.authStatus``: which providers are configured and from where (no secrets)."""
-    check("models.authStatus", params, MODELS_AUTH_STATUS_FIELDS)
+    """``models.authStatus {agentId?, refresh?}``: which providers are configured and from
+    where (no secrets). Like the reference it reads only ``agentId`` (other keys are not
+    refused), and this gateway has one agent, ``main``."""
+    agent = params.get("agentId") if isinstance(params, dict) else None
+    if agent is not None and agent != "main":
+        name = agent if isinstance(agent, str) else _js_type(agent)
+        raise invalid_request(
+            f'unknown agent id "{name}"', {"code": "UNKNOWN_AGENT_ID", "agentId": name}
+        )
     service = _service(core)
     providers = sorted({m.provider for m in service.providers.models})
     return {

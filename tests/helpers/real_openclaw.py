@@ -62,6 +62,7 @@ __all__ = [
     "OpenClawInstall",
     "RealGateway",
     "RealNodeHost",
+    "RemoteCli",
     "ensure_installed",
     "live_pids",
     "parse_json_output",
@@ -1050,6 +1051,59 @@ class RealNodeHost(_ManagedProcess):
 
     def __repr__(self) -> str:
         return f"RealNodeHost(port={self.port}, pid={self.pid}, state_dir={str(self.state_dir)!r})"
+
+
+class RemoteCli:
+    """The real ``openclaw`` CLI in remote mode (``gateway.mode=remote``,
+    ``gateway.remote.url/token``) against any gateway: the real one or ours, alike.
+
+    It has a fresh ``HOME``/``OPENCLAW_STATE_DIR`` of its own (its own device identity);
+    :meth:`cleanup` deletes it (kept with ``OPENCLAW_INTEROP_KEEP=1``).
+    """
+
+    def __init__(self, install: OpenClawInstall, url: str, token: str) -> None:
+        self.install = install
+        self.url = url
+        self.state_dir = Path(tempfile.mkdtemp(prefix="openclaw-remote-cli-"))
+        for sub in ("home", "state"):
+            (self.state_dir / sub).mkdir()
+        config = {
+            "gateway": {"mode": "remote", "remote": {"url": url, "token": token}},
+            "update": {"checkOnStart": False},
+        }
+        config_path = self.state_dir / "openclaw.json"
+        config_path.write_text(json.dumps(config) + "\n", "utf-8")
+        self.env = install.isolated_env(
+            {
+                "HOME": str(self.state_dir / "home"),
+                "OPENCLAW_STATE_DIR": str(self.state_dir / "state"),
+                "OPENCLAW_CONFIG_PATH": str(config_path),
+                "OPENCLAW_DISABLE_BONJOUR": "1",
+                "OPENCLAW_NO_AUTO_UPDATE": "1",
+            }
+        )
+
+    def cli(
+        self, *args: str, timeout: float = 90, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``openclaw ARGS`` (see :meth:`RealGateway.cli`)."""
+        return _run_cli(
+            self.install, args, env=self.env, cwd=self.state_dir, timeout=timeout, check=check
+        )
+
+    def cli_json(self, *args: str, timeout: float = 90) -> Any:
+        """Run ``openclaw ARGS --json`` (``--json`` appended if absent) and parse stdout."""
+        argv = list(args) if "--json" in args else [*args, "--json"]
+        result = self.cli(*argv, timeout=timeout)
+        try:
+            return parse_json_output(result.stdout)
+        except ValueError as exc:
+            raise ValueError(f"{exc}\n--- stderr ---\n{_tail(result.stderr)}") from None
+
+    def cleanup(self) -> None:
+        """Delete the CLI's state dir."""
+        if not _keep_state():
+            shutil.rmtree(self.state_dir, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------------- factories
