@@ -1,0 +1,242 @@
+"""The real ``openclaw`` CLI's operator commands in remote mode against OUR gateway and the
+REAL one side by side (issue #17): ``models list``, ``logs``, ``cron list``, ``gateway
+stability``, ``gateway usage-cost``, ``approvals pending``, ``approvals get --gateway``,
+``gateway probe`` and ``devices reject``. Each runs on both and the outputs are compared
+modulo ids, times, paths and versions.
+
+Where our gateway has no such feature the output is the real one's shape, empty: the real
+gateway ships built-in cron jobs and records diagnostic events; ours has no scheduler and
+records none (the tests say so where they compare). One difference remains and is named:
+``models list`` shows ``local: null`` here (the model refs of our providers keep no base
+URL to tell a loopback provider by).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from openclaw_desktop.identity import DeviceIdentity
+from tests.helpers.bundled_gateway import BundledGateway, RawClient
+from tests.helpers.chat_trace import write_fake_providers
+from tests.helpers.fake_llm import FakeLLM
+from tests.helpers.real_openclaw import (
+    GatewayFactory,
+    OpenClawInstall,
+    RealGateway,
+    RemoteCli,
+    strip_ansi,
+)
+
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(600)]
+
+
+class Side:
+    """One gateway and the real CLI pointed at it."""
+
+    def __init__(self, name: str, url: str, token: str, cli: RemoteCli) -> None:
+        self.name, self.url, self.token, self.cli = name, url, token, cli
+
+
+@pytest.fixture(scope="module")
+def sides(
+    openclaw_install: OpenClawInstall, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Side]]:
+    """Both gateways (manual pairing, so a device can be left pending), each with a fake
+    model, and a remote-mode CLI for each."""
+    factory = GatewayFactory(openclaw_install)
+    root = tmp_path_factory.mktemp("cli-ops-ours")
+    clis: list[RemoteCli] = []
+    with FakeLLM() as real_llm, FakeLLM() as our_llm:
+        write_fake_providers(root / "state", our_llm.port)
+        ours: BundledGateway | None = None
+        try:
+            with ThreadPoolExecutor(2, thread_name_prefix="cli-ops") as pool:
+                real_future = pool.submit(factory, manual_pairing=True, fake_llm_port=real_llm.port)
+                ours_future = pool.submit(
+                    BundledGateway.start, root=root, args=["--manual-pairing"]
+                )
+                try:
+                    ours = ours_future.result(timeout=120)
+                finally:
+                    real: RealGateway = real_future.result(timeout=240)
+            result = {}
+            for name, url, token in (
+                ("real", real.url, real.token),
+                ("ours", ours.url, ours.token),
+            ):
+                cli = RemoteCli(openclaw_install, url, token)
+                clis.append(cli)
+                result[name] = Side(name, url, token, cli)
+            yield result
+        finally:
+            for cli in clis:
+                cli.cleanup()
+            if ours is not None:
+                ours.cleanup()
+            factory.close()
+
+
+def both(sides: dict[str, Side], *args: str) -> tuple[Any, Any]:
+    """``openclaw ARGS --json`` on the real gateway and on ours: (real, ours)."""
+    return sides["real"].cli.cli_json(*args), sides["ours"].cli.cli_json(*args)
+
+
+def shape(value: Any) -> Any:
+    """The structure of a JSON value: keys and value kinds, every list by its first item."""
+    if isinstance(value, dict):
+        return {key: shape(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [shape(value[0])] if value else []
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return "null" if value is None else type(value).__name__
+
+
+def test_models_list_is_our_catalog_as_the_real_cli_shows_it(sides: dict[str, Side]) -> None:
+    """The CLI asks for models.list only from a gateway advertising published-model-catalog
+    (it refused ours before calling); both show the fake model alike, ``local`` aside."""
+    real, ours = both(sides, "models", "list")
+    assert ours["count"] == real["count"] == 1
+    strip = [{k: v for k, v in m.items() if k != "local"} for m in real["models"]]
+    assert [{k: v for k, v in m.items() if k != "local"} for m in ours["models"]] == strip
+    assert strip[0]["key"] == "fake/fake-model" and strip[0]["tags"] == ["default"]
+
+
+def _records(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in strip_ansi(text).splitlines() if line.strip()]
+
+
+def test_logs_tails_our_own_log_file(sides: dict[str, Side]) -> None:
+    """``openclaw logs --json --limit 3``: a meta record naming the file, three log lines
+    parsed into time/level/message, and the truncation notice, on both; our lines are our
+    gateway's own log (a connect line among them), without the token."""
+    runs = {
+        name: _records(side.cli.cli("logs", "--json", "--limit", "3").stdout)
+        for name, side in sides.items()
+    }
+    real, ours = runs["real"], runs["ours"]
+    assert (
+        [r["type"] for r in ours]
+        == [r["type"] for r in real]
+        == [
+            "meta",
+            "log",
+            "log",
+            "log",
+            "notice",
+        ]
+    )
+    assert set(ours[0]) == set(real[0])
+    assert ours[0]["file"].endswith("gateway.log") and ours[0]["sourceKind"] == "file"
+    for record in ours[1:4]:
+        assert {"time", "level", "message", "raw"} <= set(record), record
+        assert record["level"] in {"debug", "info", "warning", "error"}
+    assert ours[4] == real[4]
+    whole = sides["ours"].cli.cli("logs", "--json", "--limit", "500").stdout
+    assert "connected from 127.0.0.1" in whole
+    assert sides["ours"].token not in whole
+
+
+def test_cron_list_is_an_empty_inventory_page(sides: dict[str, Side]) -> None:
+    """The CLI validates the page (revision, total, offset, limit, hasMore, nextOffset): ours
+    passes it with no jobs; the real one lists its built-in jobs."""
+    real, ours = both(sides, "cron", "list")
+    assert set(ours) == set(real)
+    assert ours["jobs"] == [] and ours["total"] == 0 and ours["hasMore"] is False
+    assert ours["limit"] == real["limit"] and ours["offset"] == real["offset"] == 0
+    assert ours["snapshotRevision"].startswith("sha256:")
+
+
+def test_gateway_stability_is_an_empty_record(sides: dict[str, Side]) -> None:
+    """The same record, empty on ours (no diagnostic recorder): the real one's first and
+    last sequence numbers are left out as it leaves them out for no events."""
+    real, ours = both(sides, "gateway", "stability")
+    assert set(ours) == set(real) - {"firstSeq", "lastSeq"}
+    assert {k: shape(v) for k, v in ours.items() if k not in ("events", "summary")} == {
+        k: shape(real[k]) for k in ours if k not in ("events", "summary")
+    }
+    assert ours["events"] == [] and ours["count"] == 0 and ours["summary"] == {"byType": {}}
+
+
+def test_gateway_usage_cost_has_the_real_days_and_columns(sides: dict[str, Side]) -> None:
+    """30 days of the same columns, and the same totals (no usage yet on either)."""
+    real, ours = both(sides, "gateway", "usage-cost")
+    assert shape(ours) == shape(real)
+    assert [d["date"] for d in ours["daily"]] == [d["date"] for d in real["daily"]]
+    assert ours["totals"] == real["totals"]
+
+
+def test_approvals_pending_is_empty_on_both(sides: dict[str, Side]) -> None:
+    """exec, plugin and system-agent approval lists: none pending anywhere."""
+    real, ours = both(sides, "approvals", "pending")
+    assert ours == real == {"approvals": []}
+
+
+def test_approvals_get_gateway_reads_our_policy(sides: dict[str, Side]) -> None:
+    """``approvals get --gateway`` (exec.approvals.get): the same snapshot fields; ours has
+    no policy file (this gateway runs no command on its host)."""
+    real, ours = both(sides, "approvals", "get", "--gateway")
+    assert set(ours) == set(real)
+    assert ours["file"]["version"] == real["file"]["version"] == 1
+    assert ours["exists"] is False
+
+
+def _configured_target(probe: dict[str, Any]) -> dict[str, Any]:
+    target: dict[str, Any] = next(t for t in probe["targets"] if t["id"] == "configRemote")
+    return target
+
+
+def test_gateway_probe_is_scope_limited_on_both(sides: dict[str, Side]) -> None:
+    """The probe connects without a device: both grant it no scope, so both report
+    ``connected_no_operator_scope`` with the same warning (ours granted operator.read)."""
+    real, ours = both(sides, "gateway", "probe")
+    assert ours["capability"] == real["capability"] == "connected_no_operator_scope"
+    mine, theirs = _configured_target(ours), _configured_target(real)
+    assert (
+        mine["auth"]
+        == theirs["auth"]
+        == {
+            "role": "operator",
+            "scopes": [],
+            "capability": "connected_no_operator_scope",
+        }
+    )
+    assert mine["connect"]["scopeLimited"] is theirs["connect"]["scopeLimited"] is True
+    assert mine["connect"]["error"] == theirs["connect"]["error"]
+    codes = {w["code"] for w in ours["warnings"]}
+    assert "probe_scope_limited" in codes
+    assert codes == {w["code"] for w in real["warnings"]}
+
+
+async def _pending_request(url: str, token: str, identity: DeviceIdentity) -> str:
+    client = await RawClient.open(url)
+    try:
+        res = await client.connect(identity, auth={"token": token})
+    finally:
+        await client.close()
+    assert res["ok"] is False, res
+    request_id: str = res["error"]["details"]["requestId"]
+    return request_id
+
+
+def test_devices_reject_prints_the_rejected_device(sides: dict[str, Side]) -> None:
+    """``openclaw devices reject <requestId>`` prints ``Rejected <deviceId>`` on both (ours
+    answered without the device id: ``Rejected ok``); a second reject is refused alike."""
+    outputs = {}
+    for name, side in sides.items():
+        identity = DeviceIdentity.generate()
+        request_id = asyncio.run(_pending_request(side.url, side.token, identity))
+        done = side.cli.cli("devices", "reject", request_id)
+        outputs[name] = strip_ansi(done.stdout).strip().splitlines()[-1]
+        assert outputs[name] == f"Rejected {identity.device_id}", (name, done.stdout)
+        again = side.cli.cli("devices", "reject", request_id, "--json", check=False)
+        assert again.returncode == 1
+        assert json.loads(again.stdout)["error"]["message"] == "unknown requestId"
