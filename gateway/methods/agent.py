@@ -201,7 +201,8 @@ def agent_result(outcome: RunOutcome) -> dict[str, Any]:
     answer: dict[str, Any] = {"runId": outcome.run_id, "status": status, "summary": summary}
     if status != "ok":
         answer["stopReason"] = outcome.stop_reason
-    answer["result"] = {"payloads": payloads, "meta": meta}
+    # No channel took the reply back to a source (there are none here): "missing".
+    answer["result"] = {"payloads": payloads, "meta": meta, "sourceReplyDeliveryState": "missing"}
     return answer
 
 

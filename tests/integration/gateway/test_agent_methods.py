@@ -18,7 +18,7 @@ import pytest
 from tests.helpers.bundled_gateway import RawClient, raw_operator
 from tests.integration.gateway.test_gw_chat_runs import chat_gateway
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 
 @pytest.fixture(autouse=True)
