@@ -12,6 +12,9 @@ to a loopback gateway with the shared token and no device identity, like the rea
    3..4, v3 signature with platform ``android``), answering ``device.info``.
 4. Our gateway restarted (SIGTERM, same port and state dir): pairings and device tokens
    survive; the nodes reconnect by themselves and are invokable again.
+5. What the real node host reports after connecting (``node.host.stats`` every 60 s, its
+   ``pathEnv``, runner inventory, skills, plugin tools): ``nodes list`` shows it on our gateway
+   as on the real one, side by side.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ from openclaw_desktop.transport import (
 from tests.helpers.bundled_gateway import BundledGateway, DesktopNode
 from tests.helpers.dbus_notifications import NotificationServer
 from tests.helpers.desktop_session import session_bus
-from tests.helpers.real_openclaw import NodeHostFactory, RealNodeHost
+from tests.helpers.real_openclaw import GatewayFactory, NodeHostFactory, RealGateway, RealNodeHost
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -293,6 +296,77 @@ async def test_real_node_host_pairs_and_answers_system_which(
     assert entry["clientId"] == "node-host"
     assert entry["displayName"] == "real-node-host"
     assert "system.which" in entry["commands"]
+    assert host.running
+
+
+def _self_reported(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a node.list entry the node reported itself, comparable across gateways
+    and hosts: the keys, ``hostStats``' keys and sanity, ``pathEnv``, tools, session host."""
+    stats = entry["hostStats"]
+    assert isinstance(stats["updatedAtMs"], int) and stats["updatedAtMs"] > 0, entry
+    assert 1 <= stats["cpuCount"] <= 4096
+    assert 0 <= stats["memoryFreeBytes"] <= stats["memoryTotalBytes"]
+    return {
+        "keys": sorted(entry),
+        "hostStatsKeys": sorted(stats),
+        "cpuCount": stats["cpuCount"],
+        "memoryTotalBytes": stats["memoryTotalBytes"],
+        "pathEnv": entry["pathEnv"],
+        "nodePluginTools": entry["nodePluginTools"],
+        "sessionHost": entry["sessionHost"],
+        "approvalState": entry["approvalState"],
+    }
+
+
+def _with_host_stats(entry: Any) -> Any:
+    return entry if entry and entry.get("connected") and "hostStats" in entry else None
+
+
+async def _real_node_host_on_the_real_gateway(
+    real_gateway: GatewayFactory, real_node_host: NodeHostFactory
+) -> dict[str, Any]:
+    """The real node host on the real gateway (loopback device approved, surface approved
+    with the real CLI): its node.list entry once it carries hostStats."""
+    gw: RealGateway = await asyncio.to_thread(real_gateway)
+    host = real_node_host(gw, display_name="real-node-host")
+
+    def pending() -> Any:
+        requests = gw.cli_json("nodes", "pending")
+        rows = requests if isinstance(requests, list) else requests.get("pending", [])
+        return next((r for r in rows if r.get("displayName") == "real-node-host"), None)
+
+    request = await eventually(pending, "the surface request (real)", NODE_HOST_CONNECT_S)
+    await asyncio.to_thread(gw.cli, "nodes", "approve", request["requestId"])
+
+    def listed() -> Any:
+        nodes = gw.cli_json("gateway", "call", "node.list", "--params", "{}")["nodes"]
+        return _with_host_stats(next((n for n in nodes if n["nodeId"] == request["nodeId"]), None))
+
+    entry = await eventually(listed, "hostStats on the real gateway", 120, interval=3)
+    assert host.running
+    return dict(entry)
+
+
+async def test_real_node_host_reports_show_like_on_the_real_gateway(
+    ours: BundledGateway, real_gateway: GatewayFactory, real_node_host: NodeHostFactory
+) -> None:
+    """The real node host's stats (sent after connecting, then every 60 s), ``pathEnv``,
+    plugin tools and runner inventory reach ``nodes list`` on our gateway with the same
+    fields as on the real gateway, where it runs at the same time."""
+    theirs_task = asyncio.create_task(
+        _real_node_host_on_the_real_gateway(real_gateway, real_node_host)
+    )
+    try:
+        host, node_id = await pair_real_node_host(ours, real_node_host, "real-node-host")
+        entry = await eventually(
+            lambda: _with_host_stats(node_entry(ours, node_id)), "hostStats on ours", 120, 3
+        )
+        theirs = await theirs_task
+    finally:
+        if not theirs_task.done():
+            theirs_task.cancel()
+    assert _self_reported(entry) == _self_reported(theirs)
+    assert os.pathsep in entry["pathEnv"]
     assert host.running
 
 
