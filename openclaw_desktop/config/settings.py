@@ -62,6 +62,17 @@ class NodeSettings(BaseModel):
         description="Let the agent run commands on this computer (system.run, system.which), "
         "as the exec approvals document allows",
     )
+    location: bool = Field(
+        False, description="Let the agent read this computer's location (location.get)"
+    )
+    location_bus: str | None = Field(
+        None,
+        description="D-Bus address of the GeoClue2 location service; empty means the system bus",
+        max_length=2048,
+    )
+    installed_apps: bool = Field(
+        False, description="Let the agent list the installed applications (device.apps)"
+    )
 
     def toggles(self) -> dict[str, bool]:
         """The on/off settings by name: what the command registry gates on.

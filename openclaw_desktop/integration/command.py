@@ -46,6 +46,8 @@ EMBEDDED_ALLOW = (
     "talk.ptt.stop",
     "talk.ptt.cancel",
     "talk.ptt.once",
+    "location.get",
+    "device.apps",
 )
 
 # Characters the Desktop Entry specification reserves in Exec arguments (they need quoting).

@@ -117,6 +117,21 @@ CAPABILITIES: tuple[Capability, ...] = (
         embedded_allow=False,
         menu_label="Run commands",
     ),
+    Capability(
+        "location",
+        "Location",
+        "The agent can read this computer's location from GeoClue (location.get)",
+        False,
+        ("location.get",),
+    ),
+    Capability(
+        "installed_apps",
+        "Installed applications",
+        "The agent can list the applications installed on this computer (device.apps)",
+        False,
+        ("device.apps",),
+        menu_label="Installed apps",
+    ),
 )
 
 

@@ -6,9 +6,11 @@ from collections.abc import Callable
 
 from openclaw_desktop.node.context import Area, NodeContext
 from openclaw_desktop.node.dispatcher import InvokeDispatcher
+from openclaw_desktop.node.handlers.apps import apps_area
 from openclaw_desktop.node.handlers.camera import camera_area
 from openclaw_desktop.node.handlers.device import device_area
 from openclaw_desktop.node.handlers.exec import exec_area
+from openclaw_desktop.node.handlers.location import location_area
 from openclaw_desktop.node.handlers.screen import screen_area
 from openclaw_desktop.node.handlers.system import notify_area
 from openclaw_desktop.node.handlers.talk import talk_area
@@ -25,6 +27,8 @@ AREAS: tuple[Callable[[NodeContext], Area], ...] = (
     screen_area,
     talk_area,
     exec_area,
+    location_area,
+    apps_area,
 )
 
 

@@ -15,7 +15,8 @@ from openclaw_desktop.errors import ConfigError
 
 
 def test_privacy_sensitive_sources_are_off_by_default() -> None:
-    """Camera, screen, microphone and running commands are opt-in; notifications are on."""
+    """Camera, screen, microphone, running commands, location and the installed-apps list
+    are opt-in; notifications are on."""
     node = NodeSettings()
     assert node.toggles() == {
         "notifications": True,
@@ -23,6 +24,8 @@ def test_privacy_sensitive_sources_are_off_by_default() -> None:
         "screen": False,
         "microphone": False,
         "exec": False,
+        "location": False,
+        "installed_apps": False,
     }
 
 
