@@ -179,9 +179,10 @@ def _listed(service: ChatService, p: dict[str, Any], raw: Any) -> list[ChatSessi
     return rows
 
 
-def list_result(service: ChatService, params: Any) -> dict[str, Any]:
-    """The ``sessions.list`` answer to ``params`` (refused as the reference when invalid)."""
-    p = check("sessions.list", params, LIST_FIELDS, ignored=LIST_UNCHECKED)
+def list_result(service: ChatService, params: Any, method: str = "sessions.list") -> dict[str, Any]:
+    """The ``sessions.list`` answer to ``params`` (refused as the reference when invalid,
+    naming ``method``: ``sessions.subscribe`` validates the same params)."""
+    p = check(method, params, LIST_FIELDS, ignored=LIST_UNCHECKED)
     limit, offset = min(p.get("limit", 100), 1000), p.get("offset", 0)
     selected = _listed(service, p, params)
     rows = selected[offset : offset + limit]

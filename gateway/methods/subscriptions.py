@@ -92,7 +92,9 @@ async def sessions_subscribe(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``sessions.subscribe {...sessions.list params}``: ``sessions.changed`` and every
     ``session.message`` from now on; with params, also the ``sessions.list`` answer."""
     service = _service(core)
-    listed = list_result(service, params)  # validates first: a refused call subscribes nothing
+    listed = list_result(
+        service, params, "sessions.subscribe"
+    )  # validates first: a refused call subscribes nothing
     _forward_messages(core, service)
     core.hub.sessions.subscribe_all(peer.conn_id)
     if not params:

@@ -85,8 +85,8 @@ async def test_subscribe_with_list_params_answers_the_list_too(tmp_path: Path) -
         assert answer["subscribed"] is True
         assert [s["key"] for s in answer["list"]["sessions"]] == ["agent:main:main"]
         bad = await op.error("sessions.subscribe", {"bogus": 1})
-        assert (
-            bad["message"] == "invalid sessions.list params: at root: unexpected property 'bogus'"
+        assert bad["message"] == (
+            "invalid sessions.subscribe params: at root: unexpected property 'bogus'"
         )
 
 
