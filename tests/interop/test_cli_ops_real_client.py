@@ -27,11 +27,17 @@ from tests.helpers.chat_trace import write_fake_providers
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.real_openclaw import (
     GatewayFactory,
+    NodeHostFactory,
     OpenClawInstall,
     RealGateway,
+    RealNodeHost,
     RemoteCli,
     strip_ansi,
 )
+from tests.interop.test_gw_real_clients import eventually
+
+#: Bound of a real node host's connect and pairing steps (it takes seconds to start).
+NODE_HOST_S = 90.0
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(600)]
 
@@ -39,8 +45,9 @@ pytestmark = [pytest.mark.interop, pytest.mark.timeout(600)]
 class Side:
     """One gateway and the real CLI pointed at it."""
 
-    def __init__(self, name: str, url: str, token: str, cli: RemoteCli) -> None:
-        self.name, self.url, self.token, self.cli = name, url, token, cli
+    def __init__(self, name: str, gateway: RealGateway | BundledGateway, cli: RemoteCli) -> None:
+        self.name, self.gateway, self.cli = name, gateway, cli
+        self.url, self.token = gateway.url, gateway.token
 
 
 @pytest.fixture(scope="module")
@@ -66,13 +73,14 @@ def sides(
                 finally:
                     real: RealGateway = real_future.result(timeout=240)
             result = {}
-            for name, url, token in (
-                ("real", real.url, real.token),
-                ("ours", ours.url, ours.token),
-            ):
-                cli = RemoteCli(openclaw_install, url, token)
+            gateways: tuple[tuple[str, RealGateway | BundledGateway], ...] = (
+                ("real", real),
+                ("ours", ours),
+            )
+            for name, gateway in gateways:
+                cli = RemoteCli(openclaw_install, gateway.url, gateway.token)
                 clis.append(cli)
-                result[name] = Side(name, url, token, cli)
+                result[name] = Side(name, gateway, cli)
             yield result
         finally:
             for cli in clis:
@@ -240,3 +248,49 @@ def test_devices_reject_prints_the_rejected_device(sides: dict[str, Side]) -> No
         again = side.cli.cli("devices", "reject", request_id, "--json", check=False)
         assert again.returncode == 1
         assert json.loads(again.stdout)["error"]["message"] == "unknown requestId"
+
+
+def _pending(gateway: RealGateway | BundledGateway, what: str, name: str) -> Any:
+    """The pending ``devices`` or ``nodes`` request of the node host called ``name``, by the
+    gateway's own CLI (the real one's, or ours)."""
+    listed = gateway.cli_json(what, "list" if what == "devices" else "pending")
+    rows = listed if isinstance(listed, list) else listed.get("pending", [])
+    return next((r for r in rows if r.get("displayName") == name), None)
+
+
+async def _paired_node_host(side: Side, factory: NodeHostFactory) -> tuple[RealNodeHost, str]:
+    """The real node host on ``side``'s gateway, its device and its surface approved."""
+    name = f"ops-node-{side.name}"
+    gateway = side.gateway
+    host = factory(port=gateway.port, token=gateway.token, display_name=name)
+    device = await eventually(
+        lambda: _pending(gateway, "devices", name), f"{name}'s device request", NODE_HOST_S
+    )
+    await asyncio.to_thread(gateway.cli, "devices", "approve", device["requestId"])
+    await asyncio.to_thread(host.restart)
+    surface = await eventually(
+        lambda: _pending(gateway, "nodes", name), f"{name}'s surface request", NODE_HOST_S
+    )
+    assert "system.execApprovals.get" in surface["commands"], surface
+    await asyncio.to_thread(gateway.cli, "nodes", "approve", surface["requestId"])
+    return host, str(surface["nodeId"])
+
+
+async def test_approvals_get_node_reads_the_nodes_own_policy(
+    sides: dict[str, Side], real_node_host: NodeHostFactory
+) -> None:
+    """``approvals get --node <id>`` (exec.approvals.node.get): both gateways ask the real
+    node host for its policy and the CLI shows the same snapshot."""
+    shown = {}
+    for name, side in sides.items():
+        _host, node_id = await _paired_node_host(side, real_node_host)
+
+        def policy(side: Side = side, node_id: str = node_id) -> Any:
+            done = side.cli.cli("approvals", "get", "--node", node_id, "--json", check=False)
+            return json.loads(done.stdout) if done.returncode == 0 else None
+
+        shown[name] = await eventually(policy, f"the node's policy ({name})", 60, interval=2)
+    real, ours = shown["real"], shown["ours"]
+    assert shape(ours) == shape(real)
+    assert ours["file"] == real["file"] or set(ours["file"]) == set(real["file"])
+    assert ours["exists"] == real["exists"]
