@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from gateway.chat.service import ChatService, ProviderChoice
 from gateway.hub import now_ms
 from gateway.methods.nodes import node_invoke
+from gateway.methods.sessions import session_row
 from gateway.scopes import ADMIN_NODE_COMMANDS
 
 if TYPE_CHECKING:
@@ -86,9 +87,17 @@ async def start_chat(core: GatewayCore) -> ChatService:
         core.hub.broadcast(event, payload, cap="tool-events" if tool_events else None)
 
     def sessions_changed(key: str, reason: str | None) -> None:
-        payload: dict[str, Any] = {"sessionKey": key, "ts": now_ms()}
+        # As the real gateway: the agent, and the session's row while it exists (a deleted
+        # session's event has none); only sessions.subscribe'd connections get it.
+        payload: dict[str, Any] = {"sessionKey": key, "agentId": service.agent_id}
         if reason is not None:
             payload["reason"] = reason
+        payload["ts"] = now_ms()
+        row = service.sessions.get(key)
+        if row is not None:
+            payload["session"] = session_row(service, row)
+            payload["updatedAt"] = row.updated_at_ms
+            payload["sessionId"] = row.session_id
         core.hub.broadcast("sessions.changed", payload)
 
     service = ChatService(

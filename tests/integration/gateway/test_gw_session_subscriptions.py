@@ -72,6 +72,14 @@ async def test_sessions_changed_goes_only_to_subscribers(tmp_path: Path) -> None
             "sessions.changed", lambda e: e["payload"].get("reason") == "patch"
         )
         assert patched["payload"]["sessionKey"] == "agent:main:main"
+        assert patched["payload"]["agentId"] == "main"
+        assert patched["payload"]["session"]["label"] == "renamed"
+        assert patched["payload"]["sessionId"] == patched["payload"]["session"]["sessionId"]
+        await other.ok("sessions.delete", {"key": "main"})
+        deleted = await subscribed.wait_event(
+            "sessions.changed", lambda e: e["payload"].get("reason") == "delete"
+        )
+        assert "session" not in deleted["payload"]  # gone: no row to show (as the real one)
         await asyncio.sleep(0.2)  # anything in flight to `other` would have arrived by now
         assert other.events_named("sessions.changed") == []
         # Both still get the run's chat events: those are not subscription-routed.
