@@ -19,10 +19,18 @@ from typing import Any
 import pytest
 
 from openclaw_desktop.config import NodeSettings
+from openclaw_desktop.errors import GatewayError
 from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
+from openclaw_desktop.integration.command import EMBEDDED_ALLOW
 from openclaw_desktop.node import NodeContext, NodeSession, build_dispatcher
 from openclaw_desktop.protocol import ClientId, ClientInfo, ClientMode, Role
 from openclaw_desktop.transport import ConnectionOptions, GatewayConnection, RetryPolicy
+from tests.helpers.bundled_gateway import (
+    bundled_gateway,
+    node_options,
+    operator_options,
+    wait_for,
+)
 from tests.helpers.desktop_session import (
     dbus_session_fixture,  # noqa: F401 - provides the dbus_session fixture
 )
@@ -303,3 +311,70 @@ async def test_malformed_requests_get_typed_errors_and_the_node_stays(
     info = await node.invoke("device.info", {})
     assert info["ok"] is True
     assert len(node.results()) == len(MALFORMED) + 3
+
+
+# ---------------------------------------------------------------- through our gateway
+
+
+async def test_through_the_bundled_gateway_with_its_embedded_allowlist(
+    tmp_path: Path, dbus_session: str, xdg: dict[str, Path]
+) -> None:
+    """An operator's node.invoke reaches both commands through our gateway started with the
+    app's allowlist: the node advertises them once enabled, the approved surface carries
+    them, a fix and the app list come back, and a node error keeps its code and text."""
+    settings = NodeSettings(location=True, installed_apps=True, location_bus=dbus_session)
+    dispatcher = build_dispatcher(NodeContext(settings=lambda: settings))
+    identity = DeviceIdentity.generate()
+    async with (
+        GeoClueService.running(dbus_session, fix=Fix(47.5, 8.5, 25.0)),
+        bundled_gateway(tmp_path / "gw", nodes_allow=list(EMBEDDED_ALLOW)) as gw,
+        GatewayConnection(operator_options(gw.url)) as operator,
+    ):
+        surface = await dispatcher.registry.surface(settings.toggles())
+        assert {"location.get", "device.apps"} <= set(surface.commands)
+        assert "location" in surface.caps and surface.permissions["location"] is True
+        options = node_options(
+            gw.url,
+            surface.commands,
+            surface.caps,
+            identity=identity,
+            credentials=CredentialStore(MemorySecretStore()),
+        )
+        await operator.wait_ready(5)
+        requested: list[dict[str, Any]] = []
+        operator.on_event(
+            lambda e: requested.append(e.payload) if e.event == "node.pair.requested" else None
+        )
+        connection = GatewayConnection(options)
+        session = NodeSession(connection, dispatcher)
+        connection.start()
+        try:
+            await wait_for(lambda: requested, 10)
+            assert {"location.get", "device.apps"} <= set(requested[0]["commands"])
+            await operator.request("node.pair.approve", {"requestId": requested[0]["requestId"]})
+            await wait_for(lambda: session.surface == "approved", 10)
+
+            def invoke(command: str, key: str, params: Any) -> Any:
+                return operator.request(
+                    "node.invoke",
+                    {
+                        "nodeId": identity.device_id,
+                        "command": command,
+                        "params": params,
+                        "idempotencyKey": key,
+                    },
+                )
+
+            located = await invoke("location.get", "loc-1", {"desiredAccuracy": "coarse"})
+            fix = located["payload"]
+            assert (fix["lat"], fix["lon"], fix["accuracyMeters"]) == (47.5, 8.5, 25.0)
+            listed = await invoke("device.apps", "apps-1", {"query": "kate"})
+            assert [a["id"] for a in listed["payload"]["apps"]] == ["kde-org.kde.kate.desktop"]
+            with pytest.raises(GatewayError) as caught:
+                await invoke("device.apps", "apps-2", {"limit": "ten"})
+            assert "INVALID_REQUEST: limit must be an integer" in caught.value.message
+            still = await invoke("device.info", "info-1", {})
+            assert still["payload"]["deviceName"]
+        finally:
+            await session.aclose()
+            await connection.aclose()
