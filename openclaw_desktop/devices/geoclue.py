@@ -98,6 +98,12 @@ class _BusError(Exception):
         self.text = text
 
 
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, FileNotFoundError | ConnectionRefusedError):
+        return "nothing is listening there"
+    return f"{type(exc).__name__}: {exc}"
+
+
 def _where(address: str | None) -> str:
     return "the D-Bus system bus" if address is None else f"the D-Bus bus at {address}"
 
@@ -212,7 +218,7 @@ class GeoClue:
         except TimeoutError:
             return GeoStatus(False, f"{where} did not answer in {self.probe_timeout:g} s")
         except Exception as exc:
-            return GeoStatus(False, f"cannot reach {where}: {type(exc).__name__}: {exc}")
+            return GeoStatus(False, f"cannot reach {where}: {_describe(exc)}")
         return GeoStatus(
             False, f"GeoClue2 is not on {where} (nothing owns or can start {GEOCLUE_NAME})"
         )
@@ -245,7 +251,7 @@ class GeoClue:
             raise
         except Exception as exc:
             raise DeviceError(
-                "LOCATION_UNAVAILABLE", f"cannot reach {where}: {type(exc).__name__}: {exc}"
+                "LOCATION_UNAVAILABLE", f"cannot reach {where}: {_describe(exc)}"
             ) from None
 
     async def _locate_on(
