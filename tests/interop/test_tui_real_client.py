@@ -16,6 +16,7 @@ the reply streams, and the pane at the end, and then checks on both:
 
 from __future__ import annotations
 
+import asyncio
 import re
 import tempfile
 from collections.abc import Iterator
@@ -24,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.bundled_gateway import BundledGateway
+from openclaw_desktop.identity import DeviceIdentity
+from tests.helpers.bundled_gateway import BundledGateway, RawClient
 from tests.helpers.chat_trace import write_fake_providers
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall
@@ -126,3 +128,72 @@ def test_both_gateways_show_the_same_conversation(runs: dict[str, TuiRun]) -> No
         footer = run.final.rpartition("| idle")[2]
         assert "fake-model" in footer, (which, run.final)
     assert _conversation(runs["ours"].final) == _conversation(runs["real"].final)
+
+
+#: The TUI's subscription and session calls, with the edge cases around them: answered alike.
+SIDE_BY_SIDE: list[tuple[str, object]] = [
+    ("sessions.subscribe", None),
+    ("sessions.subscribe", {"bogus": 1}),
+    ("sessions.subscribe", {"sortBy": "nope"}),
+    ("sessions.list", {"agentId": "other"}),
+    ("sessions.list", {"agentId": "main", "spawnedBy": "agent:main:main"}),
+    ("sessions.list", {"activeOnly": "yes"}),
+    ("sessions.describe", {"key": "agent:main:nope"}),
+    ("sessions.describe", {"key": " "}),
+    ("sessions.describe", {"key": "main", "agentId": "zz"}),
+    ("sessions.describe", {}),
+    ("sessions.messages.subscribe", {"key": "main"}),
+    ("sessions.messages.subscribe", {"key": "agent:zz:main"}),
+    ("sessions.messages.subscribe", {"key": "main", "agentId": "zz"}),
+    ("sessions.messages.subscribe", {"key": "main", "includeApprovals": False}),
+    ("sessions.messages.subscribe", {"key": " "}),
+    ("sessions.messages.unsubscribe", {"key": "main"}),
+    ("sessions.messages.unsubscribe", {"key": "main", "x": 1}),
+    ("commands.list", {"scope": "web"}),
+    ("commands.list", {"agentId": "main", "scope": "text", "includeArgs": False, "x": 1}),
+    ("sessions.unsubscribe", {}),  # the real gateway has none: unknown on both
+]
+#: Keys only the real ``sessions.list`` answer has (its store path and owner facets).
+REAL_ONLY_LIST_KEYS = {"path", "owners"}
+
+
+async def _answers(url: str, token: str) -> list[object]:
+    client = await RawClient.open(url)
+    try:
+        scopes = ["operator.read", "operator.write", "operator.admin"]
+        hello = await client.connect(
+            DeviceIdentity.generate(), scopes=scopes, auth={"token": token}
+        )
+        assert hello["ok"] is True, hello
+        out: list[object] = []
+        for method, params in SIDE_BY_SIDE:
+            res = await client.call(method, params, timeout=20)
+            out.append(_comparable(res["payload"]) if res["ok"] else res["error"])
+        return out
+    finally:
+        await client.close()
+
+
+def _comparable(payload: object) -> object:
+    """A success answer without what differs by nature (times, the default model)."""
+    if not isinstance(payload, dict):
+        return payload
+    if "sessions" in payload:  # a sessions.list answer
+        return sorted(k for k in payload if k not in REAL_ONLY_LIST_KEYS)
+    return {k: _comparable(v) for k, v in payload.items()}
+
+
+def test_subscription_and_session_calls_side_by_side(
+    real_gateway: GatewayFactory, tmp_path: Path
+) -> None:
+    """The same answers (errors word for word) from both gateways."""
+    real = real_gateway()
+    with BundledGateway.start(root=tmp_path) as ours:
+        mine = asyncio.run(_answers(ours.url, ours.token))
+    theirs = asyncio.run(_answers(real.url, real.token))
+    differing = [
+        f"{method} {params}: real {a} ours {b}"
+        for (method, params), a, b in zip(SIDE_BY_SIDE, theirs, mine, strict=True)
+        if a != b
+    ]
+    assert not differing, "\n".join(differing)
