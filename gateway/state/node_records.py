@@ -8,13 +8,27 @@ node did not declare fall back to its paired-device record, as in the real gatew
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from gateway.state._codec import wire_dict
 
 __all__ = ["NodePairRequest", "NodeSurface"]
+
+
+def decode_host_stats(text: str | None) -> Mapping[str, Any] | None:
+    """Saved host stats (a JSON object, read-only); an unreadable value counts as none (the
+    stats are informational: a bad one must not hide the node)."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return MappingProxyType(value) if isinstance(value, dict) else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from gateway.state._codec import (
 from gateway.state._db import Database
 from gateway.state.devices import DeviceRegistry
 from gateway.state.errors import StateCorruptError, UnknownDeviceError, UnknownRequestError
-from gateway.state.node_records import NodePairRequest, NodeSurface
+from gateway.state.node_records import NodePairRequest, NodeSurface, decode_host_stats
 from gateway.state.records import PendingOutcome
 
 __all__ = ["NODE_PAIR_REQUEST_TTL_MS", "NodeSurfaces"]
@@ -66,17 +66,6 @@ def _frozen(flags: Mapping[str, bool] | None) -> Mapping[str, bool] | None:
     return None if flags is None else MappingProxyType(dict(flags))
 
 
-def _host_stats(text: str | None) -> Mapping[str, Any] | None:
-    """The saved host stats; an unreadable value (informational only) counts as none."""
-    if text is None:
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return MappingProxyType(value) if isinstance(value, dict) else None
-
-
 class NodeSurfaces:
     """The ``node_surfaces`` and ``node_pair_requests`` tables (:attr:`GatewayState.nodes`)."""
 
@@ -110,7 +99,7 @@ class NodeSurfaces:
             last_disconnected_at_ms=row["last_disconnected_at_ms"],
             last_seen_at_ms=row["last_seen_at_ms"],
             last_seen_reason=row["last_seen_reason"],
-            last_host_stats=_host_stats(row["last_host_stats"]),
+            last_host_stats=decode_host_stats(row["last_host_stats"]),
         )
 
     def _request(self, row: sqlite3.Row) -> NodePairRequest:
@@ -211,11 +200,7 @@ class NodeSurfaces:
         return cursor.rowcount > 0
 
     def record_host_stats(self, node_id: str, stats: Mapping[str, Any]) -> bool:
-        """Save the node's latest host stats (``lastHostStats``) on its approved surface.
-
-        Returns:
-            False if the node has no approved surface (nothing is saved).
-        """
+        """Save the node's latest host stats on its approved surface (False: it has none)."""
         text = json.dumps(dict(stats), separators=(",", ":"))
         with self._db.transaction():
             cursor = self._db.execute(
