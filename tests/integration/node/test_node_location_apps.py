@@ -326,7 +326,7 @@ async def test_through_the_bundled_gateway_with_its_embedded_allowlist(
     dispatcher = build_dispatcher(NodeContext(settings=lambda: settings))
     identity = DeviceIdentity.generate()
     async with (
-        GeoClueService.running(dbus_session, fix=Fix(47.5, 8.5, 25.0)),
+        GeoClueService.running(dbus_session, fix=Fix(47.5, 8.5, 25.0)) as geoclue,
         bundled_gateway(tmp_path / "gw", nodes_allow=list(EMBEDDED_ALLOW)) as gw,
         GatewayConnection(operator_options(gw.url)) as operator,
     ):
@@ -368,6 +368,13 @@ async def test_through_the_bundled_gateway_with_its_embedded_allowlist(
             located = await invoke("location.get", "loc-1", {"desiredAccuracy": "coarse"})
             fix = located["payload"]
             assert (fix["lat"], fix["lon"], fix["accuracyMeters"]) == (47.5, 8.5, 25.0)
+            geoclue.state.mode = "no_fix"
+            with pytest.raises(GatewayError) as late:
+                await invoke("location.get", "loc-2", {"timeoutMs": 1000})
+            # location.get goes through the linux-node invoke policy, as on the real gateway:
+            # the node's text bare, its code in details.
+            assert (late.value.code, late.value.message) == ("INVALID_REQUEST", "no fix in time")
+            assert late.value.details["code"] == "LOCATION_TIMEOUT"
             listed = await invoke("device.apps", "apps-1", {"query": "kate"})
             assert [a["id"] for a in listed["payload"]["apps"]] == ["kde-org.kde.kate.desktop"]
             with pytest.raises(GatewayError) as caught:
