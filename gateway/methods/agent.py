@@ -255,7 +255,9 @@ async def agent(core: GatewayCore, peer: Peer, params: Any) -> Any:
     if named:
         accepted["sessionKey"] = key
     accepted.update({"agentId": service.agent_id, "status": "accepted", "acceptedAt": now_ms()})
-    peer.respond(CURRENT_REQUEST_ID.get(), True, accepted)
+    request_id = CURRENT_REQUEST_ID.get()
+    if request_id is not None:  # None only when called outside the dispatcher
+        peer.respond(request_id, True, accepted)
     timeout_s = p.get("timeout") or DEFAULT_TIMEOUT_S
     outcome = await service.outcomes.wait(run_id, float(timeout_s))
     if outcome is None:  # over its time: stopped, as the reference stops it

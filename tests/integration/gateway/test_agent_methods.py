@@ -158,6 +158,25 @@ async def test_a_run_over_its_timeout_is_stopped_and_answered_so(tmp_path: Path)
         assert (await chat.finished(run_id))["state"] == "aborted"
 
 
+async def test_a_failed_model_call_is_answered_as_failed(tmp_path: Path) -> None:
+    """The model answers HTTP 500: accepted, then status error / summary failed with the
+    run's error words (the CLI prints them and exits 1); agent.wait says error too."""
+    async with chat_gateway(tmp_path) as chat:
+        run_id, frames = await run_agent(chat.op, message="FAIL:500", sessionKey="main")
+        assert frames[0]["payload"]["status"] == "accepted"
+        final = frames[-1]["payload"]
+        assert (final["status"], final["summary"], final["stopReason"]) == (
+            "error",
+            "failed",
+            "error",
+        )
+        error = await chat.finished(run_id)
+        assert error["state"] == "error"
+        assert final["result"]["meta"]["error"] == {"message": error["errorMessage"]}
+        waited = await chat.op.ok("agent.wait", {"runId": run_id})
+        assert (waited["status"], waited["error"]) == ("error", error["errorMessage"])
+
+
 async def test_the_caller_leaving_does_not_stop_the_run(tmp_path: Path) -> None:
     """The agent caller's connection closes mid-run: the run ends normally for the others,
     and nothing is left waiting."""
