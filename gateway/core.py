@@ -297,6 +297,7 @@ class GatewayCore:
                 surface.device_family if surface else None,
                 pending.device_family if pending else None,
             ),
+            "modelIdentifier": first(live.get("modelIdentifier")),  # kept by no record here
             "remoteIp": first(
                 reported_ip(peer.remote_ip) if peer else None,
                 surface.remote_ip if surface else None,

@@ -468,6 +468,7 @@ async def test_android_like_node_is_accepted_and_invoked(ours: BundledGateway) -
         entry = await asyncio.to_thread(node_entry, ours, identity.device_id)
         assert entry["clientId"] == "openclaw-android"
         assert entry["platform"] == "android"
+        assert entry["modelIdentifier"] == "Pixel 9"  # shown as the real gateway shows it
         assert entry["commands"] == ["device.info"]
     finally:
         await node.aclose()
