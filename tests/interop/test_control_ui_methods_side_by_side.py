@@ -25,7 +25,7 @@ from tests.helpers.chat_trace import chat_operator, write_fake_providers
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall
 
-pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 UNUSED = "never-used-ui-key"
 #: (method, params) in call order. No call creates a session (``chat.startup`` runs last:

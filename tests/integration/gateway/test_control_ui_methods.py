@@ -19,7 +19,7 @@ from gateway.methods import TABLE
 from tests.helpers.bundled_gateway import raw_operator
 from tests.integration.gateway.test_gw_chat_runs import chat_gateway
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 #: The reference's scope for each Control UI method (its method-scope table).
 REAL_SCOPES = {
