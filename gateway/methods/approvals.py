@@ -108,28 +108,58 @@ async def exec_approvals_node_get(core: GatewayCore, peer: Peer, params: Any) ->
     return await _node_call(core, p["nodeId"], "system.execApprovals.get", {})
 
 
-@table.method("exec.approvals.node.set", scope=ADMIN)
+_NODE_SET = "exec.approvals.node.set"
+_NODE_SET_FIELDS = {
+    "nodeId": Field("string", True, 1),
+    "file": Field("object"),
+    "native": Field("object"),
+    "baseHash": _NON_EMPTY,
+}
+_ONE_OF = "must match exactly one schema in oneOf"
+
+
+def _one_of_problems(params: dict[str, Any]) -> list[str]:
+    """What the reference's ``oneOf`` says: ``file`` without ``native``, or ``native`` with
+    ``baseHash`` and without ``file`` (each branch's first problem, then the summary)."""
+    problems: list[str] = []
+    passed = 0
+    for required, excluded in ((("file",), "native"), (("native", "baseHash"), "file")):
+        missing = [name for name in required if name not in params]
+        if missing:
+            problems.append(f"must have required property '{missing[0]}'")
+        if excluded in params:
+            problems.append("must not be valid")
+        passed += not missing and excluded not in params
+    return [] if passed == 1 else list(dict.fromkeys([*problems, _ONE_OF]))
+
+
+def _nested_problems(params: dict[str, Any]) -> list[str]:
+    """The first required property of ``file`` (``version``) and ``native`` (``rules``);
+    the node validates the rest."""
+    problems = []
+    for name, needed in (("file", "version"), ("native", "rules")):
+        value = params.get(name)
+        if isinstance(value, dict) and needed not in value:
+            problems.append(f"at /{name}: must have required property '{needed}'")
+    return problems
+
+
+@table.method(_NODE_SET, scope=ADMIN)
 async def exec_approvals_node_set(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``exec.approvals.node.set {nodeId, file, baseHash?}`` (or ``native`` with
     ``baseHash``): written by the node, which validates it."""
-    p = check(
-        "exec.approvals.node.set",
-        params,
-        {
-            "nodeId": Field("string", True, 1),
-            "file": Field("object"),
-            "native": Field("object"),
-            "baseHash": _NON_EMPTY,
-        },
-    )
-    has_file, has_native = "file" in p, "native" in p
-    if not has_file and not has_native:
-        raise invalid_params(
-            "exec.approvals.node.set",
-            "must have required property 'file'; must have required property 'native'; "
-            "must match exactly one schema in oneOf",
-        )
-    if has_file == has_native or (has_native and "baseHash" not in p):
-        raise invalid_params("exec.approvals.node.set", "must match exactly one schema in oneOf")
+    if params is not None and not isinstance(params, dict):
+        raise invalid_params(_NODE_SET, f"must be object; must not be valid; {_ONE_OF}")
+    more = [*_nested_problems(params or {}), *_one_of_problems(params or {})]
+    try:
+        p = check(_NODE_SET, params, _NODE_SET_FIELDS)
+    except MethodError as exc:
+        if not more:
+            raise
+        prefix = f"invalid {_NODE_SET} params: "
+        problems = [str(exc.shape.get("message", "")).removeprefix(prefix), *more]
+        raise invalid_params(_NODE_SET, "; ".join(problems)) from None
+    if more:
+        raise invalid_params(_NODE_SET, "; ".join(more))
     forwarded = {k: p[k] for k in ("file", "native", "baseHash") if k in p}
     return await _node_call(core, p["nodeId"], "system.execApprovals.set", forwarded)

@@ -369,17 +369,20 @@ async def test_approval_handler_allows_the_real_gateways_exec(targets: dict[str,
     assert "exec denied" not in text
 
 
-async def test_approvals_are_unsupported_on_ours(targets: dict[str, Target]) -> None:
+async def test_approvals_are_listed_empty_and_unanswerable_on_ours(
+    targets: dict[str, Target],
+) -> None:
+    """Ours lists exec approvals (none is ever pending: its agent never asks) but serves no
+    ``exec.approval.resolve``: answering one is Unsupported, without sending."""
     async with connect(targets["ours"], APPROVER_SCOPES) as oc:
-        assert not oc.supports("exec.approval.list")
+        assert oc.supports("exec.approval.list")
+        assert await oc.approvals.list() == []
         with pytest.raises(Unsupported) as caught:
-            await oc.approvals.list()
-        with pytest.raises(Unsupported):
             await oc.approvals.respond("some-id", "deny")
         # The connection is fine afterwards.
         assert isinstance(await oc.sessions.history("main"), list)
-    assert caught.value.method == "exec.approval.list"
-    assert "exec.approval.list" in str(caught.value)
+    assert caught.value.method == "exec.approval.resolve"
+    assert "exec.approval.resolve" in str(caught.value)
 
 
 # --------------------------------------------------------------------------- 5. unsupported

@@ -222,6 +222,28 @@ async def test_node_exec_approvals_go_to_the_node(tmp_path: Path) -> None:
                 "invalid exec.approvals.node.set params: must have required property 'file'; "
                 "must have required property 'native'; must match exactly one schema in oneOf"
             )
+            native: dict[str, Any] = {"rules": []}
+            for params, problems in (
+                (
+                    {"file": {}, "native": {}},
+                    "at /file: must have required property 'version'; at /native: must have "
+                    "required property 'rules'; must not be valid; must have required property "
+                    "'baseHash'",
+                ),
+                (
+                    {"native": native},
+                    "must have required property 'file'; must not be valid; "
+                    "must have required property 'baseHash'",
+                ),
+                ({"file": file, "native": native, "baseHash": "h"}, "must not be valid"),
+            ):
+                wrong = await chat.op.error(
+                    "exec.approvals.node.set", {"nodeId": node.node_id, **params}
+                )
+                assert wrong["message"] == (
+                    f"invalid exec.approvals.node.set params: {problems}; "
+                    "must match exactly one schema in oneOf"
+                )
             gone = await chat.op.error("exec.approvals.node.get", {"nodeId": "nope"})
             assert gone == {
                 "code": "UNAVAILABLE",
