@@ -227,6 +227,7 @@ async def chat_history(core: GatewayCore, peer: Peer, params: Any) -> Any:
     total = await asyncio.to_thread(transcript.visible_count, CHAT_ROLES)
     row = service.sessions.ensure(key, service.agent_id, now_ms())
     start = total - len(chat_rows)
+    default = service.providers.model
     return {
         "sessionKey": p["sessionKey"],
         "sessionId": row.session_id,
@@ -235,6 +236,12 @@ async def chat_history(core: GatewayCore, peer: Peer, params: Any) -> Any:
         "pendingInputs": {"items": [], "total": 0},
         "hasMore": start > 0,
         "totalMessages": total,
+        # The model a new run would use, as the real gateway's (the TUI's footer shows it).
+        "defaults": {
+            "modelProvider": default.provider if default else None,
+            "model": default.model if default else None,
+            "contextTokens": default.context_window if default else None,
+        },
         "thinkingLevel": row.thinking,
         "sessionInfo": {"key": key, "sessionId": row.session_id, "status": row.status},
     }

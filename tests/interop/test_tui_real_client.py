@@ -97,6 +97,8 @@ def runs(openclaw_install: OpenClawInstall) -> Iterator[dict[str, TuiRun]]:
 def test_the_tui_connects_without_errors(runs: dict[str, TuiRun], which: str) -> None:
     run = runs[which]
     assert "gateway connected" in run.connected
+    # The footer names the model from the start (chat.history's defaults), not "unknown".
+    assert "fake-model" in run.connected.rpartition("gateway connected")[2], run.connected
     for pane in (run.connected, *run.streaming, run.final):
         assert not FAILURE_WORDS.search(pane), pane
 

@@ -139,6 +139,12 @@ async def test_a_closed_connection_loses_its_subscriptions(tmp_path: Path) -> No
 async def test_describe_list_filters_and_commands(tmp_path: Path) -> None:
     async with gateway(tmp_path) as gw, raw_operator(gw.url) as op:
         assert await op.ok("sessions.describe", {"key": "main"}) == {"session": None}
+        history = await op.ok("chat.history", {"sessionKey": "main"})
+        assert history["defaults"] == {
+            "modelProvider": "fake",
+            "model": "fake-model",
+            "contextTokens": 128000,
+        }
         await send_and_finish(op)
         described = await op.ok("sessions.describe", {"key": "main"})
         assert described["session"]["key"] == "agent:main:main"
