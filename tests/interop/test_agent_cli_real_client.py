@@ -10,6 +10,9 @@ Three runs per gateway, as a user types them:
   default agent's main session;
 * ``agent --agent main --message ... --json``: the run's whole result as JSON;
 * ``agent --session-key side --message``: another session.
+
+Before them, bad ``agents.list`` / ``agent`` / ``agent.wait`` params on a raw operator
+socket: the same error code and wording from both.
 """
 
 from __future__ import annotations
@@ -22,10 +25,12 @@ import tempfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.helpers.bundled_gateway import BundledGateway
+from openclaw_desktop.identity import DeviceIdentity
+from tests.helpers.bundled_gateway import BundledGateway, RawClient
 from tests.helpers.chat_trace import write_fake_providers
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.openclaw_node import undecorated
@@ -40,11 +45,47 @@ RUNS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: Bad params, each answered with an error (label, method, params).
+BAD_CALLS: list[tuple[str, str, dict[str, Any]]] = [
+    ("agents.list extra", "agents.list", {"x": 1}),
+    ("agent without key", "agent", {"message": "hi"}),
+    ("agent empty message", "agent", {"message": "", "idempotencyKey": "k1"}),
+    ("agent unknown property", "agent", {"message": "hi", "idempotencyKey": "k2", "bogus": 1}),
+    ("agent timeout text", "agent", {"message": "hi", "idempotencyKey": "k3", "timeout": "x"}),
+    ("agent unknown agent", "agent", {"message": "hi", "idempotencyKey": "k4", "agentId": "no"}),
+    ("wait without runId", "agent.wait", {}),
+    ("wait negative", "agent.wait", {"runId": "x", "timeoutMs": -1}),
+    ("wait unknown property", "agent.wait", {"runId": "x", "y": 1}),
+]
+
+
 @dataclass
 class CliRuns:
-    """What the real CLI did against one gateway, by run name."""
+    """What the real CLI did against one gateway, by run name, and the raw probes."""
 
     results: dict[str, subprocess.CompletedProcess[str]] = field(default_factory=dict)
+    errors: dict[str, tuple[str, str] | None] = field(default_factory=dict)
+    unknown_wait: Any = None
+
+
+async def _probe(url: str, token: str) -> tuple[dict[str, tuple[str, str] | None], Any]:
+    """The error (code, message) of each of :data:`BAD_CALLS` (None: it succeeded), and
+    ``agent.wait`` on a run nobody started."""
+    client = await RawClient.open(url)
+    try:
+        scopes = ["operator.read", "operator.write"]
+        hello = await client.connect(
+            DeviceIdentity.generate(), scopes=scopes, auth={"token": token}
+        )
+        assert hello["ok"], hello
+        errors: dict[str, tuple[str, str] | None] = {}
+        for label, method, params in BAD_CALLS:
+            res = await client.call(method, params, timeout=30)
+            errors[label] = None if res["ok"] else (res["error"]["code"], res["error"]["message"])
+        unknown = await client.ok("agent.wait", {"runId": "never-started", "timeoutMs": 50}, 30)
+    finally:
+        await client.close()
+    return errors, unknown
 
 
 def _cli(install: OpenClawInstall, home: Path, url: str, token: str) -> dict[str, str]:
@@ -103,11 +144,17 @@ async def _both(install: OpenClawInstall) -> tuple[CliRuns, CliRuns]:
 
             async def real_side() -> CliRuns:
                 gw = await asyncio.to_thread(factory, fake_llm_port=real_llm.port)
-                return await asyncio.to_thread(_run_all, install, gw.url, gw.token)
+                errors, unknown = await _probe(gw.url, gw.token)
+                runs = await asyncio.to_thread(_run_all, install, gw.url, gw.token)
+                runs.errors, runs.unknown_wait = errors, unknown
+                return runs
 
             async def our_side() -> CliRuns:
                 async with _ours(our_llm) as gw:
-                    return await asyncio.to_thread(_run_all, install, gw.url, gw.token)
+                    errors, unknown = await _probe(gw.url, gw.token)
+                    runs = await asyncio.to_thread(_run_all, install, gw.url, gw.token)
+                    runs.errors, runs.unknown_wait = errors, unknown
+                    return runs
 
             real, ours = await asyncio.gather(real_side(), our_side())
         finally:
@@ -172,3 +219,18 @@ def test_the_json_output_has_the_real_shape(runs: tuple[CliRuns, CliRuns]) -> No
     for key in ("provider", "model", "sessionFile"):
         assert our_meta["agentMeta"][key] == real_meta["agentMeta"][key], key
     assert set(our_meta["agentMeta"]["usage"]) <= set(real_meta["agentMeta"]["usage"])
+
+
+@pytest.mark.parametrize("label", [label for label, _method, _params in BAD_CALLS])
+def test_bad_params_are_refused_in_the_same_words(
+    runs: tuple[CliRuns, CliRuns], label: str
+) -> None:
+    """The closed schemas of agents.list, agent and agent.wait: same code, same message."""
+    real, ours = runs
+    assert real.errors[label] is not None, "the real gateway refuses it"
+    assert ours.errors[label] == real.errors[label]
+
+
+def test_waiting_for_an_unknown_run_times_out_on_both(runs: tuple[CliRuns, CliRuns]) -> None:
+    real, ours = runs
+    assert ours.unknown_wait == real.unknown_wait == {"runId": "never-started", "status": "timeout"}
