@@ -4,18 +4,21 @@ old for maxAgeMs, no GeoClue on the bus, the setting off, and bad params."""
 
 from __future__ import annotations
 
+import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from openclaw_desktop.config import NodeSettings
+from openclaw_desktop.config import NodeSettings, Settings, SettingsStore
 from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.devices.geoclue import DESKTOP_ID, GeoClue
 from openclaw_desktop.node.context import NodeContext
 from openclaw_desktop.node.dispatcher import InvokeDispatcher
 from openclaw_desktop.node.handlers.location import location_area
 from openclaw_desktop.node.registry import CommandRegistry, Surface
+from tests.helpers.bundled_gateway import run_desktop_cli
 from tests.helpers.desktop_session import (
     dbus_session_fixture,  # noqa: F401 - provides the dbus_session fixture
 )
@@ -149,7 +152,7 @@ async def test_no_geoclue_on_the_bus_is_not_advertised(dbus_session: str) -> Non
     assert caught.value.code == "LOCATION_UNAVAILABLE"
 
 
-async def test_an_unreachable_bus_is_location_unavailable(tmp_path: Any) -> None:
+async def test_an_unreachable_bus_is_location_unavailable(tmp_path: Path) -> None:
     """A bus address nobody listens on: the probe says why, locate() is LOCATION_UNAVAILABLE."""
     address = f"unix:path={tmp_path / 'no-bus'}"
     status = await GeoClue(address).probe()
@@ -196,3 +199,35 @@ async def test_bad_params_are_invalid_request_and_geoclue_is_not_asked(
     assert (result.ok, result.error_code) == (False, "INVALID_REQUEST")
     assert result.error_message is not None and field in result.error_message
     assert service.state.clients == []
+
+
+async def test_doctor_shows_location_from_the_configured_bus(
+    dbus_session: str, tmp_path: Path
+) -> None:
+    """``openclaw-desktop doctor`` reports location.get available once GeoClue is on the
+    configured bus (enabled, so advertised), and why not when nothing answers there."""
+    home = tmp_path / "home"
+    store = SettingsStore(home / "config" / "settings.json")
+    store.save(Settings(node=NodeSettings(location=True, location_bus=dbus_session)))
+
+    def location_line() -> str:
+        out = run_desktop_cli(home, "doctor").stdout
+        (line,) = [ln for ln in out.splitlines() if ln.strip().startswith("location.get")]
+        return line
+
+    async with GeoClueService.running(dbus_session, fix=VIENNA) as service:
+        line = await asyncio.to_thread(location_line)
+    assert line.split() == [
+        "location.get",
+        "available:",
+        "yes;",
+        "enabled:",
+        "yes;",
+        "advertised:",
+        "yes",
+    ]
+    assert service.state.clients == [], "doctor only looks, it asks for no fix"
+    store.set("node.location_bus", f"unix:path={tmp_path / 'nobody'}")
+    line = await asyncio.to_thread(location_line)
+    assert "available: no (cannot reach the D-Bus bus at unix:path=" in line
+    assert "nothing is listening there" in line and line.endswith("advertised: no")
