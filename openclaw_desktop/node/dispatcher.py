@@ -54,7 +54,7 @@ class InvokeDispatcher:
             return InvokeResult.error(spec.disabled_code, message)
         availability = await spec.availability()
         if not availability.available:
-            return InvokeResult.error(NodeErrorCode.UNAVAILABLE, availability.reason)
+            return InvokeResult.error(spec.unavailable_code, availability.reason)
         if spec.needs_presence and not await self._presence():
             return InvokeResult.error(
                 NodeErrorCode.NODE_BACKGROUND_UNAVAILABLE,

@@ -83,6 +83,8 @@ class CommandSpec:
         disabled_code: the error code when the setting is off (``CAMERA_DISABLED``); the
             default is ``NOT_AUTHORIZED``.
         disabled_message: the text after the code when the setting is off.
+        unavailable_code: the error code when this machine cannot run it at invoke time
+            (``LOCATION_UNAVAILABLE``); the default is ``UNAVAILABLE``.
     """
 
     name: str
@@ -93,6 +95,7 @@ class CommandSpec:
     needs_presence: bool = False
     disabled_code: str = "NOT_AUTHORIZED"
     disabled_message: str = ""
+    unavailable_code: str = "UNAVAILABLE"
 
 
 @dataclass(frozen=True, slots=True)

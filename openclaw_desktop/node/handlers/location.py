@@ -148,5 +148,6 @@ def location_area(ctx: NodeContext) -> Area:
         permission="location",
         disabled_code="LOCATION_DISABLED",
         disabled_message="enable Location in Settings",
+        unavailable_code="LOCATION_UNAVAILABLE",
     )
     return Area((spec,), {"location.get": make_location_get(geoclue)})

@@ -138,14 +138,14 @@ async def test_a_fix_older_than_max_age_is_not_answered(dbus_session: str) -> No
 
 
 async def test_no_geoclue_on_the_bus_is_not_advertised(dbus_session: str) -> None:
-    """Without the service the command is unavailable: not advertised, refused at invoke,
-    and the adapter itself says LOCATION_UNAVAILABLE."""
+    """Without the service the command is unavailable: not advertised, and refused at invoke
+    with LOCATION_UNAVAILABLE (the spec's code), as the adapter itself says."""
     dispatcher = dispatcher_for(dbus_session)
     surface = Surface.from_entries(await dispatcher.registry.survey({"location": True}))
     assert "location.get" not in surface.commands
     assert surface.permissions == {"location": False}
     result = await dispatcher.dispatch("location.get", {})
-    assert (result.ok, result.error_code) == (False, "UNAVAILABLE")
+    assert (result.ok, result.error_code) == (False, "LOCATION_UNAVAILABLE")
     assert result.error_message is not None and "GeoClue2 is not on" in result.error_message
     with pytest.raises(DeviceError) as caught:
         await GeoClue(dbus_session).locate(6, 2.0)
