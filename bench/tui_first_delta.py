@@ -12,8 +12,11 @@ the TUI's start:
 * ``connect_to_first_delta_s``: the sum, the time a user waits from launching the TUI to the
   first words (typing itself excluded).
 
-The pane is polled every 50 ms, so figures carry that granularity. Prints p50 per gateway and
-the ratio ours / real (below 1: ours is faster); writes ``bench/results/tui_first_delta.json``.
+The pane is polled every 50 ms, so figures carry that granularity. ``connect_s`` is mostly
+the TUI's own start (Node.js loading the CLI), which is CPU-bound: on a loaded machine it
+swings by seconds between runs, so the result records the load average before and after.
+Prints p50 per gateway and the ratio ours / real (below 1: ours is faster); writes
+``bench/results/tui_first_delta.json``.
 No assertions. Run: ``.venv/bin/python -m bench.tui_first_delta [--runs 5] [--json]``.
 """
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -77,6 +81,7 @@ def main() -> None:
     args = parser.parse_args()
     install = ensure_installed()
     result: dict[str, Any] = {"runs": args.runs, "message": MESSAGE}
+    result["load_before"] = list(os.getloadavg())
     with FakeLLM(chunk_delay_s=0.03) as llm:
         root = Path(tempfile.mkdtemp(prefix="bench-tui-ours-"))
         write_fake_providers(root / "state", llm.port)
@@ -89,6 +94,7 @@ def main() -> None:
             result["real"] = series(install, real.url, real.token, args.runs)
     finally:
         factory.close()
+    result["load_after"] = list(os.getloadavg())
     result["ratio_ours_over_real"] = {
         m: result["ours"][m] / result["real"][m] if result["real"][m] else None for m in METRICS
     }
