@@ -17,6 +17,7 @@ server of its own (``tmux -L <unique socket>``: never the developer's), 120x40, 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -133,8 +134,10 @@ class TuiPane:
         self._tmux("send-keys", "-t", "tui", "Enter")
 
     def close(self) -> None:
-        """Kill the tmux server (the TUI with it) and remove the state dir."""
+        """Kill the tmux server (the TUI with it), remove its socket and the state dir."""
         self._tmux("kill-server")
+        tmp = Path(os.environ.get("TMUX_TMPDIR") or "/tmp")
+        (tmp / f"tmux-{os.getuid()}" / self.socket).unlink(missing_ok=True)
         shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> Self:
