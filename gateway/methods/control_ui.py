@@ -7,6 +7,10 @@ slash commands, ``system.info`` describes this host, ``agent.identity.get`` our 
 where it has none (boards, progress cards, projects, questions, tasks, task suggestions,
 session groups, branches, companions, GitHub, mentions, Control UI plugins, plugin
 surfaces, updates) the answer is the honest empty one in the real shape.
+
+The per-session and chat methods are declared here, the gateway-wide ones (catalogues,
+``system.info``, ``update.status``) in :mod:`gateway.methods.control_ui_lists`; :data:`table`
+holds both.
 """
 
 from __future__ import annotations
