@@ -337,6 +337,9 @@ async def _real_node_host_on_the_real_gateway(
 
     request = await eventually(pending, "the surface request (real)", NODE_HOST_CONNECT_S)
     await asyncio.to_thread(gw.cli, "nodes", "approve", request["requestId"])
+    # Its first snapshot went out while the surface awaited approval (refused); a reconnect
+    # sends the next one at once instead of 60 s later.
+    await asyncio.to_thread(host.restart)
 
     def listed() -> Any:
         nodes = gw.cli_json("gateway", "call", "node.list", "--params", "{}")["nodes"]
@@ -350,7 +353,7 @@ async def _real_node_host_on_the_real_gateway(
 async def test_real_node_host_reports_show_like_on_the_real_gateway(
     ours: BundledGateway, real_gateway: GatewayFactory, real_node_host: NodeHostFactory
 ) -> None:
-    """The real node host's stats (sent after connecting, then every 60 s), ``pathEnv``,
+    """The real node host's stats (sent on connecting, then every 60 s), ``pathEnv``,
     plugin tools and runner inventory reach ``nodes list`` on our gateway with the same
     fields as on the real gateway, where it runs at the same time."""
     theirs_task = asyncio.create_task(
@@ -358,6 +361,7 @@ async def test_real_node_host_reports_show_like_on_the_real_gateway(
     )
     try:
         host, node_id = await pair_real_node_host(ours, real_node_host, "real-node-host")
+        await asyncio.to_thread(host.restart)  # as on the real gateway: a snapshot at once
         entry = await eventually(
             lambda: _with_host_stats(node_entry(ours, node_id)), "hostStats on ours", 120, 3
         )
