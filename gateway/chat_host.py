@@ -79,23 +79,52 @@ async def load_provider_choice(core: GatewayCore) -> ProviderChoice:
     return ProviderChoice(setup.pool, setup.default_model, list(setup.models), list(setup.sources))
 
 
+#: The run lifecycle phases the real gateway also announces as ``sessions.changed``.
+_SESSION_PHASES = frozenset({"start", "model", "end", "error"})
+
+
 async def start_chat(core: GatewayCore) -> ChatService:
     """Create the chat service of ``core``."""
     providers = await load_provider_choice(core)
 
     def broadcast(event: str, payload: dict[str, Any], tool_events: bool) -> None:
         core.hub.broadcast(event, payload, cap="tool-events" if tool_events else None)
+        data = payload.get("data") if event == "agent" else None
+        phase = data.get("phase") if isinstance(data, dict) else None
+        if payload.get("stream") == "lifecycle" and phase in _SESSION_PHASES:
+            # As the real gateway: a run's start, model and end reach session subscribers.
+            ended = None
+            if phase in ("end", "error") and isinstance(data, dict):
+                ended = "aborted" if data.get("aborted") else "done" if phase == "end" else "failed"
+            key = str(payload.get("sessionKey"))
+            sessions_changed(key, None, phase, payload.get("runId"), ended)
 
-    def sessions_changed(key: str, reason: str | None) -> None:
+    def sessions_changed(
+        key: str,
+        reason: str | None,
+        phase: str | None = None,
+        run_id: Any = None,
+        ended: str | None = None,
+    ) -> None:
         # As the real gateway: the agent, and the session's row while it exists (a deleted
         # session's event has none); only sessions.subscribe'd connections get it.
+        if not core.hub.sessions.any():
+            return
         payload: dict[str, Any] = {"sessionKey": key, "agentId": service.agent_id}
         if reason is not None:
             payload["reason"] = reason
+        if phase is not None:
+            payload["phase"] = phase
+            payload["runId"] = run_id
         payload["ts"] = now_ms()
         row = service.sessions.get(key)
         if row is not None:
-            payload["session"] = session_row(service, row)
+            entry = session_row(service, row)
+            if ended is not None:  # the run is over: as the row says a moment later
+                others = [r for r in entry["activeRunIds"] if r != run_id]
+                entry.update(activeRunIds=others, hasActiveRun=bool(others))
+                entry["status"] = "running" if others else ended
+            payload["session"] = entry
             payload["updatedAt"] = row.updated_at_ms
             payload["sessionId"] = row.session_id
         core.hub.broadcast("sessions.changed", payload)

@@ -196,3 +196,19 @@ async def test_session_message_reaches_the_sessions_followers(tmp_path: Path) ->
         assert elsewhere.events_named("session.message") == []
         assert nobody.events_named("session.message") == []
         assert run_id
+
+
+async def test_a_runs_lifecycle_reaches_session_subscribers(tmp_path: Path) -> None:
+    async with gateway(tmp_path) as gw, raw_operator(gw.url) as op:
+        await op.ok("sessions.subscribe", {})
+        run_id = await send_and_finish(op)
+        end = await op.wait_event("sessions.changed", lambda e: e["payload"].get("phase") == "end")
+        phases = [
+            e["payload"]["phase"]
+            for e in op.events_named("sessions.changed")
+            if e["payload"].get("runId") == run_id
+        ]
+        assert phases[0] == "start" and "model" in phases and phases[-1] == "end"
+        assert end["payload"]["session"]["hasActiveRun"] is False
+        assert end["payload"]["session"]["status"] == "done"
+        assert end["payload"]["agentId"] == "main"
