@@ -18,7 +18,7 @@ from gateway.config import GatewayConfig
 from gateway.errors import MethodError, invalid_request
 from gateway.hub import Hub, now_ms
 from gateway.methods import TABLE
-from gateway.methods.models import CAPABILITIES
+from gateway.methods.models import CAPABILITIES as SERVER_CAPS
 from gateway.methods.nodes import node_request_wire
 from gateway.nodes.inventory import catalog_fields
 from gateway.nodes.invoke import InvokeRouter
@@ -570,11 +570,7 @@ class GatewayCore:
             "type": "hello-ok",
             "protocol": 4,
             "server": {"version": __version__, "bootId": self.boot_id, "connId": peer.conn_id},
-            "features": {
-                "methods": self.methods,
-                "events": EVENTS,
-                "capabilities": list(CAPABILITIES),
-            },
+            "features": {"methods": self.methods, "events": EVENTS, "capabilities": [*SERVER_CAPS]},
             "snapshot": {
                 "presence": self.hub.presence(),
                 "health": self.health_snapshot(),

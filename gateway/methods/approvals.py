@@ -8,8 +8,9 @@ import hashlib
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from gateway.chat.params import Field, check
+from gateway.chat.params import check
 from gateway.errors import MethodError, invalid_params, invalid_request
+from gateway.methods.closed import NON_EMPTY, schema_checked, schema_problems
 from gateway.nodes.invoke import InvokeError
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
@@ -25,7 +26,6 @@ table = MethodTable()
 """The methods this module declares."""
 
 APPROVALS = "operator.approvals"
-_NON_EMPTY = Field("string", min_length=1)
 #: How long a node has to answer its policy read or write.
 NODE_TIMEOUT_MS = 30_000
 
@@ -104,16 +104,29 @@ async def _node_call(core: GatewayCore, node_id: str, command: str, params: Any)
 @table.method("exec.approvals.node.get", scope=ADMIN)
 async def exec_approvals_node_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``exec.approvals.node.get {nodeId}``: the node's policy, from the node itself."""
-    p = check("exec.approvals.node.get", params, {"nodeId": Field("string", True, 1)})
+    p = schema_checked("exec.approvals.node.get", NODE_GET_SCHEMA, params)
     return await _node_call(core, p["nodeId"], "system.execApprovals.get", {})
 
 
 _NODE_SET = "exec.approvals.node.set"
-_NODE_SET_FIELDS = {
-    "nodeId": Field("string", True, 1),
-    "file": Field("object"),
-    "native": Field("object"),
-    "baseHash": _NON_EMPTY,
+#: ``ExecApprovalsNodeSetParams`` of the reference without its ``oneOf`` (see below).
+NODE_SET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["nodeId"],
+    "properties": {
+        "nodeId": NON_EMPTY,
+        "file": {"type": "object"},
+        "native": {"type": "object"},
+        "baseHash": NON_EMPTY,
+    },
+}
+#: ``ExecApprovalsNodeGetParams`` of the reference.
+NODE_GET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["nodeId"],
+    "properties": {"nodeId": NON_EMPTY},
 }
 _ONE_OF = "must match exactly one schema in oneOf"
 
@@ -150,16 +163,9 @@ async def exec_approvals_node_set(core: GatewayCore, peer: Peer, params: Any) ->
     ``baseHash``): written by the node, which validates it."""
     if params is not None and not isinstance(params, dict):
         raise invalid_params(_NODE_SET, f"must be object; must not be valid; {_ONE_OF}")
-    more = [*_nested_problems(params or {}), *_one_of_problems(params or {})]
-    try:
-        p = check(_NODE_SET, params, _NODE_SET_FIELDS)
-    except MethodError as exc:
-        if not more:
-            raise
-        prefix = f"invalid {_NODE_SET} params: "
-        problems = [str(exc.shape.get("message", "")).removeprefix(prefix), *more]
-        raise invalid_params(_NODE_SET, "; ".join(problems)) from None
-    if more:
-        raise invalid_params(_NODE_SET, "; ".join(more))
+    p: dict[str, Any] = params or {}
+    problems = [schema_problems(NODE_SET_SCHEMA, p), *_nested_problems(p), *_one_of_problems(p)]
+    if any(problems):
+        raise invalid_params(_NODE_SET, "; ".join(x for x in problems if x))
     forwarded = {k: p[k] for k in ("file", "native", "baseHash") if k in p}
     return await _node_call(core, p["nodeId"], "system.execApprovals.set", forwarded)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gateway.chat.events import now_ms
-from gateway.chat.params import Field, check
 from gateway.errors import invalid_params, invalid_request
 from gateway.methods.chat import _service
+from gateway.methods.closed import NON_EMPTY, literals, schema_checked
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
 from gateway.scopes import READ
@@ -26,22 +26,25 @@ table = MethodTable()
 #: ``sessionKey`` to scope it (every session sees the same providers here).
 CAPABILITIES: tuple[str, ...] = ("published-model-catalog", "session-scoped-model-catalog")
 
-_NON_EMPTY = Field("string", min_length=1)
+_BOOLEAN: dict[str, Any] = {"type": "boolean"}
 
-#: ``ModelsListParams`` of the reference: a closed object.
-MODELS_LIST_FIELDS: dict[str, Field] = {
-    "agentId": _NON_EMPTY,
-    "sessionKey": _NON_EMPTY,
-    "authProfileId": _NON_EMPTY,
-    "provider": _NON_EMPTY,
-    "includeDetails": Field("boolean"),
-    "includeProviderCapabilities": Field("boolean"),
-    "includeDefaultModels": Field("boolean"),
-    "preparedOnly": Field("boolean"),
-    "refresh": Field("boolean"),
-    "view": Field(
-        "string", enum=("default", "configured", "provider-config", "all"), literal_union=True
-    ),
+#: ``ModelsListParams`` of the reference: a closed object (its ``allOf``/``not`` refusing
+#: ``preparedOnly`` with ``refresh`` is checked by the handler).
+MODELS_LIST_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "agentId": NON_EMPTY,
+        "sessionKey": NON_EMPTY,
+        "authProfileId": NON_EMPTY,
+        "provider": NON_EMPTY,
+        "includeDetails": _BOOLEAN,
+        "includeProviderCapabilities": _BOOLEAN,
+        "includeDefaultModels": _BOOLEAN,
+        "preparedOnly": _BOOLEAN,
+        "refresh": _BOOLEAN,
+        "view": literals("default", "configured", "provider-config", "all"),
+    },
 }
 
 
@@ -56,7 +59,10 @@ def _js_type(value: object) -> str:
 async def models_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``models.list``: the models of the configured providers (``provider`` filters them;
     every agent and session sees the same catalog)."""
-    p = check("models.list", params, MODELS_LIST_FIELDS)
+    if params is not None and not isinstance(params, dict):
+        # Not an object: the negated branch holds vacuously, so its "not" fails too.
+        raise invalid_params("models.list", "must be object; must not be valid")
+    p = schema_checked("models.list", MODELS_LIST_SCHEMA, params)
     if p.get("preparedOnly") is True and p.get("refresh") is True:
         raise invalid_params("models.list", "must not be valid")  # the schema's allOf/not
     service = _service(core)

@@ -17,6 +17,7 @@ from gateway.chat.params import Field, check
 from gateway.errors import invalid_request
 from gateway.logfile import log_path, read_tail
 from gateway.methods.chat import _service
+from gateway.methods.closed import NON_EMPTY, literals, schema_checked
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
 from gateway.scopes import READ
@@ -159,29 +160,34 @@ async def usage_cost(core: GatewayCore, peer: Peer, params: Any) -> Any:
     }
 
 
-def _literals(*values: str) -> Field:
-    return Field("string", enum=values, literal_union=True)
+def _integer(minimum: int, maximum: int | None = None) -> dict[str, Any]:
+    bounds: dict[str, Any] = {"type": "integer", "minimum": minimum}
+    if maximum is not None:
+        bounds["maximum"] = maximum
+    return bounds
 
-
-_NON_EMPTY = Field("string", min_length=1)
 
 #: ``CronListParams`` of the reference: a closed object.
-CRON_LIST_FIELDS: dict[str, Field] = {
-    "sessionKey": _NON_EMPTY,
-    "sessionAgentId": _NON_EMPTY,
-    "includeDisabled": Field("boolean"),
-    "limit": Field("integer", minimum=1, maximum=200),
-    "offset": Field("integer", minimum=0),
-    "query": Field("string"),
-    "enabled": _literals("all", "enabled", "disabled"),
-    "scheduleKind": _literals("all", "at", "every", "cron", "on-exit", "stream"),
-    "lastRunStatus": _literals("all", "ok", "error", "skipped", "unknown"),
-    "trigger": _literals("all", "conditional", "unconditional"),
-    "sortBy": _literals("nextRunAtMs", "updatedAtMs", "name"),
-    "sortDir": _literals("asc", "desc"),
-    "agentId": _NON_EMPTY,
-    "compact": Field("boolean"),
-    "includeDeliveryPreviews": Field("boolean"),
+CRON_LIST_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "sessionKey": NON_EMPTY,
+        "sessionAgentId": NON_EMPTY,
+        "includeDisabled": {"type": "boolean"},
+        "limit": _integer(1, 200),
+        "offset": _integer(0),
+        "query": {"type": "string"},
+        "enabled": literals("all", "enabled", "disabled"),
+        "scheduleKind": literals("all", "at", "every", "cron", "on-exit", "stream"),
+        "lastRunStatus": literals("all", "ok", "error", "skipped", "unknown"),
+        "trigger": literals("all", "conditional", "unconditional"),
+        "sortBy": literals("nextRunAtMs", "updatedAtMs", "name"),
+        "sortDir": literals("asc", "desc"),
+        "agentId": NON_EMPTY,
+        "compact": {"type": "boolean"},
+        "includeDeliveryPreviews": {"type": "boolean"},
+    },
 }
 _CRON_DEFAULT_LIMIT = 50
 
@@ -189,7 +195,7 @@ _CRON_DEFAULT_LIMIT = 50
 @table.method("cron.list", scope=READ)
 async def cron_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``cron.list``: the scheduled jobs; this gateway has no scheduler, so there are none."""
-    p = check("cron.list", params, CRON_LIST_FIELDS)
+    p = schema_checked("cron.list", CRON_LIST_SCHEMA, params)
     jobs: list[dict[str, Any]] = []
     return {
         "jobs": jobs,

@@ -67,7 +67,13 @@ async def test_models_list_takes_the_real_params(tmp_path: Path) -> None:
             bogus["message"] == "invalid models.list params: at root: unexpected property 'bogus'"
         )
         empty = await chat.op.error("models.list", {"sessionKey": ""})
-        assert empty["message"].startswith("invalid models.list params: at /sessionKey: must ")
+        assert empty["message"] == (
+            "invalid models.list params: at /sessionKey: must not have fewer than 1 characters"
+        )
+        not_object = await chat.op.error("models.list", [])
+        assert (
+            not_object["message"] == "invalid models.list params: must be object; must not be valid"
+        )
         view = await chat.op.error("models.list", {"view": "x"})
         assert view["message"] == (
             "invalid models.list params: at /view: must be equal to constant; "

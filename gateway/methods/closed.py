@@ -1,0 +1,40 @@
+"""Params checked against a JSON schema as the reference declares it, refused in its words
+(``invalid <method> params: at /sessionKey: must not have fewer than 1 characters``).
+
+The schema dicts are the reference's TypeBox schemas written out (closed objects, string
+literal unions as ``anyOf`` of string ``const``); :func:`schema_problems` gives the problems
+without raising, for a method that adds the ones of a keyword the checker does not know.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gateway.errors import invalid_params
+from gateway.handshake.jsonschema_errors import collect_errors, format_errors
+
+__all__ = ["NON_EMPTY", "literals", "schema_checked", "schema_problems"]
+
+#: The reference's ``NonEmptyString``.
+NON_EMPTY: dict[str, Any] = {"type": "string", "minLength": 1}
+
+
+def literals(*values: str) -> dict[str, Any]:
+    """A union of string literals (``Type.Union([Type.Literal(...), ...])``: each literal
+    is a string type with a ``const``)."""
+    return {"anyOf": [{"type": "string", "const": value} for value in values]}
+
+
+def schema_problems(schema: dict[str, Any], params: Any) -> str | None:
+    """What is wrong with ``params`` (absent: ``{}``), joined with ``"; "``, or None."""
+    errors = collect_errors(schema, {} if params is None else params)
+    return format_errors(errors) if errors else None
+
+
+def schema_checked(method: str, schema: dict[str, Any], params: Any) -> dict[str, Any]:
+    """``params`` as a dict, or ``INVALID_REQUEST invalid <method> params: ...``."""
+    problems = schema_problems(schema, params)
+    if problems is not None:
+        raise invalid_params(method, problems)
+    checked: dict[str, Any] = {} if params is None else params
+    return checked
