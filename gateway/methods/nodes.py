@@ -263,9 +263,14 @@ async def node_invoke_progress(core: GatewayCore, peer: Peer, params: Any) -> An
 
 @table.method("node.event", role="node")
 async def node_event(core: GatewayCore, peer: Peer, params: Any) -> Any:
-    """``node.event {event, payload?, payloadJSON?}``."""
+    """``node.event {event, payload?, payloadJSON?}``: PAIRING_CHANGED, whatever the event,
+    from a node whose surface awaits approval or from a replaced connection (as the real
+    gateway, which takes events only from a node's current, approved connection)."""
     p = _obj("node.event", params)
     event = _required_str("node.event", p, "event")
+    node_id = peer.device_id
+    if node_id is None or core.hub.nodes.get(node_id) is not peer or core.surface_pending(peer):
+        raise _pairing_changed()
     if event == "node.presence.alive":
         if peer.device_id:
             core.state.devices.touch(peer.device_id, now_ms(), peer.remote_ip)
@@ -296,11 +301,8 @@ def _payload_object(p: dict[str, Any]) -> Any:
 def _host_stats(core: GatewayCore, peer: Peer, p: dict[str, Any]) -> dict[str, Any]:
     """``node.host.stats``: kept for this connection with the gateway's receipt time, saved
     on the approved node record, shown as ``hostStats`` and sent to read-scoped operators
-    as ``node.hostStats``. As the real gateway, a node whose surface awaits approval (or a
-    replaced connection) gets PAIRING_CHANGED."""
-    node_id = peer.device_id
-    if node_id is None or core.hub.nodes.get(node_id) is not peer or core.surface_pending(peer):
-        raise _pairing_changed()
+    as ``node.hostStats``."""
+    node_id = peer.device_id or ""
     stats = parse_host_stats(_payload_object(p))
     if stats is None:
         return {

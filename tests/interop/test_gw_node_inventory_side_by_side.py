@@ -1,14 +1,15 @@
 """A node's self-reports side by side: the REAL gateway and OUR gateway answer alike.
 
-A raw node (``node-host``, linux, no commands, so no surface to approve; loopback devices are
-approved by both gateways) sends each gateway the same requests: ``node.host.stats`` events
-(valid, and invalid in each way the real payload schema refuses), ``node.runnerInventory.update``
-declarations, ``node.skills.update`` and ``node.pluginTools.update`` params (well formed, to be
-normalized, and refused by the closed schemas) and ``node.pluginSurface.refresh``. Every answer
-must be equal (``ok``, payload with the node id in place of the device id, ``error.code``,
-``error.message``, ``error.details``). Then an operator's ``node.describe`` shows the node's
-``hostStats`` (without the receipt time), ``nodePluginTools``, ``pathEnv`` and ``issues``
-alike, and both send it ``node.hostStats``.
+A raw node (``node-host``, linux, declaring ``system.which``; loopback devices are approved by
+both gateways) sends each gateway the same requests, first a few while its surface awaits
+approval (every node event is then refused with PAIRING_CHANGED), then, once approved:
+``node.host.stats`` events (valid, and invalid in each way the real payload schema refuses),
+``node.runnerInventory.update`` declarations, ``node.skills.update`` and
+``node.pluginTools.update`` params (well formed, to be normalized, and refused by the closed
+schemas) and ``node.pluginSurface.refresh``. Every answer must be equal (``ok``, payload with
+the node id in place of the device id, ``error.code``, ``error.message``, ``error.details``).
+Then an operator's ``node.describe`` shows the node's ``hostStats`` (without the receipt time),
+``nodePluginTools``, ``pathEnv`` and ``issues`` alike, and both send it ``node.hostStats``.
 """
 
 from __future__ import annotations
@@ -131,6 +132,14 @@ TOOLS_CASES: list[Any] = [
 ]
 SURFACE_CASES: list[Any] = [None, {}, {"surface": " "}, {"surface": 5}, {"surface": " canvas "}]
 
+#: Sent while the node's surface awaits approval: every node event is refused alike.
+BEFORE_APPROVAL: list[tuple[str, Any]] = [
+    ("node.event", {"event": "node.host.stats", "payload": STATS}),
+    ("node.event", {"event": "node.presence.alive", "payloadJSON": '{"trigger":"manual"}'}),
+    ("node.event", {"event": "probe.custom", "payload": {"x": 1}}),
+    ("node.skills.update", {"skills": []}),
+    ("node.pluginTools.update", {"tools": []}),
+]
 REQUESTS: list[tuple[str, Any]] = (
     [("node.event", case) for case in HOST_STATS_CASES]
     + [("node.runnerInventory.update", case) for case in RUNNER_CASES]
@@ -189,8 +198,10 @@ async def _session(url: str, token: str, requests: list[tuple[str, Any]]) -> dic
             url, [COMMAND], identity, auth={"token": token}, extra={"pathEnv": PATH_ENV}
         ) as node,
     ):
-        await _approve_surface(operator, node, node_id)
         answers = []
+        for method, params in BEFORE_APPROVAL:
+            answers.append(_answer(await node.call(method, params, timeout=20), node_id))
+        await _approve_surface(operator, node, node_id)
         for method, params in requests:
             answers.append(_answer(await node.call(method, params, timeout=20), node_id))
         described = await operator.ok("node.describe", {"nodeId": node_id})
@@ -226,7 +237,8 @@ def test_node_self_reports_side_by_side(real: RealGateway, ours: BundledGateway)
         )
 
     theirs, mine = asyncio.run(both())
-    labels = [f"{m} {json.dumps(p)[:120]}" for m, p in REQUESTS] + ["runner retired v4"]
+    sent = [("before approval: " + m, p) for m, p in BEFORE_APPROVAL] + REQUESTS
+    labels = [f"{m} {json.dumps(p)[:120]}" for m, p in sent] + ["runner retired v4"]
     differing = [
         f"{label}:\n  real {a}\n  ours {b}"
         for label, a, b in zip(labels, theirs["answers"], mine["answers"], strict=True)

@@ -96,6 +96,25 @@ async def test_host_stats_are_kept_shown_sent_and_saved(tmp_path: Path) -> None:
         assert (await _described(admin, node_id))["hostStats"] == stats
 
 
+async def test_no_node_event_is_taken_before_approval(tmp_path: Path) -> None:
+    """Whatever the event, a node whose surface awaits approval gets PAIRING_CHANGED (the
+    real gateway's answer); the same events are handled once it is approved."""
+    ident = DeviceIdentity.generate()
+    alive = {"event": "node.presence.alive", "payloadJSON": '{"trigger":"manual"}'}
+    custom = {"event": "probe.custom", "payload": {"x": 1}}
+    async with (
+        bundled_gateway(tmp_path, nodes_allow=["probe.echo"]) as gw,
+        raw_operator(gw.url) as admin,
+        raw_node(gw.url, ["probe.echo"], ident) as node,
+    ):
+        for params in (alive, custom):
+            error = await node.error("node.event", params)
+            assert error["details"] == {"code": "PAIRING_CHANGED"}, params
+        await _approve(admin, node, ident.device_id)
+        assert (await node.ok("node.event", alive))["reason"] == "persisted"
+        assert (await node.ok("node.event", custom))["reason"] == "unsupported_event"
+
+
 async def test_a_reconnected_node_shows_stats_once_it_sends_new_ones(tmp_path: Path) -> None:
     """A connected node shows what this connection reported: none right after a reconnect
     (the saved snapshot is for offline nodes), the new one once sent."""

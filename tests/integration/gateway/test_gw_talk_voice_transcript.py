@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gateway.server import GatewayServer
-from tests.helpers.bundled_gateway import bundled_gateway, raw_node, raw_operator
+from openclaw_desktop.identity import DeviceIdentity
+from tests.helpers.bundled_gateway import RawClient, bundled_gateway, raw_node, raw_operator
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -20,6 +22,20 @@ pytestmark = pytest.mark.timeout(60)
 async def gw(tmp_path: Path) -> AsyncIterator[GatewayServer]:
     async with bundled_gateway(tmp_path / "state") as server:
         yield server
+
+
+@asynccontextmanager
+async def approved_phone(url: str) -> AsyncIterator[RawClient]:
+    """A raw node whose surface an operator approved: the real gateway takes node events
+    only from an approved node (PAIRING_CHANGED before)."""
+    ident = DeviceIdentity.generate()
+    async with raw_operator(url) as admin, raw_node(url, ["system.notify"], ident) as phone:
+        requested = await admin.wait_event(
+            "node.pair.requested", lambda e: e["payload"]["nodeId"] == ident.device_id
+        )
+        await admin.ok("node.pair.approve", {"requestId": requested["payload"]["requestId"]})
+        await phone.wait_event("node.pair.resolved")
+        yield phone
 
 
 def event(payload: dict[str, Any], *, as_json: bool = False) -> dict[str, Any]:
@@ -31,7 +47,7 @@ def event(payload: dict[str, Any], *, as_json: bool = False) -> dict[str, Any]:
 async def test_a_transcript_starts_a_run_and_a_duplicate_does_not(gw: GatewayServer) -> None:
     """The run is in the named session with the text as the user's message; the same text
     again is dropped; another text starts another run."""
-    async with raw_operator(gw.url) as op, raw_node(gw.url, ["system.notify"]) as phone:
+    async with raw_operator(gw.url) as op, approved_phone(gw.url) as phone:
         first = await phone.ok(
             "node.event", event({"text": "what is on my calendar", "sessionKey": "phone"})
         )
@@ -80,7 +96,7 @@ async def test_bad_transcripts_are_refused(
     gw: GatewayServer, params: dict[str, Any], message: str
 ) -> None:
     """Missing, blank or oversized text and a bad session key: INVALID_REQUEST, no run."""
-    async with raw_node(gw.url, ["system.notify"]) as phone:
+    async with approved_phone(gw.url) as phone:
         error = await phone.error("node.event", params)
     assert error["code"] == "INVALID_REQUEST"
     assert message in error["message"]
