@@ -97,6 +97,9 @@ async def diagnostics_stability(core: GatewayCore, peer: Peer, params: Any) -> A
     }
 
 
+#: The longest ``usage.cost`` range this gateway answers (one row per day), ten years.
+USAGE_MAX_DAYS = 3660
+
 _DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 
 
@@ -134,10 +137,17 @@ def _usage_range(params: dict[str, Any]) -> tuple[datetime.date, datetime.date]:
     if start is not None and end is not None:
         if start > end:
             raise invalid_request("startDate must not be after endDate")
-        return start, end
-    today = datetime.datetime.now(datetime.UTC).date()
-    days = max(1, _days(params.get("days")) or 30)
-    return today - datetime.timedelta(days=days - 1), today
+    else:
+        end = datetime.datetime.now(datetime.UTC).date()
+        days = max(1, _days(params.get("days")) or 30)
+        try:
+            start = end - datetime.timedelta(days=days - 1)
+        except (OverflowError, ValueError):
+            raise invalid_request("calendar day does not exist in requested time zone") from None
+    if (end - start).days >= USAGE_MAX_DAYS:
+        # Our bound, not the reference's: one row per day must fit in one answer.
+        raise invalid_request(f"date range too large: at most {USAGE_MAX_DAYS} days")
+    return start, end
 
 
 @table.method("usage.cost", scope=READ)

@@ -128,6 +128,9 @@ async def test_usage_cost_sums_the_transcripts_per_day(tmp_path: Path) -> None:
         assert bad["message"] == "invalid startDate: expected a valid YYYY-MM-DD calendar date"
         backwards = await chat.op.error("usage.cost", {"startDate": day, "endDate": "2000-01-01"})
         assert backwards["message"] == "startDate must not be after endDate"
+        for huge in ({"days": 10**12}, {"startDate": "0001-01-01", "endDate": day}):
+            refused = await chat.op.error("usage.cost", huge)
+            assert refused["code"] == "INVALID_REQUEST", huge
 
 
 async def test_cron_and_diagnostics_answer_the_empty_record(tmp_path: Path) -> None:
