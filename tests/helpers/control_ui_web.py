@@ -17,7 +17,8 @@ Typical use::
         async with Chromium.launch() as browser:
             page = await open_chat(browser, web, gw.url, gw.token)
             await send_message(page, "hello there")
-            await page.until(text_contains("FAKE-LLM reply"), timeout=120)
+            reply = ...  # final_reply(page), once the run ended
+            await page.until(text_contains(longest_line(reply)), timeout=30)
             assert error_answers(page) == []
 """
 
@@ -37,10 +38,12 @@ from tests.helpers.cdp import Chromium, Page
 from tests.helpers.real_openclaw import OpenClawInstall
 
 __all__ = [
+    "DEEP_TEXT",
     "ControlUiServer",
     "ErrorAnswer",
     "control_ui_root",
     "error_answers",
+    "final_reply",
     "open_chat",
     "requested_methods",
     "send_message",
@@ -117,9 +120,16 @@ class ControlUiServer:
         return f"{self.url}/chat?{query}#token={urllib.parse.quote(token, safe='')}"
 
 
+#: The page's text, shadow roots included (``innerText`` of the document does not reach
+#: into the components' shadow trees).
+DEEP_TEXT = f"""(() => {{ const parts = [document.body ? document.body.innerText : ''];
+for (const el of {_ALL_ELEMENTS}) {{ if (el.shadowRoot) parts.push(el.shadowRoot.textContent); }}
+return parts.join('\\n'); }})()"""
+
+
 def text_contains(text: str) -> str:
-    """A JavaScript expression: the page's visible text contains ``text``."""
-    return f"document.body && document.body.innerText.includes({json.dumps(text)})"
+    """A JavaScript expression: the page's text (shadow roots included) contains ``text``."""
+    return f"{DEEP_TEXT}.includes({json.dumps(text)})"
 
 
 def _click_button(prefix: str) -> str:
@@ -177,6 +187,30 @@ def _frames(page: Page, direction: str) -> list[dict[str, Any]]:
         if frame.direction == direction and isinstance(body, dict):
             out.append(body)
     return out
+
+
+def final_reply(page: Page) -> str | None:
+    """The text of the final assistant message of the page's last ``chat.send`` run, as the
+    gateway sent it (its ``chat`` event with state ``final``); None before it came."""
+    sends = [
+        f
+        for f in _frames(page, "sent")
+        if f.get("type") == "req" and f.get("method") == "chat.send"
+    ]
+    if not sends:
+        return None
+    run_id = (sends[-1].get("params") or {}).get("idempotencyKey")
+    for event in reversed(_frames(page, "received")):
+        payload = event.get("payload") or {}
+        if event.get("event") != "chat" or payload.get("runId") != run_id:
+            continue
+        if payload.get("state") != "final":
+            continue
+        content = (payload.get("message") or {}).get("content") or []
+        if isinstance(content, str):
+            return content
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return None
 
 
 def requested_methods(page: Page) -> list[str]:
