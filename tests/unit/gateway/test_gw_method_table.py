@@ -18,6 +18,7 @@ import gateway.scopes
 from gateway.core import GatewayCore
 from gateway.methods import HANDLERS, TABLE
 from gateway.methods.approvals import APPROVALS
+from gateway.methods.control_ui_lists import QUESTIONS
 from gateway.methods.reference import REFERENCE_PATH, render_reference
 from gateway.peer import Peer
 from gateway.rpc import UNSERVED_NODE_METHODS, MethodTable
@@ -90,6 +91,33 @@ EXPECTED_OPERATOR_SCOPES = {
     "talk.session.appendAudio": TALK,
     "talk.session.cancelOutput": TALK,
     "talk.session.close": TALK,
+    # The real Control UI's normal path (gateway.methods.control_ui).
+    "agent.identity.get": READ,
+    "board.get": READ,
+    "chat.metadata": READ,
+    "chat.startup": READ,
+    "controlUi.sessionPullRequests.subscribe": READ,
+    "mentions.list": READ,
+    "plugin.surface.refresh": READ,
+    "plugins.controlUi.list": READ,
+    "progressCard.get": READ,
+    "projects.list": READ,
+    "question.list": QUESTIONS,
+    "session.discussion.info": READ,
+    "session.members.listEvidence": READ,
+    "sessions.branches.list": READ,
+    "sessions.catalog.list": READ,
+    "sessions.companion.state": READ,
+    "sessions.github.options": READ,
+    "sessions.groups.defaults": WRITE,
+    "sessions.groups.list": READ,
+    "sessions.observer.visibility": READ,
+    "sessions.viewers.set": READ,
+    "system.info": READ,
+    "taskSuggestions.list": READ,
+    "tasks.list": READ,
+    "update.status": ADMIN,
+    "users.prefs.get": READ,
 }
 EXPECTED_NODE_METHODS = {
     "node.invoke.result",
@@ -103,7 +131,7 @@ EXPECTED_NODE_METHODS = {
     "node.pluginSurface.refresh",
     "node.runnerInventory.update",
 }
-KNOWN_OPERATOR_SCOPES = {READ, WRITE, ADMIN, PAIRING, TALK, APPROVALS}
+KNOWN_OPERATOR_SCOPES = {READ, WRITE, ADMIN, PAIRING, TALK, APPROVALS, QUESTIONS}
 
 
 @pytest.fixture
