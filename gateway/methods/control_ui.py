@@ -159,16 +159,27 @@ def _commands() -> list[dict[str, Any]]:
 async def chat_metadata(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``chat.metadata {agentId?, authProfileId?, sessionKey?}``: the models a chat can
     use and its slash commands."""
-    p = check_closed(
-        "chat.metadata",
-        params,
-        {
-            "agentId": NON_EMPTY,
-            "authProfileId": Field("string", min_length=1, max_length=256),
-            "sessionKey": Field("string", min_length=1),
-        },
+    # The schema's ``not: {required: [sessionKey, authProfileId]}``: both named, or not an
+    # object at all (``required`` holds for a non-object), fails it too.
+    both = not isinstance(params, dict | None) or (
+        isinstance(params, dict) and "sessionKey" in params and "authProfileId" in params
     )
-    if "sessionKey" in p and "authProfileId" in p:
+    try:
+        p = check_closed(
+            "chat.metadata",
+            params,
+            {
+                "agentId": NON_EMPTY,
+                "authProfileId": Field("string", min_length=1, max_length=256),
+                "sessionKey": Field("string", min_length=1),
+            },
+        )
+    except MethodError as exc:
+        if not both:
+            raise
+        problem = problem_text(exc, "chat.metadata")
+        raise invalid_params("chat.metadata", f"{problem}; must not be valid") from None
+    if both:
         raise invalid_params("chat.metadata", "must not be valid")
     service = _service(core)
     _known_agent(service, p.get("agentId"))
