@@ -62,17 +62,6 @@ def _obj(method: str, params: Any) -> dict[str, Any]:
     return params
 
 
-def _required_str(method: str, params: dict[str, Any], name: str) -> str:
-    value = params.get(name)
-    if name not in params:
-        raise invalid_params(method, f"must have required property '{name}'")
-    if not isinstance(value, str):
-        raise invalid_params(method, f"at /{name}: must be string")
-    if not value:
-        raise invalid_params(method, f"at /{name}: must NOT have fewer than 1 characters")
-    return value
-
-
 _NON_EMPTY: dict[str, Any] = {"type": "string", "minLength": 1}
 #: Params schemas as the real gateway's closed ones (``NodeDescribeParamsSchema``,
 #: ``NodeRenameParamsSchema``, ``NodeInvokeParamsSchema``), properties in their order, which
@@ -97,6 +86,13 @@ NO_PARAMS_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": Fa
 NODE_PAIR_REQUEST_PARAMS_SCHEMA = _closed("requestId")
 #: ``NodePairRemoveParamsSchema``.
 NODE_PAIR_REMOVE_PARAMS_SCHEMA = _closed("nodeId")
+#: ``NodeEventParamsSchema``.
+NODE_EVENT_PARAMS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["event"],
+    "properties": {"event": _NON_EMPTY, "payload": {}, "payloadJSON": {"type": "string"}},
+}
 NODE_INVOKE_PARAMS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -266,8 +262,8 @@ async def node_event(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``node.event {event, payload?, payloadJSON?}``: PAIRING_CHANGED, whatever the event,
     from a node whose surface awaits approval or from a replaced connection (as the real
     gateway, which takes events only from a node's current, approved connection)."""
-    p = _obj("node.event", params)
-    event = _required_str("node.event", p, "event")
+    p = _validated("node.event", NODE_EVENT_PARAMS_SCHEMA, params)
+    event: str = p["event"]
     node_id = peer.device_id
     if node_id is None or core.hub.nodes.get(node_id) is not peer or core.surface_pending(peer):
         raise _pairing_changed()

@@ -70,6 +70,8 @@ HOST_STATS_CASES: list[Any] = [
     {"event": "node.host.stats", "payload": [1, 2]},
     {"event": "node.host.stats", "payloadJSON": "{not json"},
     {"event": "node.host.stats"},
+    {"event": "node.host.stats", "payload": STATS, "extra": 1},
+    {"event": "probe.custom", "payload": None},
     # The last valid one stands: node.describe shows it.
     {"event": "node.host.stats", "payload": _stats(cpuCount=4)},
 ]
@@ -137,6 +139,11 @@ BEFORE_APPROVAL: list[tuple[str, Any]] = [
     ("node.event", {"event": "node.host.stats", "payload": STATS}),
     ("node.event", {"event": "node.presence.alive", "payloadJSON": '{"trigger":"manual"}'}),
     ("node.event", {"event": "probe.custom", "payload": {"x": 1}}),
+    # The params are checked first (the closed NodeEventParamsSchema).
+    ("node.event", None),
+    ("node.event", {"event": ""}),
+    ("node.event", {"event": 5, "extra": True}),
+    ("node.event", {"event": "probe.custom", "payloadJSON": {"x": 1}}),
     ("node.skills.update", {"skills": []}),
     ("node.pluginTools.update", {"tools": []}),
 ]
