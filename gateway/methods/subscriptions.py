@@ -17,13 +17,13 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from gateway.chat.params import Field, check
-from gateway.errors import MethodError, invalid_params, invalid_request
+from gateway.errors import invalid_params, invalid_request
+from gateway.hub import now_ms
 from gateway.methods.chat import CHAT_ROLES, _canonical, _service, history_message
 from gateway.methods.sessions import list_result, requested_agent, session_row
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
 from gateway.scopes import READ, scope_satisfied
-from openclaw_desktop.protocol import ErrorCode, error_shape
 
 if TYPE_CHECKING:
     from gateway.chat.service import ChatService
@@ -121,15 +121,18 @@ async def sessions_messages_subscribe(core: GatewayCore, peer: Peer, params: Any
     service = _service(core)
     method = "sessions.messages.subscribe"
     key = _session_key(service, method, params, approvals=True)
-    if params.get("includeApprovals") is True:
-        if not peer.device_id or not scope_satisfied(APPROVALS, peer.scopes):
-            raise invalid_request(
-                f"{method} includeApprovals requires a paired device and gateway scope: {APPROVALS}"
-            )
-        # This gateway keeps no per-session approval records to replay.
-        raise MethodError(error_shape(ErrorCode.UNAVAILABLE, "session approval replay unavailable"))
+    replay_wanted = params.get("includeApprovals") is True
+    if replay_wanted and (not peer.device_id or not scope_satisfied(APPROVALS, peer.scopes)):
+        raise invalid_request(
+            f"{method} includeApprovals requires a paired device and gateway scope: {APPROVALS}"
+        )
     _forward_messages(core, service)
     core.hub.sessions.subscribe_messages(peer.conn_id, key)
+    if replay_wanted:
+        # The replay of the session's pending approvals: this gateway's agent asks for none
+        # (exec runs on nodes, which ask their own user), so there are none to replay.
+        replay = {"sessionKey": key, "updatedAtMs": now_ms(), "approvals": [], "truncated": False}
+        return {"subscribed": True, "key": key, "approvalReplay": replay}
     return {"subscribed": True, "key": key}
 
 

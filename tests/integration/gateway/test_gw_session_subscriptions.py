@@ -122,6 +122,30 @@ async def test_messages_subscribe_and_unsubscribe(tmp_path: Path) -> None:
         assert falsy["code"] == "INVALID_REQUEST"
 
 
+async def test_the_approval_replay_of_a_session_is_honestly_empty(tmp_path: Path) -> None:
+    """The Control UI subscribes with ``includeApprovals: true``: a paired device with
+    ``operator.approvals`` gets the replay, empty here (this gateway's agent asks for no
+    approvals), and is subscribed; without the scope it is refused, as the reference."""
+    async with gateway(tmp_path) as gw, raw_operator(gw.url) as op:
+        answer = await op.ok(
+            "sessions.messages.subscribe", {"key": "main", "includeApprovals": True}
+        )
+        replay = answer.pop("approvalReplay")
+        assert answer == {"subscribed": True, "key": "agent:main:main"}
+        assert replay.pop("updatedAtMs") > 0
+        assert replay == {"sessionKey": "agent:main:main", "approvals": [], "truncated": False}
+        assert gw.core.hub.sessions.message_keys(conn_id(op)) == ["agent:main:main"]
+        async with raw_operator(gw.url, scopes=["operator.read"]) as reader:
+            refused = await reader.error(
+                "sessions.messages.subscribe", {"key": "main", "includeApprovals": True}
+            )
+            assert refused["code"] == "INVALID_REQUEST"
+            assert (
+                "requires a paired device and gateway scope: operator.approvals"
+                in (refused["message"])
+            )
+
+
 async def test_a_closed_connection_loses_its_subscriptions(tmp_path: Path) -> None:
     async with gateway(tmp_path) as gw:
         async with raw_operator(gw.url) as op:
