@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from gateway.chat.offline import SLASH_HELP
 from gateway.chat.params import Field
 from gateway.errors import MethodError, invalid_params, invalid_request
 from gateway.methods import chat as chat_methods
@@ -29,6 +28,7 @@ from gateway.methods.control_ui_params import (
     problem_text,
     string_items,
 )
+from gateway.methods.sessions import slash_commands
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
 from gateway.scopes import READ
@@ -133,28 +133,6 @@ def _models(service: ChatService) -> list[dict[str, Any]]:
     return out
 
 
-def _commands() -> list[dict[str, Any]]:
-    """The chat's own slash commands (from its help text), as ``chat.metadata`` lists them."""
-    out: list[dict[str, Any]] = []
-    for line in SLASH_HELP.splitlines():
-        usage, sep, description = line.partition(" — ")
-        if not sep or not usage.startswith("/"):
-            continue
-        name, _, args = usage[1:].partition(" ")
-        out.append(
-            {
-                "name": name,
-                "textAliases": [f"/{name}"],
-                "description": description.strip(),
-                "category": "status" if name == "help" else "tools",
-                "source": "native",
-                "scope": "text",
-                "acceptsArgs": bool(args.strip()),
-            }
-        )
-    return out
-
-
 @_table.method("chat.metadata", scope=READ)
 async def chat_metadata(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``chat.metadata {agentId?, authProfileId?, sessionKey?}``: the models a chat can
@@ -183,7 +161,7 @@ async def chat_metadata(core: GatewayCore, peer: Peer, params: Any) -> Any:
         raise invalid_params("chat.metadata", "must not be valid")
     service = _service(core)
     _known_agent(service, p.get("agentId"))
-    result: dict[str, Any] = {"models": _models(service), "commands": _commands()}
+    result: dict[str, Any] = {"models": _models(service), "commands": slash_commands()}
     if "sessionKey" in p:
         # A session's runtime can be chosen (there is one runtime here: never locked).
         result["runtimeSelectionLocked"] = False

@@ -20,7 +20,14 @@ if TYPE_CHECKING:
     from gateway.chat.service import ChatService
     from gateway.core import GatewayCore
 
-__all__ = ["LIST_FIELDS", "list_result", "requested_agent", "session_row", "table"]
+__all__ = [
+    "LIST_FIELDS",
+    "list_result",
+    "requested_agent",
+    "session_row",
+    "slash_commands",
+    "table",
+]
 
 table = MethodTable()
 """The methods this module declares."""
