@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from openclaw_desktop.devices.dbus_calls import BusError, call, connected
 from openclaw_desktop.devices.errors import DeviceError
 
 if TYPE_CHECKING:
@@ -91,13 +92,6 @@ class GeoStatus:
     reason: str = ""
 
 
-class _BusError(Exception):
-    def __init__(self, name: str, text: str) -> None:
-        super().__init__(f"{name}: {text}" if text else name)
-        self.name = name
-        self.text = text
-
-
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, FileNotFoundError | ConnectionRefusedError):
         return "nothing is listening there"
@@ -106,51 +100,6 @@ def _describe(exc: BaseException) -> str:
 
 def _where(address: str | None) -> str:
     return "the D-Bus system bus" if address is None else f"the D-Bus bus at {address}"
-
-
-@contextlib.asynccontextmanager
-async def _connected(address: str | None) -> Any:
-    from dbus_fast import BusType
-    from dbus_fast.aio import MessageBus
-
-    if address is None:
-        bus = MessageBus(bus_type=BusType.SYSTEM)
-    else:
-        bus = MessageBus(bus_address=address)
-    await bus.connect()
-    try:
-        yield bus
-    finally:
-        bus.disconnect()
-        with contextlib.suppress(Exception):
-            async with asyncio.timeout(1.0):
-                await bus.wait_for_disconnect()  # type: ignore[no-untyped-call]
-
-
-async def _call(
-    bus: MessageBus,
-    target: tuple[str, str, str],
-    member: str,
-    signature: str = "",
-    body: list[Any] | None = None,
-) -> list[Any]:
-    from dbus_fast import Message, MessageType
-
-    destination, path, interface = target
-    reply = await bus.call(
-        Message(
-            destination=destination,
-            path=path,
-            interface=interface,
-            member=member,
-            signature=signature,
-            body=body or [],
-        )
-    )
-    if reply.message_type is MessageType.ERROR:
-        text = reply.body[0] if reply.body and isinstance(reply.body[0], str) else ""
-        raise _BusError(reply.error_name or "unknown", text)
-    return list(reply.body)
 
 
 def _known(value: Any, unknown_below: float) -> float | None:
@@ -208,11 +157,11 @@ class GeoClue:
         """Whether GeoClue is on the bus (owned, or activatable). Never raises."""
         where = _where(self.address)
         try:
-            async with asyncio.timeout(self.probe_timeout), _connected(self.address) as bus:
-                (owned,) = await _call(bus, _DBUS, "NameHasOwner", "s", [GEOCLUE_NAME])
+            async with asyncio.timeout(self.probe_timeout), connected(self.address) as bus:
+                (owned,) = await call(bus, _DBUS, "NameHasOwner", "s", [GEOCLUE_NAME])
                 if owned:
                     return GeoStatus(True)
-                (activatable,) = await _call(bus, _DBUS, "ListActivatableNames")
+                (activatable,) = await call(bus, _DBUS, "ListActivatableNames")
                 if GEOCLUE_NAME in activatable:
                     return GeoStatus(True)
         except TimeoutError:
@@ -235,11 +184,11 @@ class GeoClue:
         """
         where = _where(self.address)
         try:
-            async with asyncio.timeout(timeout_s), _connected(self.address) as bus:
+            async with asyncio.timeout(timeout_s), connected(self.address) as bus:
                 return await self._locate_on(bus, accuracy_level, max_age_s)
         except TimeoutError:
             raise DeviceError("LOCATION_TIMEOUT", "no fix in time") from None
-        except _BusError as exc:
+        except BusError as exc:
             if exc.name in _DISABLED_ERRORS:
                 raise DeviceError(
                     "LOCATION_DISABLED", f"GeoClue location services are disabled ({exc})"
@@ -260,7 +209,7 @@ class GeoClue:
         from dbus_fast import Variant
 
         manager = (GEOCLUE_NAME, MANAGER_PATH, MANAGER_IFACE)
-        (client_path,) = await _call(bus, manager, "CreateClient")
+        (client_path,) = await call(bus, manager, "CreateClient")
         props = (GEOCLUE_NAME, client_path, _PROPS)
         client = (GEOCLUE_NAME, client_path, CLIENT_IFACE)
         updates: asyncio.Queue[str] = asyncio.Queue()
@@ -280,20 +229,20 @@ class GeoClue:
         )
         bus.add_message_handler(on_message)
         try:
-            await _call(bus, _DBUS, "AddMatch", "s", [rule])
-            await _call(
+            await call(bus, _DBUS, "AddMatch", "s", [rule])
+            await call(
                 bus, props, "Set", "ssv", [CLIENT_IFACE, "DesktopId", Variant("s", self.desktop_id)]
             )
-            await _call(
+            await call(
                 bus,
                 props,
                 "Set",
                 "ssv",
                 [CLIENT_IFACE, "RequestedAccuracyLevel", Variant("u", accuracy_level)],
             )
-            await _call(bus, client, "Start")
+            await call(bus, client, "Start")
             try:
-                (current,) = await _call(bus, props, "Get", "ss", [CLIENT_IFACE, "Location"])
+                (current,) = await call(bus, props, "Get", "ss", [CLIENT_IFACE, "Location"])
                 location_path = str(getattr(current, "value", current))
                 while True:
                     if location_path not in ("", "/"):
@@ -303,15 +252,15 @@ class GeoClue:
                     location_path = await updates.get()
             finally:
                 with contextlib.suppress(Exception):
-                    await _call(bus, client, "Stop")
+                    await call(bus, client, "Stop")
                 with contextlib.suppress(Exception):
-                    await _call(bus, manager, "DeleteClient", "o", [client_path])
+                    await call(bus, manager, "DeleteClient", "o", [client_path])
         finally:
             bus.remove_message_handler(on_message)
 
     async def _read_fix(self, bus: MessageBus, location_path: str) -> GeoFix | None:
         target = (GEOCLUE_NAME, location_path, _PROPS)
-        (props,) = await _call(bus, target, "GetAll", "s", [LOCATION_IFACE])
+        (props,) = await call(bus, target, "GetAll", "s", [LOCATION_IFACE])
         return _fix_from(props) if isinstance(props, dict) else None
 
 

@@ -14,18 +14,18 @@ native centers, so it is used there, with the same time bound.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import enum
 import html
 import logging
 import os
 import sys
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from openclaw_desktop.devices.dbus_calls import BusError, call, connected
 from openclaw_desktop.devices.errors import DeviceError
 
 if TYPE_CHECKING:
@@ -111,63 +111,13 @@ def _uses_freedesktop(system: str) -> bool:
     return system not in ("darwin", "win32", "cygwin")
 
 
-@contextlib.asynccontextmanager
-async def _connected(address: str) -> AsyncIterator[MessageBus]:
-    """A fresh bus connection, closed on exit (callers bound the time)."""
-    from dbus_fast.aio import MessageBus
-
-    bus = MessageBus(bus_address=address)
-    await bus.connect()
-    try:
-        yield bus
-    finally:
-        bus.disconnect()
-        with contextlib.suppress(Exception):
-            async with asyncio.timeout(1.0):
-                await bus.wait_for_disconnect()  # type: ignore[no-untyped-call]
-
-
-async def _call(
-    bus: MessageBus,
-    target: tuple[str, str, str],
-    member: str,
-    signature: str = "",
-    body: list[Any] | None = None,
-) -> Any:
-    """Call one method; a D-Bus error reply is raised as :class:`_BusError`."""
-    from dbus_fast import Message, MessageType
-
-    destination, path, interface = target
-    reply = await bus.call(
-        Message(
-            destination=destination,
-            path=path,
-            interface=interface,
-            member=member,
-            signature=signature,
-            body=body or [],
-        )
-    )
-    if reply.message_type is MessageType.ERROR:
-        text = reply.body[0] if reply.body and isinstance(reply.body[0], str) else ""
-        raise _BusError(reply.error_name or "unknown", text)
-    return reply.body
-
-
-class _BusError(Exception):
-    def __init__(self, name: str, text: str) -> None:
-        super().__init__(f"{name}: {text}" if text else name)
-        self.name = name
-        self.text = text
-
-
 async def _body_is_markup(bus: MessageBus, target: tuple[str, str, str]) -> bool:
     """Whether the service reads the body as markup (capability ``body-markup``). Such a
     service would render an agent's or a model's ``<img src=…>`` or ``<a href=…>`` and may
     fetch it, so the body is escaped for it and sent as it is to every other service."""
     try:
-        (capabilities,) = await _call(bus, target, "GetCapabilities")
-    except _BusError:
+        (capabilities,) = await call(bus, target, "GetCapabilities")
+    except BusError:
         return True  # cannot tell: escaping is safe on a markup service, harmless elsewhere
     return isinstance(capabilities, list) and "body-markup" in capabilities
 
@@ -225,11 +175,11 @@ class Notifier:
         if address is None:
             return ServiceStatus(False, "no D-Bus session bus: DBUS_SESSION_BUS_ADDRESS is not set")
         try:
-            async with asyncio.timeout(self.probe_timeout), _connected(address) as bus:
-                (owned,) = await _call(bus, _DBUS, "NameHasOwner", "s", [NOTIFICATIONS_NAME])
+            async with asyncio.timeout(self.probe_timeout), connected(address) as bus:
+                (owned,) = await call(bus, _DBUS, "NameHasOwner", "s", [NOTIFICATIONS_NAME])
                 if owned:
                     return _YES
-                (activatable,) = await _call(bus, _DBUS, "ListActivatableNames")
+                (activatable,) = await call(bus, _DBUS, "ListActivatableNames")
                 if NOTIFICATIONS_NAME in activatable:
                     return _YES
         except TimeoutError:
@@ -269,22 +219,22 @@ class Notifier:
             hints["suppress-sound"] = Variant("b", True)
         hints["desktop-entry"] = Variant("s", DESKTOP_ENTRY)
         target = (NOTIFICATIONS_NAME, NOTIFICATIONS_PATH, NOTIFICATIONS_NAME)
-        connected = False
+        reached = False
         try:
-            async with asyncio.timeout(self.send_timeout), _connected(address) as bus:
-                connected = True
+            async with asyncio.timeout(self.send_timeout), connected(address) as bus:
+                reached = True
                 text = notice.body
                 if text and await _body_is_markup(bus, target):
                     text = html.escape(text, quote=False)
                 body = [self.app_name, 0, DESKTOP_ENTRY, notice.title, text, [], hints, -1]
-                await _call(bus, target, "Notify", "susssasa{sv}i", body)
+                await call(bus, target, "Notify", "susssasa{sv}i", body)
         except TimeoutError:
             self.forget()
-            who = "notification service" if connected else "D-Bus session bus"
+            who = "notification service" if reached else "D-Bus session bus"
             raise DeviceError(
                 "UNAVAILABLE", f"the {who} did not answer in {self.send_timeout:g} s"
             ) from None
-        except _BusError as exc:
+        except BusError as exc:
             self.forget()
             raise DeviceError("UNAVAILABLE", _refusal(exc)) from None
         except Exception as exc:
@@ -319,7 +269,7 @@ class Notifier:
             ) from None
 
 
-def _refusal(exc: _BusError) -> str:
+def _refusal(exc: BusError) -> str:
     if exc.name in _GONE_ERRORS:
         return f"the notification service went away ({NOTIFICATIONS_NAME} has no owner any more)"
     if exc.name.startswith("org.freedesktop.DBus.Error.Spawn"):

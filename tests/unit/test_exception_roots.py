@@ -20,7 +20,6 @@ from openclaw_desktop.errors import OpenClawError
 
 #: Private helpers that never leave their module, and the wire layer's own errors.
 EXEMPT = {
-    "openclaw_desktop.devices.notify._BusError",
     "openclaw_desktop.protocol.frames.FrameDecodeError",
     "openclaw_desktop.protocol.frames.FrameEncodeError",
 }
