@@ -66,6 +66,7 @@ from openclaw_desktop.protocol import ClientId, ClientInfo, ClientMode, Role
 from openclaw_desktop.session import EventReceived
 from openclaw_desktop.transport import ConnectionOptions, GatewayConnection, RetryPolicy
 from tests.helpers.ports import free_port
+from tests.helpers.processes import stop_group
 
 __all__ = [
     "ALL_OPERATOR_SCOPES",
@@ -138,22 +139,6 @@ def run_desktop_cli(
     if check and result.returncode != 0:
         raise CliError(result)
     return result
-
-
-def _stop_group(proc: subprocess.Popen[Any] | None, timeout: float) -> int | None:
-    """SIGTERM a process group (SIGKILL after ``timeout`` s) and reap it; its exit code."""
-    if proc is None:
-        return None
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
-    return proc.returncode
 
 
 class BundledGateway:
@@ -277,7 +262,7 @@ class BundledGateway:
     def stop(self, timeout: float = 10) -> int | None:
         """SIGTERM the gateway (SIGKILL after ``timeout`` s); returns its exit code."""
         proc, self.proc = self.proc, None
-        return _stop_group(proc, timeout)
+        return None if proc is None else stop_group(proc, timeout)
 
     def terminate(self, timeout: float = 10) -> tuple[int, float]:
         """SIGTERM the gateway alone; returns ``(exit code, seconds until it exited)``
@@ -1046,7 +1031,7 @@ class DesktopNode:
     def stop(self, timeout: float = 10) -> int | None:
         """SIGTERM (SIGKILL after ``timeout`` s); returns the exit code."""
         proc, self.proc = self.proc, None
-        return _stop_group(proc, timeout)
+        return None if proc is None else stop_group(proc, timeout)
 
     def __repr__(self) -> str:
         return f"DesktopNode(url={self.url!r}, home={str(self.home)!r})"

@@ -3,11 +3,13 @@ process group (gateways start children of their own)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 __all__ = ["stop_group", "wait_for_log"]
 
@@ -25,12 +27,16 @@ def wait_for_log(
     return time.monotonic() - started
 
 
-def stop_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the process group started with ``start_new_session``; SIGKILL after 15 s."""
+def stop_group(proc: subprocess.Popen[Any], timeout: float = 15.0) -> int | None:
+    """SIGTERM the process group started with ``start_new_session``, SIGKILL it after
+    ``timeout`` s, and reap the leader; its exit code. A group already gone is no error."""
     if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
         try:
-            proc.wait(15)
+            proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(5)
+    return proc.returncode
