@@ -19,11 +19,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from dbus_fast import BusType
 from dbus_fast.aio import MessageBus
 from dbus_fast.annotations import DBusDict, DBusInt32, DBusSignature, DBusStr, DBusUInt32
-from dbus_fast.constants import RequestNameReply
 from dbus_fast.service import ServiceInterface, dbus_method, dbus_signal
+
+from tests.helpers.dbus_service import own_name, release
 
 __all__ = ["NAME", "PATH", "NotificationServer", "Received"]
 
@@ -167,13 +167,7 @@ class NotificationServer:
 
     async def start(self) -> None:
         """Connect and own :data:`NAME`."""
-        bus = await MessageBus(bus_address=self.address, bus_type=BusType.SESSION).connect()
-        self._bus = bus
-        bus.export(PATH, _Interface(self._state))
-        reply = await bus.request_name(NAME)
-        if reply is not RequestNameReply.PRIMARY_OWNER:
-            await self.stop()
-            raise RuntimeError(f"could not own {NAME}: {reply}")
+        self._bus = await own_name(self.address, NAME, {PATH: _Interface(self._state)})
 
     async def stop(self) -> None:
         """Answer hung calls, release the name and disconnect (bounded)."""
@@ -182,13 +176,7 @@ class NotificationServer:
             return
         self._state.release.set()
         await asyncio.sleep(0)
-        with contextlib.suppress(Exception):
-            async with asyncio.timeout(2.0):
-                await bus.release_name(NAME)
-        bus.disconnect()
-        with contextlib.suppress(Exception):
-            async with asyncio.timeout(2.0):
-                await bus.wait_for_disconnect()  # type: ignore[no-untyped-call]
+        await release(bus, NAME)
 
     @classmethod
     @contextlib.asynccontextmanager

@@ -29,7 +29,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Annotated
 
-from dbus_fast import BusType
 from dbus_fast.aio import MessageBus
 from dbus_fast.annotations import (
     DBusBool,
@@ -39,9 +38,11 @@ from dbus_fast.annotations import (
     DBusStr,
     DBusUInt32,
 )
-from dbus_fast.constants import PropertyAccess, RequestNameReply
+from dbus_fast.constants import PropertyAccess
 from dbus_fast.errors import DBusError
 from dbus_fast.service import ServiceInterface, dbus_method, dbus_property, dbus_signal
+
+from tests.helpers.dbus_service import own_name, release
 
 __all__ = ["NAME", "Fix", "GeoClueService"]
 
@@ -264,26 +265,13 @@ class GeoClueService:
 
     async def start(self) -> None:
         """Connect and own :data:`NAME`."""
-        bus = await MessageBus(bus_address=self.address, bus_type=BusType.SESSION).connect()
-        self._bus = bus
-        bus.export(MANAGER_PATH, _Manager(self))
-        reply = await bus.request_name(NAME)
-        if reply is not RequestNameReply.PRIMARY_OWNER:
-            await self.stop()
-            raise RuntimeError(f"could not own {NAME}: {reply}")
+        self._bus = await own_name(self.address, NAME, {MANAGER_PATH: _Manager(self)})
 
     async def stop(self) -> None:
         """Release the name and disconnect (bounded)."""
         bus, self._bus = self._bus, None
-        if bus is None:
-            return
-        with contextlib.suppress(Exception):
-            async with asyncio.timeout(2.0):
-                await bus.release_name(NAME)
-        bus.disconnect()
-        with contextlib.suppress(Exception):
-            async with asyncio.timeout(2.0):
-                await bus.wait_for_disconnect()  # type: ignore[no-untyped-call]
+        if bus is not None:
+            await release(bus, NAME)
 
     @classmethod
     @contextlib.asynccontextmanager

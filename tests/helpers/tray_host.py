@@ -21,11 +21,13 @@ import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from dbus_fast import BusType, Message, MessageType, Variant
+from dbus_fast import Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 from dbus_fast.annotations import DBusBool, DBusInt32, DBusSignature, DBusStr
-from dbus_fast.constants import PropertyAccess, RequestNameReply
+from dbus_fast.constants import PropertyAccess
 from dbus_fast.service import ServiceInterface, dbus_method, dbus_property, dbus_signal
+
+from tests.helpers.dbus_service import own_name, release
 
 __all__ = ["WATCHER", "TrayHost"]
 
@@ -86,23 +88,14 @@ class TrayHost:
 
     async def start(self) -> None:
         """Connect and own :data:`WATCHER`."""
-        bus = await MessageBus(bus_address=self.address, bus_type=BusType.SESSION).connect()
-        self._bus = bus
-        bus.export(_PATH, _Watcher(self.items, self._registered))
-        reply = await bus.request_name(WATCHER)
-        if reply is not RequestNameReply.PRIMARY_OWNER:
-            bus.disconnect()
-            raise RuntimeError(f"could not own {WATCHER}: {reply}")
+        watcher = _Watcher(self.items, self._registered)
+        self._bus = await own_name(self.address, WATCHER, {_PATH: watcher})
 
     async def stop(self) -> None:
         """Disconnect (bounded)."""
         bus, self._bus = self._bus, None
-        if bus is None:
-            return
-        bus.disconnect()
-        with contextlib.suppress(Exception):
-            async with asyncio.timeout(2.0):
-                await bus.wait_for_disconnect()  # type: ignore[no-untyped-call]
+        if bus is not None:
+            await release(bus, None)
 
     @classmethod
     @contextlib.asynccontextmanager
