@@ -89,6 +89,7 @@ async def start_chat(core: GatewayCore) -> ChatService:
 
     def broadcast(event: str, payload: dict[str, Any], tool_events: bool) -> None:
         core.hub.broadcast(event, payload, cap="tool-events" if tool_events else None)
+        core.hub.send_timings.observe(event, payload)
         data = payload.get("data") if event == "agent" else None
         phase = data.get("phase") if isinstance(data, dict) else None
         if payload.get("stream") == "lifecycle" and phase in _SESSION_PHASES:

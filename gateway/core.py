@@ -64,6 +64,7 @@ EVENTS = [
     "chat",
     "agent",
     "sessions.changed",
+    "session.message",
     "session.compacted",
     "talk.mode",
     "talk.event",

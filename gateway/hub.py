@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from gateway import __version__
+from gateway.chat_timing import SendTimings
 from gateway.peer import Peer
 from gateway.scopes import scope_satisfied
 from gateway.subscriptions import SessionSubscriptions
@@ -45,6 +46,14 @@ class Hub:
         self.health_version = 1
         #: Who subscribed to ``sessions.changed`` / ``session.message`` (only they get them).
         self.sessions = SessionSubscriptions()
+        #: The UI clients' ``chat.send`` runs whose phases go to their sender.
+        self.send_timings = SendTimings(self.send_to)
+
+    def send_to(self, conn_id: str, event: str, payload: Any) -> None:
+        """Send an event to one connection, if it is still there."""
+        peer = self.peers.get(conn_id)
+        if peer is not None:
+            peer.send_event(event, payload)
 
     def add(self, peer: Peer) -> None:
         """Register an authenticated peer (a node replaces its older connection)."""

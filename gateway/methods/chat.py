@@ -148,10 +148,15 @@ def _attachments(raw: list[Any]) -> list[dict[str, Any]]:
 
 @table.method("chat.send", scope=WRITE)
 async def chat_send(core: GatewayCore, peer: Peer, params: Any) -> Any:
-    """``chat.send``: acks at once with ``{runId, status}``; runId = idempotencyKey."""
+    """``chat.send``: acks at once with ``{runId, status}``; runId = idempotencyKey. An
+    operator UI's ack carries ``serverTiming`` and its run's phases follow as
+    ``chat.send_timing`` events (:mod:`gateway.chat_timing`)."""
+    timings = core.hub.send_timings
+    received = timings.now()
     p = check("chat.send", params, _SEND_FIELDS, ignored=_SEND_IGNORED)
     service = _service(core)
     key = _canonical(service, p["sessionKey"])
+    loaded = timings.now() - received
     attachments = _attachments(p.get("attachments") or [])
     if not p["message"].strip() and not attachments:
         raise invalid_request("message or attachments required")
@@ -171,7 +176,14 @@ async def chat_send(core: GatewayCore, peer: Peer, params: Any) -> Any:
         )
     except MessageTooLargeError as exc:
         raise _too_large(exc) from None
-    return {"runId": run_id, "status": status}
+    answer: dict[str, Any] = {"runId": run_id, "status": status}
+    client_id = peer.client.get("id")
+    timing = timings.acked(client_id, peer.conn_id, run_id, key, service.agent_id, received, loaded)
+    if timing is not None:
+        answer["serverTiming"] = timing
+        # After the ack (queued when this handler returns), as the real gateway.
+        asyncio.get_running_loop().call_soon(timings.dispatch_started, run_id)
+    return answer
 
 
 @table.method("chat.abort", scope=WRITE)

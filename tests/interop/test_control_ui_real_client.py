@@ -22,6 +22,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,6 +75,27 @@ class UiRun:
     console_errors: list[str] = field(default_factory=list)
     #: The page's visible text at the end (for failure reports).
     text: str = ""
+    #: The ``chat.send_timing`` events the page got, and its ``chat.send`` ack(s).
+    timings: list[dict[str, Any]] = field(default_factory=list)
+    send_acks: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _timings(page: Page) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The ``chat.send_timing`` payloads the page received and its ``chat.send`` acks."""
+    sent = [f.json() for f in page.ws_frames if f.direction == "sent"]
+    got = [f.json() for f in page.ws_frames if f.direction == "received"]
+    send_ids = {f.get("id") for f in sent if isinstance(f, dict) and f.get("method") == "chat.send"}
+    events = [
+        f["payload"]
+        for f in got
+        if isinstance(f, dict) and f.get("type") == "event" and f.get("event") == "chat.send_timing"
+    ]
+    acks = [
+        f.get("payload") or {}
+        for f in got
+        if isinstance(f, dict) and f.get("type") == "res" and f.get("id") in send_ids
+    ]
+    return events, acks
 
 
 async def _settle(read: Callable[[], list[str]]) -> None:
@@ -123,6 +145,7 @@ async def drive(web: ControlUiServer, url: str, token: str) -> UiRun:
         run.methods = requested_methods(page)
         run.text = str(await page.evaluate(DEEP_TEXT))
         run.errors = error_answers(page)
+        run.timings, run.send_acks = _timings(page)
         run.console_errors = [
             entry.text for entry in page.console if entry.level in ("error", "exception")
         ]
@@ -216,3 +239,23 @@ def test_no_script_errors_on_ours(runs: tuple[UiRun, UiRun]) -> None:
     real, ours = runs
     assert real.console_errors == []
     assert ours.console_errors == []
+
+
+def test_the_send_is_timed_the_same_way(runs: tuple[UiRun, UiRun]) -> None:
+    """``chat.send_timing``: the phases of the web app's send reach it in the same order
+    with the same fields, and its ack carries ``serverTiming``, on both gateways."""
+    real, ours = runs
+
+    def phases(run: UiRun) -> list[str]:
+        return [str(t.get("phase")) for t in run.timings]
+
+    assert phases(real), real.timings
+    assert phases(ours) == phases(real)
+    for mine, theirs in zip(ours.timings, real.timings, strict=True):
+        assert set(mine) == set(theirs), (mine, theirs)
+    timed = [a for a in real.send_acks if "serverTiming" in a]
+    assert timed, real.send_acks
+    assert {k for a in ours.send_acks for k in a.get("serverTiming", {})} >= {
+        "receivedToAckMs",
+        "loadSessionMs",
+    }
