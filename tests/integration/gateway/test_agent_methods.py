@@ -18,20 +18,7 @@ import pytest
 from tests.helpers.bundled_gateway import RawClient, raw_operator
 from tests.integration.gateway.test_gw_chat_runs import chat_gateway
 
-pytestmark = pytest.mark.timeout(60)
-
-
-@pytest.fixture(autouse=True)
-def no_ambient_providers(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only the providers a test configures (never the developer's own keys)."""
-    for name in (
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "OPENAI_MODEL",
-        "ANTHROPIC_API_KEY",
-        "OLLAMA_HOST",
-    ):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("no_ambient_providers")]
 
 
 async def answers(client: RawClient, request_id: str, timeout: float = 20) -> list[dict[str, Any]]:

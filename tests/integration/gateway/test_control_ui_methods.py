@@ -19,7 +19,7 @@ from gateway.methods import TABLE
 from tests.helpers.bundled_gateway import raw_operator
 from tests.integration.gateway.test_gw_chat_runs import chat_gateway
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("no_ambient_providers")]
 
 #: The reference's scope for each Control UI method (its method-scope table).
 REAL_SCOPES = {
@@ -160,14 +160,6 @@ def _text(message: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     return "".join(part.get("text", "") for part in content)
-
-
-@pytest.fixture(autouse=True)
-def no_ambient_providers(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only the providers a test configures (never the developer's own keys)."""
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "ANTHROPIC_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("OLLAMA_HOST", raising=False)
 
 
 def test_scopes_are_the_reference_ones() -> None:

@@ -27,7 +27,7 @@ from tests.helpers.bundled_gateway import (
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.ports import free_port
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("no_ambient_providers")]
 
 TERMINAL = ("final", "aborted", "error")
 
@@ -118,19 +118,6 @@ async def chat_gateway(
             raw_operator(gw.url, caps=["tool-events"]) as op,
         ):
             yield Chat(gw, fake, op)
-
-
-@pytest.fixture(autouse=True)
-def no_ambient_providers(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only the providers a test configures (never the developer's own keys)."""
-    for name in (
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "OPENAI_MODEL",
-        "ANTHROPIC_API_KEY",
-        "OLLAMA_HOST",
-    ):
-        monkeypatch.delenv(name, raising=False)
 
 
 async def approved_node(chat: Chat, **kw: Any) -> NodeHarness:
