@@ -25,6 +25,7 @@ from tests.helpers.real_openclaw import (
     GatewayFactory,
     NodeHostFactory,
     OpenClawInstall,
+    RealGateway,
     ensure_installed,
 )
 
@@ -35,6 +36,25 @@ _HERE = Path(__file__).resolve().parent
 def openclaw_install() -> OpenClawInstall:
     """The verified real OpenClaw install (installs it on first use; normally pre-installed)."""
     return ensure_installed()
+
+
+@pytest.fixture(scope="module")
+def real(openclaw_install: OpenClawInstall) -> Iterator[RealGateway]:
+    """One real gateway for a side-by-side module, in its default config (token auth,
+    loopback devices approved silently, no trusted proxies). A module that needs another
+    config declares its own ``real``."""
+    factory = GatewayFactory(openclaw_install)
+    try:
+        yield factory()
+    finally:
+        factory.close()
+
+
+@pytest.fixture(scope="module")
+def ours() -> Iterator[BundledGateway]:
+    """Our gateway in a subprocess beside :func:`real`, in the same default config."""
+    with BundledGateway.start() as gw:
+        yield gw
 
 
 @pytest.fixture

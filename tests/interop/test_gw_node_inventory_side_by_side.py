@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from openclaw_desktop.identity import DeviceIdentity
 from tests.helpers.bundled_gateway import BundledGateway, RawClient, raw_node, raw_operator
-from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall, RealGateway
+from tests.helpers.real_openclaw import RealGateway
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -154,23 +153,6 @@ REQUESTS: list[tuple[str, Any]] = (
     + [("node.pluginTools.update", case) for case in TOOLS_CASES]
     + [("node.pluginSurface.refresh", case) for case in SURFACE_CASES]
 )
-
-
-@pytest.fixture(scope="module")
-def real(openclaw_install: OpenClawInstall) -> Iterator[RealGateway]:
-    """One real gateway (token auth, loopback devices approved)."""
-    factory = GatewayFactory(openclaw_install)
-    try:
-        yield factory()
-    finally:
-        factory.close()
-
-
-@pytest.fixture(scope="module")
-def ours() -> Iterator[BundledGateway]:
-    """Our gateway in a subprocess (token auth, loopback devices approved)."""
-    with BundledGateway.start() as gw:
-        yield gw
 
 
 async def _approve_surface(operator: RawClient, node: RawClient, node_id: str) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,7 +24,7 @@ import pytest
 from gateway.methods import HANDLERS, TABLE
 from openclaw_desktop.identity import DeviceIdentity
 from tests.helpers.bundled_gateway import BundledGateway, RawClient
-from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall, RealGateway
+from tests.helpers.real_openclaw import RealGateway
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -106,23 +105,6 @@ NODE_INVOKE_CASES: list[Any] = [
     {},
     None,
 ]
-
-
-@pytest.fixture(scope="module")
-def real(openclaw_install: OpenClawInstall) -> Iterator[RealGateway]:
-    """One real gateway (token auth, loopback devices approved)."""
-    factory = GatewayFactory(openclaw_install)
-    try:
-        yield factory()
-    finally:
-        factory.close()
-
-
-@pytest.fixture(scope="module")
-def ours() -> Iterator[BundledGateway]:
-    """Our gateway in a subprocess (token auth, loopback devices approved)."""
-    with BundledGateway.start() as gw:
-        yield gw
 
 
 async def _answers(url: str, token: str, requests: list[tuple[str, Any]]) -> list[Any]:

@@ -28,23 +28,6 @@ HEADERS = [
 SOURCES = ["127.0.0.1", "127.0.0.2"]
 
 
-@pytest.fixture(scope="module")
-def real(openclaw_install: OpenClawInstall) -> Iterator[RealGateway]:
-    """One real gateway with its default config: no trusted proxies."""
-    factory = GatewayFactory(openclaw_install)
-    try:
-        yield factory()
-    finally:
-        factory.close()
-
-
-@pytest.fixture(scope="module")
-def ours() -> Iterator[BundledGateway]:
-    """Our gateway in a subprocess, no ``--trusted-proxy``."""
-    with BundledGateway.start() as gw:
-        yield gw
-
-
 def _comparable(answer: UpgradeAnswer) -> tuple[int, str, list[tuple[str, str]], bytes]:
     # A 101 carries a per-request Sec-WebSocket-Accept and maybe extensions: status only.
     if answer.status == 101:
