@@ -11,14 +11,18 @@ import asyncio
 import contextlib
 import json
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from websockets.asyncio.server import ServerConnection, serve
 
+from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
 from openclaw_desktop.identity.payload import build_payload_v3, signature_token
 from openclaw_desktop.identity.verify import normalize_public_key, verify_signature
+from openclaw_desktop.node import NodeContext, NodeSession, build_dispatcher
+from openclaw_desktop.protocol import ClientId, ClientInfo, ClientMode, Role
+from openclaw_desktop.transport import ConnectionOptions, GatewayConnection, RetryPolicy
 
 Handler = Callable[["ScriptedPeer"], Awaitable[None]]
 
@@ -98,6 +102,20 @@ class ScriptedPeer:
         await self.ws.close(close_code, error.get("message", "")[:100])
         return connect
 
+    def invoke_results(self) -> list[dict[str, Any]]:
+        """The params of every ``node.invoke.result`` the node sent so far."""
+        return [f["params"] for f in self.received if f.get("method") == "node.invoke.result"]
+
+    async def invoke_result(self, invoke_id: str, timeout: float = 20) -> dict[str, Any]:
+        """The one ``node.invoke.result`` for ``invoke_id``, waiting (bounded) for it."""
+        async with asyncio.timeout(timeout):
+            while True:
+                found = [r for r in self.invoke_results() if r.get("id") == invoke_id]
+                if found:
+                    assert len(found) == 1, found
+                    return found[0]
+                await asyncio.sleep(0.01)
+
     async def serve_requests(self, answer: Callable[[dict[str, Any]], Any] | None = None) -> None:
         """Answer each request with ``answer(frame)`` (default ``{"echo": params}``)."""
         with contextlib.suppress(Exception):
@@ -169,3 +187,49 @@ class ScriptedGateway:
             sock = next(iter(server.sockets))
             self.port = sock.getsockname()[1]
             yield self
+
+
+def node_options(url: str, commands: Sequence[str], caps: Sequence[str]) -> ConnectionOptions:
+    """A node's connection to a scripted gateway: shared token ``shared-1``, a fresh
+    identity, ``commands`` and ``caps`` declared, fast retries."""
+    return ConnectionOptions(
+        url=url,
+        role=Role.NODE,
+        client=ClientInfo(id=ClientId.LINUX, version="t", platform="linux", mode=ClientMode.NODE),
+        signer=DeviceIdentity.generate(),
+        credentials=CredentialStore(MemorySecretStore()),
+        shared_token="shared-1",
+        commands=tuple(commands),
+        caps=tuple(caps),
+        min_protocol=3,
+        retry=RetryPolicy(base_ms=20, early_ceiling_ms=100, pairing_poll_ms=50),
+    )
+
+
+@contextlib.asynccontextmanager
+async def node_behind_script(
+    ctx: NodeContext, commands: Sequence[str], caps: Sequence[str]
+) -> AsyncIterator[tuple[ScriptedPeer, NodeSession]]:
+    """Our node (the real connection, session and spec table for ``ctx``) connected to a
+    scripted gateway that accepts it and answers its requests with ``{}``: the gateway's
+    peer and the session, closed on exit."""
+    peers: list[ScriptedPeer] = []
+
+    async def script(peer: ScriptedPeer) -> None:
+        await peer.accept(role="node")
+        peers.append(peer)
+        await peer.serve_requests(lambda frame: {})
+
+    gw = ScriptedGateway(script)
+    async with gw.running():
+        connection = GatewayConnection(node_options(gw.url, commands, caps))
+        session = NodeSession(connection, build_dispatcher(ctx))
+        connection.start()
+        try:
+            async with asyncio.timeout(10):
+                while not peers:
+                    await asyncio.sleep(0.01)
+            yield peers[0], session
+        finally:
+            await session.aclose()
+            await connection.aclose()

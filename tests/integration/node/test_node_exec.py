@@ -22,15 +22,12 @@ from typing import Any
 import pytest
 
 from openclaw_desktop.config import NodeSettings
-from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
-from openclaw_desktop.node import NodeContext, NodeSession, build_dispatcher
+from openclaw_desktop.node import NodeContext, NodeSession
 from openclaw_desktop.node.exec.approvals import hash_text, normalize_document
 from openclaw_desktop.node.exec.env import DEFAULT_PATH, check_overrides, child_env
 from openclaw_desktop.node.exec.policy import ExecDecision, ExecRequest
 from openclaw_desktop.node.handlers.exec import EXEC_COMMANDS
-from openclaw_desktop.protocol import ClientId, ClientInfo, ClientMode, Role
-from openclaw_desktop.transport import ConnectionOptions, GatewayConnection, RetryPolicy
-from tests.helpers.scripted_gateway import ScriptedGateway, ScriptedPeer
+from tests.helpers.scripted_gateway import ScriptedPeer, node_behind_script
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -47,7 +44,7 @@ class Node:
     counter: int = 0
 
     def results(self) -> list[dict[str, Any]]:
-        return [f["params"] for f in self.peer.received if f.get("method") == "node.invoke.result"]
+        return self.peer.invoke_results()
 
     async def send(self, command: str, params: Any, **extra: Any) -> str:
         self.counter += 1
@@ -59,13 +56,7 @@ class Node:
         return invoke_id
 
     async def result(self, invoke_id: str, timeout: float = 20) -> dict[str, Any]:
-        async with asyncio.timeout(timeout):
-            while True:
-                found = [r for r in self.results() if r.get("id") == invoke_id]
-                if found:
-                    assert len(found) == 1, found
-                    return found[0]
-                await asyncio.sleep(0.01)
+        return await self.peer.invoke_result(invoke_id, timeout)
 
     async def invoke(self, command: str, params: Any = None, **extra: Any) -> dict[str, Any]:
         return await self.result(await self.send(command, params, **extra))
@@ -89,48 +80,15 @@ class Node:
         return payload
 
 
-def _options(url: str) -> ConnectionOptions:
-    return ConnectionOptions(
-        url=url,
-        role=Role.NODE,
-        client=ClientInfo(id=ClientId.LINUX, version="t", platform="linux", mode=ClientMode.NODE),
-        signer=DeviceIdentity.generate(),
-        credentials=CredentialStore(MemorySecretStore()),
-        shared_token="shared-1",
-        commands=EXEC_COMMANDS,
-        caps=("system",),
-        min_protocol=3,
-        retry=RetryPolicy(base_ms=20, early_ceiling_ms=100, pairing_poll_ms=50),
-    )
-
-
 @pytest.fixture
 async def node(tmp_path: Path) -> AsyncIterator[Node]:
-    peers: list[ScriptedPeer] = []
-
-    async def script(peer: ScriptedPeer) -> None:
-        await peer.accept(role="node")
-        peers.append(peer)
-        await peer.serve_requests(lambda frame: {})
-
     ctx = NodeContext(
         settings=lambda: NodeSettings(exec=True), exec_approvals_path=tmp_path / "approvals.json"
     )
-    gw = ScriptedGateway(script)
-    async with gw.running():
-        connection = GatewayConnection(_options(gw.url))
-        session = NodeSession(connection, build_dispatcher(ctx))
-        connection.start()
-        try:
-            async with asyncio.timeout(10):
-                while not peers:
-                    await asyncio.sleep(0.01)
-            result = Node(peers[0], session, ctx, tmp_path / "approvals.json")
-            ctx.exec_decision_listeners.append(result.decisions.append)
-            yield result
-        finally:
-            await session.aclose()
-            await connection.aclose()
+    async with node_behind_script(ctx, EXEC_COMMANDS, ("system",)) as (peer, session):
+        result = Node(peer, session, ctx, tmp_path / "approvals.json")
+        ctx.exec_decision_listeners.append(result.decisions.append)
+        yield result
 
 
 # ---------------------------------------------------------------- system.run

@@ -9,7 +9,6 @@ does. ``location.get`` asks a GeoClue2-compatible service on a private dbus-daem
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -23,8 +22,7 @@ from openclaw_desktop.errors import GatewayError
 from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
 from openclaw_desktop.integration.command import EMBEDDED_ALLOW
 from openclaw_desktop.node import NodeContext, NodeSession, build_dispatcher
-from openclaw_desktop.protocol import ClientId, ClientInfo, ClientMode, Role
-from openclaw_desktop.transport import ConnectionOptions, GatewayConnection, RetryPolicy
+from openclaw_desktop.transport import GatewayConnection
 from tests.helpers.bundled_gateway import (
     bundled_gateway,
     node_options,
@@ -35,7 +33,7 @@ from tests.helpers.desktop_session import (
     dbus_session_fixture,  # noqa: F401 - provides the dbus_session fixture
 )
 from tests.helpers.geoclue_service import Fix, GeoClueService
-from tests.helpers.scripted_gateway import ScriptedGateway, ScriptedPeer
+from tests.helpers.scripted_gateway import ScriptedPeer, node_behind_script
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -50,7 +48,7 @@ class Node:
     counter: int = 0
 
     def results(self) -> list[dict[str, Any]]:
-        return [f["params"] for f in self.peer.received if f.get("method") == "node.invoke.result"]
+        return self.peer.invoke_results()
 
     async def invoke(self, command: str, params: Any = None, raw: str | None = None) -> Any:
         self.counter += 1
@@ -61,28 +59,7 @@ class Node:
         elif params is not None:
             payload["paramsJSON"] = json.dumps(params)
         await self.peer.send({"type": "event", "event": "node.invoke.request", "payload": payload})
-        async with asyncio.timeout(20):
-            while True:
-                found = [r for r in self.results() if r.get("id") == invoke_id]
-                if found:
-                    assert len(found) == 1, found
-                    return found[0]
-                await asyncio.sleep(0.01)
-
-
-def _options(url: str) -> ConnectionOptions:
-    return ConnectionOptions(
-        url=url,
-        role=Role.NODE,
-        client=ClientInfo(id=ClientId.LINUX, version="t", platform="linux", mode=ClientMode.NODE),
-        signer=DeviceIdentity.generate(),
-        credentials=CredentialStore(MemorySecretStore()),
-        shared_token="shared-1",
-        commands=("location.get", "device.apps", "device.info"),
-        caps=("location", "device"),
-        min_protocol=3,
-        retry=RetryPolicy(base_ms=20, early_ceiling_ms=100, pairing_poll_ms=50),
-    )
+        return await self.peer.invoke_result(invoke_id)
 
 
 def write_entry(folder: Path, name: str, body: str) -> Path:
@@ -133,32 +110,15 @@ def xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 
 @pytest.fixture
 async def node(dbus_session: str) -> AsyncIterator[Node]:
-    peers: list[ScriptedPeer] = []
-
-    async def script(peer: ScriptedPeer) -> None:
-        await peer.accept(role="node")
-        peers.append(peer)
-        await peer.serve_requests(lambda frame: {})
-
     settings: dict[str, Any] = {
         "location": True,
         "installed_apps": True,
         "location_bus": dbus_session,
     }
     ctx = NodeContext(settings=lambda: NodeSettings(**settings))
-    gw = ScriptedGateway(script)
-    async with gw.running():
-        connection = GatewayConnection(_options(gw.url))
-        session = NodeSession(connection, build_dispatcher(ctx))
-        connection.start()
-        try:
-            async with asyncio.timeout(10):
-                while not peers:
-                    await asyncio.sleep(0.01)
-            yield Node(peers[0], session, settings)
-        finally:
-            await session.aclose()
-            await connection.aclose()
+    commands, caps = ("location.get", "device.apps", "device.info"), ("location", "device")
+    async with node_behind_script(ctx, commands, caps) as (peer, session):
+        yield Node(peer, session, settings)
 
 
 # ---------------------------------------------------------------- device.apps

@@ -24,12 +24,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
 from openclaw_desktop.node import CommandRegistry, CommandSpec, InvokeDispatcher, NodeSession
 from openclaw_desktop.node import InvokeResult as Result
-from openclaw_desktop.protocol import ClientId, ClientInfo, ClientMode, NodeErrorCode, Role
-from openclaw_desktop.transport import ConnectionOptions, GatewayConnection, RetryPolicy
-from tests.helpers.scripted_gateway import ScriptedGateway, ScriptedPeer
+from openclaw_desktop.protocol import NodeErrorCode
+from openclaw_desktop.transport import GatewayConnection
+from tests.helpers.scripted_gateway import ScriptedGateway, ScriptedPeer, node_options
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -86,21 +85,6 @@ async def _echo(params: Any) -> Result:
     return Result.success({"echo": params})
 
 
-def _node_options(url: str) -> ConnectionOptions:
-    return ConnectionOptions(
-        url=url,
-        role=Role.NODE,
-        client=ClientInfo(id=ClientId.LINUX, version="t", platform="linux", mode=ClientMode.NODE),
-        signer=DeviceIdentity.generate(),
-        credentials=CredentialStore(MemorySecretStore()),
-        shared_token="shared-1",
-        commands=tuple(COMMANDS),
-        caps=("system", "probe"),
-        min_protocol=3,
-        retry=RetryPolicy(base_ms=20, early_ceiling_ms=100, pairing_poll_ms=50),
-    )
-
-
 def test_fuzz_malformed_invoke_requests_are_answered_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -118,9 +102,6 @@ def test_fuzz_malformed_invoke_requests_are_answered_once(
             if frame.get("type") == "req":
                 await peer.send({"type": "res", "id": frame["id"], "ok": True, "payload": {}})
 
-    def results(peer: ScriptedPeer) -> list[dict[str, Any]]:
-        return [f["params"] for f in peer.received if f.get("method") == "node.invoke.result"]
-
     with asyncio.Runner() as runner:
         gw = ScriptedGateway(script)
         gw_cm = gw.running()
@@ -134,7 +115,7 @@ def test_fuzz_malformed_invoke_requests_are_answered_once(
         )
         handlers = {"system.notify": _notify, "probe.fail": _fail, "probe.echo": _echo}
         dispatcher = InvokeDispatcher(registry, handlers, dict)
-        connection = GatewayConnection(_node_options(gw.url))
+        connection = GatewayConnection(node_options(gw.url, COMMANDS, ("system", "probe")))
 
         async def start() -> NodeSession:
             session = NodeSession(connection, dispatcher)
@@ -149,7 +130,7 @@ def test_fuzz_malformed_invoke_requests_are_answered_once(
 
         async def until_answered(invoke_id: str) -> None:
             async with asyncio.timeout(10):
-                while not any(r.get("id") == invoke_id for r in results(peer)):
+                while not any(r.get("id") == invoke_id for r in peer.invoke_results()):
                     await asyncio.sleep(0.005)
 
         async def one(payload: Any) -> None:
@@ -178,11 +159,11 @@ def test_fuzz_malformed_invoke_requests_are_answered_once(
         try:
             check()
             runner.run(asyncio.sleep(0.2))  # a second answer to any id would be in by now
-            answered = Counter(r.get("id") for r in results(peer))
+            answered = Counter(r.get("id") for r in peer.invoke_results())
             sentinels = {i for i in answered if isinstance(i, str) and i.startswith("s")}
             assert {i: n for i, n in answered.items() if n != 1} == {}
             assert set(answered) - sentinels == set(expected)
-            for result in results(peer):
+            for result in peer.invoke_results():
                 assert isinstance(result["ok"], bool), result
                 if not result["ok"]:
                     assert result["error"]["code"] in NODE_ERROR_CODES, result
