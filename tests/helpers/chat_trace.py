@@ -26,6 +26,7 @@ from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySec
 from openclaw_desktop.protocol import Role
 from openclaw_desktop.session import EventReceived
 from openclaw_desktop.transport import ConnectionOptions, GatewayConnection
+from tests.helpers.bundled_gateway import BundledGateway
 
 __all__ = [
     "OPERATOR_SCOPES",
@@ -339,3 +340,15 @@ def write_fake_providers(state_dir: Path, llm_port: int) -> Path:
     path = state_dir / "providers.json"
     path.write_text(json.dumps(config, indent=2), "utf-8")
     return path
+
+
+@contextlib.asynccontextmanager
+async def bundled_with_fake_llm(llm_port: int, root: Path) -> AsyncIterator[BundledGateway]:
+    """Our gateway in a subprocess under ``root`` with the fake model at
+    ``127.0.0.1:llm_port`` its default; started and cleaned up off the event loop."""
+    write_fake_providers(root / "state", llm_port)
+    gw = await asyncio.to_thread(BundledGateway.start, root=root)
+    try:
+        yield gw
+    finally:
+        await asyncio.to_thread(gw.cleanup)

@@ -18,11 +18,9 @@ socket: the same error code and wording from both.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import subprocess
 import tempfile
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,8 +28,8 @@ from typing import Any
 import pytest
 
 from openclaw_desktop.identity import DeviceIdentity
-from tests.helpers.bundled_gateway import BundledGateway, RawClient
-from tests.helpers.chat_trace import write_fake_providers
+from tests.helpers.bundled_gateway import RawClient
+from tests.helpers.chat_trace import bundled_with_fake_llm
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.openclaw_node import undecorated
 from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall, parse_json_output
@@ -126,17 +124,6 @@ def _run_all(install: OpenClawInstall, url: str, token: str) -> CliRuns:
     return runs
 
 
-@contextlib.asynccontextmanager
-async def _ours(llm: FakeLLM) -> AsyncIterator[BundledGateway]:
-    root = Path(tempfile.mkdtemp(prefix="openclaw-ours-cli-"))
-    write_fake_providers(root / "state", llm.port)
-    gw = await asyncio.to_thread(BundledGateway.start, root=root)
-    try:
-        yield gw
-    finally:
-        await asyncio.to_thread(gw.cleanup)
-
-
 async def _both(install: OpenClawInstall) -> tuple[CliRuns, CliRuns]:
     factory = GatewayFactory(install)
     with FakeLLM() as real_llm, FakeLLM() as our_llm:
@@ -150,7 +137,9 @@ async def _both(install: OpenClawInstall) -> tuple[CliRuns, CliRuns]:
                 return runs
 
             async def our_side() -> CliRuns:
-                async with _ours(our_llm) as gw:
+                async with bundled_with_fake_llm(
+                    our_llm.port, Path(tempfile.mkdtemp(prefix="openclaw-ours-cli-"))
+                ) as gw:
                     errors, unknown = await _probe(gw.url, gw.token)
                     runs = await asyncio.to_thread(_run_all, install, gw.url, gw.token)
                     runs.errors, runs.unknown_wait = errors, unknown

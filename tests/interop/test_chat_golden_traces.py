@@ -31,7 +31,6 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +38,12 @@ import pytest
 
 from openclaw_desktop.session import EventReceived
 from openclaw_desktop.transport import GatewayConnection
-from tests.helpers.bundled_gateway import BundledGateway
-from tests.helpers.chat_trace import RunEvent, chat_operator, event_pairs, write_fake_providers
+from tests.helpers.chat_trace import (
+    RunEvent,
+    bundled_with_fake_llm,
+    chat_operator,
+    event_pairs,
+)
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.golden_chat import (
     FIXTURES,
@@ -206,16 +209,6 @@ async def _drive(url: str, token: str, gateway: str, folders: list[str]) -> dict
     return traces
 
 
-@contextlib.asynccontextmanager
-async def _bundled(llm: FakeLLM, root: Path) -> AsyncIterator[BundledGateway]:
-    write_fake_providers(root / "state", llm.port)
-    gw = await asyncio.to_thread(BundledGateway.start, root=root)
-    try:
-        yield gw
-    finally:
-        await asyncio.to_thread(gw.cleanup)
-
-
 async def record_both(install: OpenClawInstall, root: Path) -> dict[str, dict[str, Any]]:
     """Every scenario on both gateways (concurrently): ``{gateway: {scenario: trace}}``."""
     factory = GatewayFactory(install)
@@ -227,7 +220,7 @@ async def record_both(install: OpenClawInstall, root: Path) -> dict[str, dict[st
                 return await _drive(gw.url, gw.token, "real", [str(gw.state_dir)])
 
             async def our_side() -> dict[str, Any]:
-                async with _bundled(our_llm, root) as gw:
+                async with bundled_with_fake_llm(our_llm.port, root) as gw:
                     return await _drive(gw.url, gw.token, "bundled", [str(root)])
 
             real, ours = await asyncio.gather(real_side(), our_side())

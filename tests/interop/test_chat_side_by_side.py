@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,11 +29,11 @@ import pytest
 
 from openclaw_desktop.errors import GatewayError
 from openclaw_desktop.transport import GatewayConnection
-from tests.helpers.bundled_gateway import BundledGateway
 from tests.helpers.chat_trace import (
     ChatRecorder,
     RunEvent,
     agent_data_keys,
+    bundled_with_fake_llm,
     chat_operator,
     chat_state_keys,
     concatenated_deltas,
@@ -44,7 +43,6 @@ from tests.helpers.chat_trace import (
     last_turn,
     message_keys,
     seq_problems,
-    write_fake_providers,
 )
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall
@@ -155,16 +153,6 @@ async def run_scenario(url: str, token: str, tool_message: str) -> ChatTrace:
     return trace
 
 
-@contextlib.asynccontextmanager
-async def _ours(llm: FakeLLM, root: Path) -> AsyncIterator[BundledGateway]:
-    write_fake_providers(root / "state", llm.port)
-    gw = await asyncio.to_thread(BundledGateway.start, root=root)
-    try:
-        yield gw
-    finally:
-        await asyncio.to_thread(gw.cleanup)
-
-
 async def _both(install: OpenClawInstall, root: Path) -> tuple[ChatTrace, ChatTrace]:
     factory = GatewayFactory(install)
     with (
@@ -178,7 +166,7 @@ async def _both(install: OpenClawInstall, root: Path) -> tuple[ChatTrace, ChatTr
                 return await run_scenario(gw.url, gw.token, 'CALLTOOL:ls:{"path":"."}')
 
             async def our_side() -> ChatTrace:
-                async with _ours(our_llm, root) as gw:
+                async with bundled_with_fake_llm(our_llm.port, root) as gw:
                     return await run_scenario(gw.url, gw.token, "CALLTOOL:nodes_list:{}")
 
             real, ours = await asyncio.gather(real_side(), our_side())

@@ -11,17 +11,14 @@ reason, and checked to still differ, so that a closed gap is noticed.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from openclaw_desktop.errors import GatewayError
-from tests.helpers.bundled_gateway import BundledGateway
-from tests.helpers.chat_trace import chat_operator, write_fake_providers
+from tests.helpers.chat_trace import bundled_with_fake_llm, chat_operator
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall
 
@@ -146,16 +143,6 @@ async def run_calls(url: str, token: str) -> dict[tuple[str, str], Answer]:
     return out
 
 
-@contextlib.asynccontextmanager
-async def _ours(llm: FakeLLM, root: Path) -> AsyncIterator[BundledGateway]:
-    write_fake_providers(root / "state", llm.port)
-    gw = await asyncio.to_thread(BundledGateway.start, root=root)
-    try:
-        yield gw
-    finally:
-        await asyncio.to_thread(gw.cleanup)
-
-
 async def _both(install: OpenClawInstall, root: Path) -> tuple[dict[Any, Answer], ...]:
     factory = GatewayFactory(install)
     with FakeLLM() as real_llm, FakeLLM() as our_llm:
@@ -166,7 +153,7 @@ async def _both(install: OpenClawInstall, root: Path) -> tuple[dict[Any, Answer]
                 return await run_calls(gw.url, gw.token)
 
             async def our_side() -> dict[tuple[str, str], Answer]:
-                async with _ours(our_llm, root) as gw:
+                async with bundled_with_fake_llm(our_llm.port, root) as gw:
                     return await run_calls(gw.url, gw.token)
 
             real, ours = await asyncio.gather(real_side(), our_side())

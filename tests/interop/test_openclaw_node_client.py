@@ -11,16 +11,13 @@ same chunk kinds and the same text (the real gateway's time stamp and runtime li
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import tempfile
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers.bundled_gateway import BundledGateway
-from tests.helpers.chat_trace import write_fake_providers
+from tests.helpers.chat_trace import bundled_with_fake_llm
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.openclaw_node import ensure_openclaw_node, run_node_script, undecorated
 from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall
@@ -48,17 +45,6 @@ process.exit(0);
 """
 
 
-@contextlib.asynccontextmanager
-async def _ours(llm: FakeLLM) -> AsyncIterator[BundledGateway]:
-    root = Path(tempfile.mkdtemp(prefix="openclaw-ours-sdk-"))
-    write_fake_providers(root / "state", llm.port)
-    gw = await asyncio.to_thread(BundledGateway.start, root=root)
-    try:
-        yield gw
-    finally:
-        await asyncio.to_thread(gw.cleanup)
-
-
 async def _both(install: OpenClawInstall, package: Path) -> tuple[Any, Any]:
     factory = GatewayFactory(install)
     with FakeLLM() as real_llm, FakeLLM() as our_llm:
@@ -71,7 +57,9 @@ async def _both(install: OpenClawInstall, package: Path) -> tuple[Any, Any]:
                 )
 
             async def our_side() -> Any:
-                async with _ours(our_llm) as gw:
+                async with bundled_with_fake_llm(
+                    our_llm.port, Path(tempfile.mkdtemp(prefix="openclaw-ours-sdk-"))
+                ) as gw:
                     return await asyncio.to_thread(
                         run_node_script, install, package, SCRIPT, gw.url, gw.token
                     )
