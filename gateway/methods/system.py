@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import time
 from typing import TYPE_CHECKING, Any
 
 from gateway import __version__
 from gateway.hub import now_ms
+from gateway.methods.status_report import (
+    DEFAULT_AGENT_ID,
+    HEALTH_RECENT,
+    AgentFacts,
+    health_answer,
+    status_answer,
+)
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
 from gateway.scopes import READ
@@ -21,38 +27,37 @@ table = MethodTable()
 """The methods this module declares."""
 
 
+def _agent_facts(core: GatewayCore) -> AgentFacts:
+    """The one agent (``main`` until the chat engine is up: the id it runs under) and its
+    sessions, newest first."""
+    agent_id = core.chat.agent_id if core.chat is not None else DEFAULT_AGENT_ID
+    sessions = core.state.sessions
+    return AgentFacts(
+        agent_id, str(core.state.db_path), sessions.count(), sessions.list(HEALTH_RECENT)
+    )
+
+
 @table.method("health", scope=READ, role="any")
 async def health(core: GatewayCore, peer: Peer, params: Any) -> Any:
-    """``health``: cheap liveness with a few counters."""
+    """``health``: liveness, the agent, its heartbeat and sessions (the reference's shape;
+    like it, any params are accepted: ``probe`` changes nothing here, there are no
+    channels to probe)."""
     started = time.perf_counter()
-    return {
-        "ok": True,
-        "ts": now_ms(),
-        "durationMs": int((time.perf_counter() - started) * 1000),
-        "gateway": {"version": __version__, "uptimeMs": core.uptime_ms()},
-        "nodes": {"connected": len(core.hub.nodes)},
-        "clients": {"connected": len(core.hub.peers)},
-    }
+    facts = _agent_facts(core)
+    return health_answer(facts, now_ms(), int((time.perf_counter() - started) * 1000))
 
 
 @table.method("status", scope=READ)
 async def status(core: GatewayCore, peer: Peer, params: Any) -> Any:
-    """``status``: what the gateway is doing."""
-    return {
-        "runtimeVersion": __version__,
-        "runtime": "openclaw-desktop bundled gateway",
-        "pid": os.getpid(),
-        "uptimeMs": core.uptime_ms(),
-        "authMode": core.config.auth_mode,
-        "bind": core.config.bind,
-        "tls": {"enabled": core.config.tls, "fingerprintSha256": core.tls_fingerprint},
-        "nodes": {
-            "connected": len(core.hub.nodes),
-            "paired": len(core.state.nodes.list_approved()),
-        },
-        "clients": {"connected": len(core.hub.peers)},
-        "invokes": {"pending": core.router.pending_count},
-    }
+    """``status``: the reference's status summary (``includeCliProjection: true`` adds the
+    roster the real ``openclaw status`` reads); like it, any params are accepted."""
+    wants_projection = isinstance(params, dict) and params.get("includeCliProjection") is True
+    return status_answer(
+        _agent_facts(core),
+        version=__version__,
+        scopes=peer.scopes,
+        cli_projection=wants_projection,
+    )
 
 
 @table.method("system-presence", scope=READ)

@@ -240,7 +240,7 @@ async def test_client_library_round_trip(tmp_path: Path) -> None:
             assert hello.auth.device_token
             assert (await conn.request("health"))["ok"] is True
             status = await conn.request("status")
-            assert status["authMode"] == "token"
+            assert status["sessions"]["byAgent"][0]["agentId"] == "main"
 
 
 async def test_server_keeps_serving_after_client_vanishes_mid_handshake(tmp_path: Path) -> None:
