@@ -1,8 +1,8 @@
 """The real ``openclaw`` CLI's operator commands in remote mode against OUR gateway and the
 REAL one side by side (issue #17): ``models list``, ``logs``, ``cron list``, ``gateway
 stability``, ``gateway usage-cost``, ``approvals pending``, ``approvals get --gateway``,
-``gateway probe`` and ``devices reject``. Each runs on both and the outputs are compared
-modulo ids, times, paths and versions.
+``gateway probe``, ``devices reject``, ``status`` and ``health`` (plain and ``--json``).
+Each runs on both and the outputs are compared modulo ids, times, paths and versions.
 
 Where our gateway has no such feature the output is the real one's shape, empty: the real
 gateway ships built-in cron jobs and records diagnostic events; ours has no scheduler and
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -294,3 +295,150 @@ async def test_approvals_get_node_reads_the_nodes_own_policy(
     assert shape(ours) == shape(real)
     assert ours["file"] == real["file"] or set(ours["file"]) == set(real["file"])
     assert ours["exists"] == real["exists"]
+
+
+# ------------------------------------------------------------------- status and health
+#: What the real gateway's ``status`` measures and ours cannot (its event-loop delay, its
+#: V8 heap, its shutdown budget): ours leaves them out, as the real one leaves out what it
+#: did not collect.
+STATUS_UNMEASURED = {"eventLoop", "processMemory", "shutdownBudget"}
+#: ``health``'s optional parts ours has nothing for: plugins, config hot reload, event loop.
+HEALTH_UNMEASURED = {"plugins", "configReload", "eventLoop"}
+
+_URL = re.compile(r"wss?://127\.0\.0\.1:\d+")
+_MS = re.compile(r"\b(reachable|duration:) \d+ms")
+_PATH = re.compile(r"/tmp/\S+")
+
+
+def _normalized(text: str) -> str:
+    """CLI text modulo the gateway's URL, timings and temporary paths."""
+    text = _URL.sub("ws://127.0.0.1:PORT", strip_ansi(text))
+    return _PATH.sub("PATH", _MS.sub(r"\1 Nms", text))
+
+
+def _overview(text: str) -> tuple[dict[str, str], list[str]]:
+    """``openclaw status``'s overview table as {item: value} (wrapped rows joined) and the
+    lines outside the table."""
+    rows: dict[str, str] = {}
+    rest: list[str] = []
+    last = ""
+    for line in _normalized(text).splitlines():
+        if not line.startswith("│"):
+            if not line.startswith(("┌", "├", "└")):
+                rest.append(line.rstrip())
+            continue
+        cells = [cell.strip() for cell in line.split("│")[1:-1]]
+        if cells[0]:
+            last = cells[0]
+            rows[last] = cells[1]
+        else:
+            rows[last] = f"{rows[last]} {cells[1]}".strip()
+    return rows, rest
+
+
+def _status_text(sides: dict[str, Side]) -> dict[str, tuple[dict[str, str], list[str]]]:
+    return {name: _overview(side.cli.cli("status").stdout) for name, side in sides.items()}
+
+
+def test_status_prints_the_same_overview(sides: dict[str, Side]) -> None:
+    """``openclaw status``: the same items and values on both (modulo URL, latency and the
+    CLI's temporary paths), the same sections after the table; the one named difference is
+    the heartbeat: the real one schedules a run every 30 minutes, ours none."""
+    shown = _status_text(sides)
+    (real, real_rest), (ours, ours_rest) = shown["real"], shown["ours"]
+    assert list(ours) == list(real)
+    assert "Sessions" in ours and "Agents" in ours
+    assert ours["Heartbeat"] == "disabled (main)" and real["Heartbeat"].startswith("30m (main")
+    assert {k: v for k, v in ours.items() if k != "Heartbeat"} == {
+        k: v for k, v in real.items() if k != "Heartbeat"
+    }
+    assert ours["Sessions"].startswith("0 stored")
+    assert ours_rest == real_rest
+
+
+def test_status_json_is_the_real_summary_of_our_state(sides: dict[str, Side]) -> None:
+    """``openclaw status --json`` (it failed on ours: ``reading 'byAgent'``): the same
+    summary, sessions, tasks, agents and collection notes alike; ours reports its own pid,
+    no heartbeat, no host desktop and no memory plugin."""
+    real, ours = both(sides, "status")
+    assert set(real) - set(ours) == STATUS_UNMEASURED and set(ours) <= set(real)
+    alike = (
+        "channelSummary",
+        "queuedSystemEvents",
+        "degradedSecretOwners",
+        "degradedPlugins",
+        "tasks",
+        "taskAudit",
+        "sessions",
+        "modelRuntime",
+        "agents",
+        "collection",
+        "os",
+        "gatewayService",
+        "nodeService",
+    )
+    assert {key: ours[key] for key in alike} == {key: real[key] for key in alike}
+    assert ours["sessions"]["byAgent"] == [
+        {"agentId": "main", "path": "[redacted]", "count": 0, "recent": []}
+    ]
+    mine, theirs = ours["heartbeat"]["agents"], real["heartbeat"]["agents"]
+    assert [set(a) for a in mine] == [set(a) for a in theirs]
+    assert theirs[0]["every"] == "30m"
+    assert mine == [
+        {
+            "agentId": "main",
+            "enabled": False,
+            "every": "disabled",
+            "everyMs": None,
+            "waitingForRoute": False,
+        }
+    ]
+    assert (
+        ours["hostDesktop"]
+        == {k: real["hostDesktop"][k] for k in ("enabled", "state")}
+        == {"enabled": False, "state": "disabled"}
+    )
+    assert ours["memoryPlugin"] == {"enabled": False, "slot": None, "reason": "plugins disabled"}
+    process = sides["ours"].gateway
+    assert isinstance(process, BundledGateway) and process.proc is not None
+    assert ours["pid"] == process.proc.pid
+    for gateway in (real["gateway"], ours["gateway"]):
+        assert _URL.fullmatch(gateway.pop("url")) and gateway.pop("connectLatencyMs") >= 0
+    assert ours["gateway"] == real["gateway"]
+
+
+def test_health_prints_the_same_lines(sides: dict[str, Side]) -> None:
+    """``openclaw health``: the same lines modulo timings and paths, but the real one's
+    event-loop line (ours measures none) and the heartbeat interval (ours: disabled)."""
+    runs = {
+        name: _normalized(side.cli.cli("health").stdout).splitlines()
+        for name, side in sides.items()
+    }
+    real = [line for line in runs["real"] if not line.startswith("Gateway event loop:")]
+    ours = runs["ours"]
+    assert "Heartbeat interval: disabled (main)" in ours
+    assert "Heartbeat interval: 30m (main)" in real
+    beat = "Heartbeat interval:"
+    assert [x for x in ours if not x.startswith(beat)] == [
+        x for x in real if not x.startswith(beat)
+    ]
+    assert "Session store (main): PATH (0 entries)" in ours
+
+
+def test_health_json_has_the_real_shape(sides: dict[str, Side]) -> None:
+    """``openclaw health --json``: the same snapshot keys (but what ours does not have),
+    no channels on either, the agent with its sessions: ours in its own state database."""
+    real, ours = both(sides, "health")
+    assert set(real) - set(ours) == HEALTH_UNMEASURED and set(ours) <= set(real)
+    alike = ("ok", "channels", "channelOrder", "channelLabels", "defaultAgentId", "modelRuntime")
+    assert {key: ours[key] for key in alike} == {key: real[key] for key in alike}
+    assert real["heartbeatSeconds"] == 1800 and ours["heartbeatSeconds"] == 0
+    (mine,), (theirs,) = ours["agents"], real["agents"]
+    assert set(mine) == set(theirs) and mine["isDefault"] is theirs["isDefault"] is True
+    assert set(mine["heartbeat"]) <= set(theirs["heartbeat"])
+    assert {k: v for k, v in ours["sessions"].items() if k != "path"} == {
+        k: v for k, v in real["sessions"].items() if k != "path"
+    }
+    process = sides["ours"].gateway
+    assert ours["sessions"]["path"] == str(process.state_dir / "gateway.sqlite3")
+    assert mine["sessions"] == ours["sessions"]
