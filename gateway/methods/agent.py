@@ -50,12 +50,13 @@ _AGENT_FIELDS = {
     "timeout": Field("integer", minimum=0),
     "idempotencyKey": Field("string", required=True, min_length=1),
     "label": Field("string", max_length=512),
+    # Checked as the reference checks them, but not acted on (one model pool here).
+    "provider": Field("string"),
+    "model": Field("string"),
 }
 #: Accepted (the reference's closed schema has them) but not acted on here: there are no
 #: channels to deliver to, one model pool, no per-run workspace or prompt modes.
 _AGENT_IGNORED = (
-    "provider",
-    "model",
     "to",
     "replyTo",
     "expectedExistingSessionId",
