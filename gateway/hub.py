@@ -27,6 +27,10 @@ EVENT_SCOPES: dict[str, str] = {
     "sessions.changed": "operator.read",
     "session.compacted": "operator.read",
     "session.message": "operator.read",
+    "presence": "operator.read",
+    "talk.mode": "operator.talk",
+    "talk.event": "operator.read",
+    "chat.send_timing": "operator.read",
 }
 
 

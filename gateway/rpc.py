@@ -22,7 +22,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from gateway.peer import Peer
-from gateway.scopes import ADMIN, missing_scope_error, scope_satisfied
+from gateway.scopes import (
+    ADMIN,
+    authorize_required_scope,
+    missing_scope_error,
+    session_method_scope,
+)
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
 if TYPE_CHECKING:
@@ -204,6 +209,8 @@ class MethodTable:
         if role != "operator":
             return error_shape(ErrorCode.INVALID_REQUEST, f"unauthorized role: {role}")
         needed = self.required_scope(name, params)
-        if scope_satisfied(needed, scopes):
+        # As the real gateway: the sessions scopes stand in for read and write on the
+        # session methods (``operator.sessions.write`` may ``chat.send``).
+        if authorize_required_scope(needed, scopes, session_method_scope(name, params), name):
             return None
         return missing_scope_error(needed, [needed])

@@ -5,6 +5,7 @@ Which scope each method needs is declared beside its handler (:mod:`gateway.rpc`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,19 +17,28 @@ __all__ = [
     "ADMIN_NODE_COMMANDS",
     "BROWSER_PROXY_COMMANDS",
     "PAIRING",
+    "QUESTIONS",
     "READ",
+    "SESSION_READ_METHODS",
+    "SESSION_WRITE_METHODS",
     "TALK",
     "WRITE",
+    "authorize_required_scope",
     "is_forbidden_browser_proxy_mutation",
     "missing_requested_scope",
     "missing_scope_error",
     "node_invoke_scope",
     "normalize_operator_scopes",
     "scope_satisfied",
+    "session_method_scope",
+    "sessions_create_scope",
+    "sessions_delete_scope",
+    "sessions_patch_scope",
 ]
 
 READ, WRITE, ADMIN = "operator.read", "operator.write", "operator.admin"
 PAIRING, TALK = "operator.pairing", "operator.talk"
+QUESTIONS = "operator.questions"
 
 #: ``node.invoke`` commands that need operator.admin (the real gateway's admin-only host
 #: boundary, ``NODE_ADMIN_ONLY_INVOKE_COMMANDS``); every other command needs operator.write.
@@ -57,6 +67,173 @@ def scope_satisfied(required: str, granted: Sequence[str]) -> bool:
     if required in _IMPLIED_BY_WRITE and WRITE in granted:
         return True
     return required == _SESSIONS_READ and (READ in granted or _SESSIONS_WRITE in granted)
+
+
+#: Methods an operator holding only ``operator.sessions.read`` (or anything implying it)
+#: may call although they are declared ``operator.read`` (the real gateway's session-read
+#: set; some are not served here).
+SESSION_READ_METHODS = frozenset(
+    {
+        "sessions.list",
+        "sessions.subscribe",
+        "sessions.messages.subscribe",
+        "sessions.messages.unsubscribe",
+        "sessions.viewers.set",
+        "sessions.preview",
+        "sessions.describe",
+        "sessions.branches.list",
+        "sessions.get",
+        "sessions.resolve",
+        "sessions.search",
+        "sessions.files.list",
+        "sessions.files.get",
+        "sessions.setInvolvement",
+        "chat.history",
+        "chat.startup",
+        "chat.metadata",
+        "chat.message.get",
+        "session.members.list",
+        "session.members.listEvidence",
+    }
+)
+#: Methods ``operator.sessions.write`` (or write, which implies it) may call although they
+#: are declared ``operator.write`` (or ``operator.questions`` for ``question.*``), unless
+#: the params make the call an admin one (the real gateway's session-write set).
+SESSION_WRITE_METHODS = frozenset(
+    {
+        "question.request",
+        "question.waitAnswer",
+        "question.resolve",
+        "question.get",
+        "question.list",
+        "chat.send",
+        "chat.abort",
+        "sessions.create",
+        "sessions.patch",
+        "sessions.patchMany",
+        "sessions.delete",
+        "sessions.fork",
+        "sessions.recover",
+        "sessions.send",
+        "sessions.steer",
+        "sessions.abort",
+        "sessions.goal.update",
+        "sessions.goal.clear",
+    }
+)
+#: The ``sessions.patch`` fields a writer may set; any other needs admin.
+_PATCH_WRITE_FIELDS = frozenset(
+    {
+        "label",
+        "autoLabel",
+        "icon",
+        "color",
+        "category",
+        "boardFace",
+        "boardPresentation",
+        "pinned",
+        "archived",
+        "unread",
+        "model",
+        "agentRuntime",
+        "thinkingLevel",
+        "fastMode",
+        "permissionMode",
+        # the envelope
+        "key",
+        "agentId",
+        "expectedSessionId",
+        "expectedLifecycleRevision",
+        "expectedPermissionMode",
+        "expectedMarkedUnreadAt",
+    }
+)
+#: The fields of a writer's ``sessions.delete`` (``archivedOnly: true`` only).
+_DELETE_WRITE_FIELDS = frozenset(
+    {"key", "agentId", "deleteTranscript", "expectedSessionId", "archivedOnly"}
+)
+_INCOGNITO_KEY = re.compile(
+    r"agent:[^:]+:(?:dashboard|subagent|internal-session-effects):incognito-[^:]+"
+)
+
+
+def _is_incognito_key(value: Any) -> bool:
+    return isinstance(value, str) and _INCOGNITO_KEY.fullmatch(value.strip().lower()) is not None
+
+
+def sessions_create_scope(params: Any) -> str:
+    """operator.admin for an incognito session (``incognito: true`` or an incognito key or
+    parent key), ``execNode``, ``toolOverrides`` or ``permissionMode: "full"``;
+    operator.write otherwise."""
+    if not isinstance(params, dict):
+        return WRITE
+    if (
+        params.get("incognito") is True
+        or _is_incognito_key(params.get("key"))
+        or _is_incognito_key(params.get("parentSessionKey"))
+        or "execNode" in params
+        or "toolOverrides" in params
+        or params.get("permissionMode") == "full"
+    ):
+        return ADMIN
+    return WRITE
+
+
+def sessions_patch_scope(params: Any) -> str:
+    """operator.write for the label, look, pin, archive, unread, model, runtime, thinking,
+    fast and permission fields; operator.admin for any other field (``sendPolicy``,
+    ``execHost``, ``sandboxMode``...) or ``permissionMode: "full"``."""
+    if not isinstance(params, dict):
+        return WRITE
+    if params.get("permissionMode") == "full" or "sandboxMode" in params:
+        return ADMIN
+    return WRITE if all(key in _PATCH_WRITE_FIELDS for key in params) else ADMIN
+
+
+def sessions_delete_scope(params: Any) -> str:
+    """operator.write for ``archivedOnly: true`` with only the key, agent, transcript and
+    expected-session fields; operator.admin otherwise."""
+    if not isinstance(params, dict) or params.get("archivedOnly") is not True:
+        return ADMIN
+    return WRITE if all(key in _DELETE_WRITE_FIELDS for key in params) else ADMIN
+
+
+_SESSION_MUTATION_SCOPES = {
+    "sessions.create": sessions_create_scope,
+    "sessions.patch": sessions_patch_scope,
+    "sessions.delete": sessions_delete_scope,
+}
+
+
+def session_method_scope(method: str, params: Any) -> str | None:
+    """The sessions scope that may stand in for ``method``'s own: sessions.read for the
+    session-read set, sessions.write for the session-write set unless these params need
+    admin; None for every other method."""
+    if method in SESSION_READ_METHODS:
+        return _SESSIONS_READ
+    if method in SESSION_WRITE_METHODS:
+        rule = _SESSION_MUTATION_SCOPES.get(method)
+        if rule is None or rule(params) != ADMIN:
+            return _SESSIONS_WRITE
+    return None
+
+
+def authorize_required_scope(
+    required: str, granted: Sequence[str], session_scope: str | None, method: str
+) -> bool:
+    """Whether ``granted`` may make a call that needs ``required``: directly
+    (:func:`scope_satisfied`), or through the call's session scope
+    (:func:`session_method_scope`), which stands in for operator.read (sessions.read) and
+    for operator.write or a ``question.*`` method's operator.questions (sessions.write)."""
+    if scope_satisfied(required, granted):
+        return True
+    if session_scope is None or not scope_satisfied(session_scope, granted):
+        return False
+    if session_scope == _SESSIONS_READ:
+        return required == READ
+    return session_scope == _SESSIONS_WRITE and (
+        required == WRITE or (required == QUESTIONS and method.startswith("question."))
+    )
 
 
 def missing_requested_scope(requested: Sequence[str], granted: Sequence[str]) -> str | None:

@@ -13,7 +13,13 @@ from gateway.errors import invalid_request
 from gateway.methods.chat import _canonical, _service
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
-from gateway.scopes import ADMIN, READ, WRITE
+from gateway.scopes import (
+    ADMIN,
+    READ,
+    sessions_create_scope,
+    sessions_delete_scope,
+    sessions_patch_scope,
+)
 from gateway.state import ChatSession
 
 if TYPE_CHECKING:
@@ -298,7 +304,7 @@ def _model_ref(service: ChatService, wanted: str) -> str:
     raise invalid_request(f"unknown model {wanted!r}; available: {known}")
 
 
-@table.method("sessions.create", scope=WRITE)
+@table.method("sessions.create", scope=sessions_create_scope)
 async def sessions_create(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``sessions.create {key?, label?, model?, thinkingLevel?, message?}``."""
     p = check(
@@ -353,7 +359,7 @@ async def sessions_create(core: GatewayCore, peer: Peer, params: Any) -> Any:
     }
 
 
-@table.method("sessions.patch", scope=WRITE)
+@table.method("sessions.patch", scope=sessions_patch_scope)
 async def sessions_patch(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``sessions.patch {key, label?, model?, thinkingLevel?}``."""
     p = check(
@@ -410,7 +416,7 @@ async def sessions_reset(core: GatewayCore, peer: Peer, params: Any) -> Any:
     return {"ok": True, "key": key, "entry": session_row(service, row)}
 
 
-@table.method("sessions.delete", scope=ADMIN)
+@table.method("sessions.delete", scope=sessions_delete_scope)
 async def sessions_delete(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``sessions.delete {key}``: the index row goes, the transcript is archived."""
     p = check(

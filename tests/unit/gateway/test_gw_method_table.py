@@ -29,6 +29,8 @@ from tests.helpers.bundled_gateway import gateway_config
 
 pytestmark = pytest.mark.unit
 
+SESSIONS_READ, SESSIONS_WRITE = "operator.sessions.read", "operator.sessions.write"
+
 #: The scope table this gateway had before the method table (``gateway/scopes.py``
 #: ``OPERATOR_SCOPES``, checked against the real gateway by the interop scope tests): the
 #: declarations beside the handlers must reproduce it value for value.
@@ -65,10 +67,7 @@ EXPECTED_OPERATOR_SCOPES = {
     "sessions.messages.subscribe": READ,
     "sessions.messages.unsubscribe": READ,
     "commands.list": READ,
-    "sessions.create": WRITE,
-    "sessions.patch": WRITE,
     "sessions.reset": ADMIN,
-    "sessions.delete": ADMIN,
     "models.list": READ,
     "models.authStatus": READ,
     "logs.tail": READ,
@@ -189,7 +188,7 @@ def test_the_declared_scopes_are_the_real_gateways() -> None:
     assert TABLE.node_methods() == EXPECTED_NODE_METHODS
     assert {spec.name for spec in TABLE} == (  # served, advertised or not
         set(EXPECTED_OPERATOR_SCOPES) | (EXPECTED_NODE_METHODS - UNSERVED_NODE_METHODS)
-    ) | {"node.invoke", "agent"}
+    ) | {"node.invoke", "agent", "sessions.create", "sessions.patch", "sessions.delete"}
     # gateway.scopes keeps only names and rules: nothing there is derived from the table
     # (it would import the methods back, closing a cycle through the hub and the core).
     for derived in ("OPERATOR_SCOPES", "NODE_METHODS", "authorize", "required_scope"):
@@ -216,6 +215,41 @@ def test_node_invoke_needs_admin_only_for_the_admin_commands(command: Any, neede
         "params": {"method": "POST", "path": "/reset-profile"},
     }
     assert TABLE.required_scope("node.invoke", profile_reset) == WRITE
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "needed"),
+    [
+        ("sessions.create", {}, WRITE),
+        ("sessions.create", None, WRITE),
+        ("sessions.create", {"key": "work", "label": "x"}, WRITE),
+        ("sessions.create", {"incognito": True}, ADMIN),
+        ("sessions.create", {"incognito": False}, WRITE),
+        ("sessions.create", {"key": " agent:main:dashboard:Incognito-1 "}, ADMIN),
+        ("sessions.create", {"parentSessionKey": "agent:main:subagent:incognito-x"}, ADMIN),
+        ("sessions.create", {"key": "agent:main:main:incognito-x"}, WRITE),
+        ("sessions.create", {"execNode": None}, ADMIN),
+        ("sessions.create", {"toolOverrides": {}}, ADMIN),
+        ("sessions.create", {"permissionMode": "full"}, ADMIN),
+        ("sessions.create", {"permissionMode": "ask"}, WRITE),
+        ("sessions.patch", {"key": "k", "label": "x", "model": "m"}, WRITE),
+        ("sessions.patch", {"key": "k", "sendPolicy": "deny"}, ADMIN),
+        ("sessions.patch", {"key": "k", "execHost": "gateway"}, ADMIN),
+        ("sessions.patch", {"key": "k", "sandboxMode": None}, ADMIN),
+        ("sessions.patch", {"key": "k", "permissionMode": "full"}, ADMIN),
+        ("sessions.patch", [], WRITE),
+        ("sessions.delete", {"key": "k"}, ADMIN),
+        ("sessions.delete", {"key": "k", "archivedOnly": True}, WRITE),
+        ("sessions.delete", {"key": "k", "archivedOnly": True, "deleteTranscript": True}, WRITE),
+        ("sessions.delete", {"key": "k", "archivedOnly": True, "emitLifecycleHooks": True}, ADMIN),
+        ("sessions.delete", {"key": "k", "archivedOnly": 1}, ADMIN),
+        ("sessions.delete", None, ADMIN),
+    ],
+)
+def test_session_mutations_need_admin_by_params(method: str, params: Any, needed: str) -> None:
+    """``sessions.create``/``patch``/``delete`` need admin for the fields only an
+    administrator may set, as the real gateway's rules over the params."""
+    assert TABLE.required_scope(method, params) == needed
 
 
 def test_every_handler_in_the_family_modules_is_declared() -> None:
@@ -299,6 +333,32 @@ def test_a_method_cannot_be_declared_twice() -> None:
         ("node", [], "node.skills.update", {}, None),
         ("node", [], "node.event", {}, None),
         ("node", [ADMIN], "chat.send", {}, "unauthorized role: node"),
+        # The sessions scopes stand in for read and write on the session methods only.
+        ("operator", [SESSIONS_READ], "chat.history", {}, None),
+        ("operator", [SESSIONS_READ], "sessions.list", {}, None),
+        ("operator", [SESSIONS_READ], "models.list", {}, "missing scope: operator.read"),
+        ("operator", [SESSIONS_READ], "chat.send", {}, "missing scope: operator.write"),
+        ("operator", [SESSIONS_WRITE], "chat.metadata", {}, None),
+        ("operator", [SESSIONS_WRITE], "chat.send", {}, None),
+        ("operator", [SESSIONS_WRITE], "sessions.create", {"label": "x"}, None),
+        (
+            "operator",
+            [SESSIONS_WRITE],
+            "sessions.create",
+            {"incognito": True},
+            "missing scope: operator.admin",
+        ),
+        ("operator", [SESSIONS_WRITE], "agent", {}, "missing scope: operator.write"),
+        ("operator", [SESSIONS_WRITE], "question.list", {}, None),
+        ("operator", [WRITE], "question.list", {}, None),
+        ("operator", [READ], "question.list", {}, "missing scope: operator.questions"),
+        (
+            "operator",
+            [SESSIONS_WRITE],
+            "exec.approval.list",
+            {},
+            "missing scope: operator.approvals",
+        ),
     ],
 )
 def test_authorize_reads_the_table(
