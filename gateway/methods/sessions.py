@@ -11,6 +11,13 @@ from gateway.chat.offline import SLASH_HELP
 from gateway.chat.params import Field, check
 from gateway.errors import invalid_request
 from gateway.methods.chat import _canonical, _service
+from gateway.methods.session_display import (
+    PATCH_FIELDS,
+    display_changes,
+    display_fields,
+    listed_by_display,
+    require_archived,
+)
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
 from gateway.scopes import (
@@ -39,7 +46,6 @@ table = MethodTable()
 """The methods this module declares."""
 
 _PATCH_IGNORED = (
-    "expectedSessionId",
     "expectedLifecycleRevision",
     "expectedPermissionMode",
     "expectedSandboxMode",
@@ -47,17 +53,11 @@ _PATCH_IGNORED = (
     "expectedToolOverrides",
     "expectedMarkedUnreadAt",
     "autoLabel",
-    "icon",
-    "color",
-    "category",
     "boardFace",
     "boardPresentation",
     "statusNote",
     "attention",
     "ttlMinutes",
-    "archived",
-    "pinned",
-    "unread",
     "contextWindow",
     "fastMode",
     "toolOverrides",
@@ -114,12 +114,13 @@ def session_row(service: ChatService, row: ChatSession) -> dict[str, Any]:
     ):
         if value is not None:
             entry[name] = value
-    return entry
+    return entry | display_fields(row)
 
 
 #: ``sessions.list`` params (also ``sessions.subscribe``'s, as the reference): the
-#: reference's closed schema. The filters this gateway has the data for are applied; the
-#: others (activity, projects, boards, owners, archive) select what it does not have.
+#: reference's closed schema. The filters this gateway has the data for are applied (agent,
+#: label, search, archive, pin, category group); the others (activity, projects, boards,
+#: owners) select what it does not have.
 LIST_FIELDS: dict[str, Field] = {
     "limit": Field("integer", minimum=1),
     "offset": Field("integer", minimum=0),
@@ -157,8 +158,8 @@ LIST_FIELDS: dict[str, Field] = {
 }
 #: Accepted as the reference does, not checked further here (unions of kinds).
 LIST_UNCHECKED = ("profileRelation", "archived")
-#: Filters naming what no session of this gateway has (a parent, a project, a board, a
-#: pin, an owner other than the gateway's): given, they select nothing.
+#: Filters naming what no session of this gateway has (a parent, a project, a board, an
+#: owner other than the gateway's): given, they select nothing.
 _SELECT_NOTHING = (
     "spawnedBy",
     "projectId",
@@ -178,8 +179,7 @@ def _listed(service: ChatService, p: dict[str, Any], raw: Any) -> list[ChatSessi
     given = raw if isinstance(raw, dict) else {}
     if any(given.get(name) is not None for name in _SELECT_NOTHING):
         return []
-    if p.get("pinned") is True or given.get("archived") is True or p.get("group"):
-        return []
+    rows = listed_by_display(rows, given)
     if p.get("agentId") is not None:
         rows = [r for r in rows if r.agent_id == p["agentId"]]
     if p.get("label") is not None:
@@ -361,7 +361,9 @@ async def sessions_create(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 @table.method("sessions.patch", scope=sessions_patch_scope)
 async def sessions_patch(core: GatewayCore, peer: Peer, params: Any) -> Any:
-    """``sessions.patch {key, label?, model?, thinkingLevel?}``."""
+    """``sessions.patch {key, label?, model?, thinkingLevel?, archived?, pinned?, unread?,
+    icon?, color?, category?, expectedSessionId?}``: the other reference fields are accepted
+    and not applied."""
     p = check(
         "sessions.patch",
         params,
@@ -371,14 +373,17 @@ async def sessions_patch(core: GatewayCore, peer: Peer, params: Any) -> Any:
             "label": Field("string", max_length=200, nullable=True),
             "model": Field("string", nullable=True),
             "thinkingLevel": Field("string"),
+            **PATCH_FIELDS,
         },
         ignored=_PATCH_IGNORED,
     )
     service = _service(core)
     key = _canonical(service, p["key"])
-    if service.sessions.get(key) is None:
+    current = service.sessions.get(key)
+    if current is None:
         raise invalid_request(f"unknown session {key}")
-    changes: dict[str, Any] = {}
+    is_main = key == f"agent:{current.agent_id}:main"
+    changes = display_changes(p, current, is_main=is_main, now=now_ms())
     if "label" in p:
         changes["label"] = p["label"] or None
     if "model" in p:
@@ -426,17 +431,19 @@ async def sessions_delete(core: GatewayCore, peer: Peer, params: Any) -> Any:
             "key": Field("string", required=True, min_length=1),
             "agentId": Field("string"),
             "deleteTranscript": Field("boolean"),
+            "archivedOnly": Field("boolean"),
         },
         ignored=(
             "expectedSessionId",
             "expectedLifecycleRevision",
             "expectedSessionUpdatedAt",
             "emitLifecycleHooks",
-            "archivedOnly",
         ),
     )
     service = _service(core)
     key = _canonical(service, p["key"])
+    if p.get("archivedOnly") is True:
+        require_archived(service.sessions.get(key), key)
     service.abort(key)
     existed = service.sessions.delete(key)
     await asyncio.to_thread(service.store.delete, key)

@@ -251,7 +251,24 @@ _V6 = Migration(
     statements=("ALTER TABLE node_surfaces ADD COLUMN last_host_stats TEXT",),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
+_V7 = Migration(
+    version=7,
+    description="chat sessions: archive, pin, unread marks, icon, colour, category",
+    statements=(
+        # All NULL for rows written before this version: not archived, not pinned, not
+        # marked unread, no icon, colour or category (what the reference shows for them).
+        "ALTER TABLE chat_sessions ADD COLUMN archived_at_ms INTEGER",
+        "ALTER TABLE chat_sessions ADD COLUMN archive_reason TEXT",
+        "ALTER TABLE chat_sessions ADD COLUMN pinned_at_ms INTEGER",
+        "ALTER TABLE chat_sessions ADD COLUMN marked_unread_at_ms INTEGER",
+        "ALTER TABLE chat_sessions ADD COLUMN last_read_at_ms INTEGER",
+        "ALTER TABLE chat_sessions ADD COLUMN icon TEXT",
+        "ALTER TABLE chat_sessions ADD COLUMN color TEXT",
+        "ALTER TABLE chat_sessions ADD COLUMN category TEXT",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
 
 #: The version a fresh database ends at.
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -15,7 +15,9 @@ __all__ = ["ChatSession", "ChatSessions"]
 
 _COLUMNS = (
     "session_key, session_id, agent_id, label, model, thinking, status, last_run_id, "
-    "aborted_last_run, input_tokens, output_tokens, compactions, created_at_ms, updated_at_ms"
+    "aborted_last_run, input_tokens, output_tokens, compactions, created_at_ms, updated_at_ms, "
+    "archived_at_ms, archive_reason, pinned_at_ms, marked_unread_at_ms, last_read_at_ms, "
+    "icon, color, category"
 )
 #: Fields :meth:`ChatSessions.update` may change.
 _MUTABLE = frozenset(
@@ -29,6 +31,14 @@ _MUTABLE = frozenset(
         "input_tokens",
         "output_tokens",
         "compactions",
+        "archived_at_ms",
+        "archive_reason",
+        "pinned_at_ms",
+        "marked_unread_at_ms",
+        "last_read_at_ms",
+        "icon",
+        "color",
+        "category",
     }
 )
 
@@ -51,6 +61,14 @@ class ChatSession:
     compactions: int
     created_at_ms: int
     updated_at_ms: int
+    archived_at_ms: int | None = None
+    archive_reason: str | None = None
+    pinned_at_ms: int | None = None
+    marked_unread_at_ms: int | None = None
+    last_read_at_ms: int | None = None
+    icon: str | None = None
+    color: str | None = None
+    category: str | None = None
 
     @classmethod
     def from_row(cls, row: Any) -> ChatSession:
@@ -70,7 +88,19 @@ class ChatSession:
             compactions=int(row[11]),
             created_at_ms=int(row[12]),
             updated_at_ms=int(row[13]),
+            archived_at_ms=_int_or_none(row[14]),
+            archive_reason=row[15],
+            pinned_at_ms=_int_or_none(row[16]),
+            marked_unread_at_ms=_int_or_none(row[17]),
+            last_read_at_ms=_int_or_none(row[18]),
+            icon=row[19],
+            color=row[20],
+            category=row[21],
         )
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 class ChatSessions:
