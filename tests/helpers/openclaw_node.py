@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import re
-import signal
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from tests.helpers.processes import GroupTimeout, communicate_group
 from tests.helpers.real_openclaw import OC_HOME, OpenClawInstall
 
 __all__ = ["OCN_VERSION", "ensure_openclaw_node", "run_node_script", "undecorated"]
@@ -127,17 +126,11 @@ def run_node_script(
             start_new_session=True,
         )
         try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            stdout, stderr = proc.communicate()
+            stdout, stderr = communicate_group(proc, timeout)
+        except GroupTimeout as exc:
             raise RuntimeError(
-                f"node script timed out:\n{stdout[-2000:]}\n{stderr[-2000:]}"
+                f"node script timed out:\n{exc.stdout[-2000:]}\n{exc.stderr[-2000:]}"
             ) from None
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
     lines = [line for line in stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(

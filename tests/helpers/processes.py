@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["stop_group", "wait_for_log"]
+__all__ = ["GroupTimeout", "communicate_group", "stop_group", "wait_for_log"]
 
 
 def wait_for_log(
@@ -40,3 +40,34 @@ def stop_group(proc: subprocess.Popen[Any], timeout: float = 15.0) -> int | None
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(5)
     return proc.returncode
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+class GroupTimeout(TimeoutError):
+    """A process did not finish in time; its group was killed. Holds what it printed."""
+
+    def __init__(self, timeout: float, stdout: str, stderr: str) -> None:
+        super().__init__(f"still running after {timeout:g} s")
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+def communicate_group(proc: subprocess.Popen[str], timeout: float) -> tuple[str, str]:
+    """``(stdout, stderr)`` of a text-mode process started with ``start_new_session`` and
+    both streams piped. After ``timeout`` its whole group is SIGKILLed and
+    :class:`GroupTimeout` raised with the output so far; interrupted (KeyboardInterrupt
+    and the like), the group is killed and the leader reaped too."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc.pid)
+        stdout, stderr = proc.communicate()
+        raise GroupTimeout(timeout, stdout, stderr) from None
+    finally:
+        if proc.poll() is None:
+            _kill_group(proc.pid)
+            proc.wait()

@@ -44,13 +44,14 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
 from tests.helpers.ports import free_port
+from tests.helpers.processes import GroupTimeout, communicate_group
 
 __all__ = [
     "NODE_WHEEL_VERSION",
@@ -504,6 +505,19 @@ def ensure_installed(home: Path | None = None) -> OpenClawInstall:
 # ------------------------------------------------------------------------------ CLI invocation
 
 
+def _json_of(
+    cli: Callable[..., subprocess.CompletedProcess[str]], args: Sequence[str], timeout: float
+) -> Any:
+    """``cli(*args, "--json")`` (``--json`` appended if absent), its stdout parsed; a
+    ValueError with the stderr tail when it printed no JSON."""
+    argv = list(args) if "--json" in args else [*args, "--json"]
+    result = cli(*argv, timeout=timeout)
+    try:
+        return parse_json_output(result.stdout)
+    except ValueError as exc:
+        raise ValueError(f"{exc}\n--- stderr ---\n{_tail(result.stderr)}") from None
+
+
 class OpenClawCliError(subprocess.CalledProcessError):
     """An ``openclaw`` CLI command exited non-zero; ``str()`` includes its output."""
 
@@ -537,15 +551,10 @@ def _run_cli(
         start_new_session=True,
     )
     try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _signal_group(proc.pid, signal.SIGKILL)
-        stdout, stderr = proc.communicate()
-        raise OpenClawCliError(-9, argv, stdout, stderr) from None
+        stdout, stderr = communicate_group(proc, timeout)
+    except GroupTimeout as exc:
+        raise OpenClawCliError(-9, argv, exc.stdout, exc.stderr) from None
     finally:
-        if proc.poll() is None:  # interrupted (KeyboardInterrupt and the like)
-            _signal_group(proc.pid, signal.SIGKILL)
-            proc.wait()
         _reap_group(proc.pid, grace=0.5)
     result = subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
     if check and result.returncode != 0:
@@ -961,12 +970,7 @@ class RealGateway(_ManagedProcess):
 
     def cli_json(self, *args: str, timeout: float = 60) -> Any:
         """Run ``openclaw ARGS --json`` (``--json`` appended if absent) and parse stdout."""
-        argv = list(args) if "--json" in args else [*args, "--json"]
-        result = self.cli(*argv, timeout=timeout)
-        try:
-            return parse_json_output(result.stdout)
-        except ValueError as exc:
-            raise ValueError(f"{exc}\n--- stderr ---\n{_tail(result.stderr)}") from None
+        return _json_of(self.cli, args, timeout)
 
     def __repr__(self) -> str:
         return f"RealGateway(url={self.url!r}, pid={self.pid}, state_dir={str(self.state_dir)!r})"
@@ -1093,12 +1097,7 @@ class RemoteCli:
 
     def cli_json(self, *args: str, timeout: float = 90) -> Any:
         """Run ``openclaw ARGS --json`` (``--json`` appended if absent) and parse stdout."""
-        argv = list(args) if "--json" in args else [*args, "--json"]
-        result = self.cli(*argv, timeout=timeout)
-        try:
-            return parse_json_output(result.stdout)
-        except ValueError as exc:
-            raise ValueError(f"{exc}\n--- stderr ---\n{_tail(result.stderr)}") from None
+        return _json_of(self.cli, args, timeout)
 
     def cleanup(self) -> None:
         """Delete the CLI's state dir."""
