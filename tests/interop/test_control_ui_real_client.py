@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,9 +27,8 @@ from typing import Any
 import pytest
 
 from gateway.methods import control_ui
-from tests.helpers.bundled_gateway import BundledGateway
 from tests.helpers.cdp import Chromium, Page, chromium_path
-from tests.helpers.chat_trace import write_fake_providers
+from tests.helpers.chat_trace import bundled_with_fake_llm
 from tests.helpers.control_ui_web import (
     DEEP_TEXT,
     ControlUiServer,
@@ -152,16 +151,6 @@ async def drive(web: ControlUiServer, url: str, token: str) -> UiRun:
     return run
 
 
-@contextlib.asynccontextmanager
-async def _ours(llm: FakeLLM, root: Path) -> AsyncIterator[BundledGateway]:
-    write_fake_providers(root / "state", llm.port)
-    gw = await asyncio.to_thread(BundledGateway.start, root=root)
-    try:
-        yield gw
-    finally:
-        await asyncio.to_thread(gw.cleanup)
-
-
 async def _both(install: OpenClawInstall, root: Path) -> tuple[UiRun, UiRun]:
     """The scenario on the real gateway, then on ours (one browser at a time: 2 cores)."""
     factory = GatewayFactory(install)
@@ -172,7 +161,7 @@ async def _both(install: OpenClawInstall, root: Path) -> tuple[UiRun, UiRun]:
             real = await drive(web, gw.url, gw.token)
             await asyncio.to_thread(factory.close)
         with FakeLLM() as llm:
-            async with _ours(llm, root) as ours_gw:
+            async with bundled_with_fake_llm(llm.port, root) as ours_gw:
                 ours = await drive(web, ours_gw.url, ours_gw.token)
     finally:
         web.stop()
