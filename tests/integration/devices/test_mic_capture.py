@@ -197,16 +197,7 @@ def test_portaudio_missing_makes_the_probe_say_why(tmp_path: Path) -> None:
         "print(audio.microphone_problem())\n"
         "print(asyncio.run(talk_area(NodeContext()).specs[0].availability()))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    done = _run_script(script, tmp_path)
     reason = (
         "PortAudio is not available (PortAudio library not found); install it "
         "(libportaudio2) and restart"
