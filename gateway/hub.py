@@ -54,9 +54,10 @@ class Hub:
         self.send_timings = SendTimings(self.send_to)
 
     def send_to(self, conn_id: str, event: str, payload: Any) -> None:
-        """Send an event to one connection, if it is still there."""
+        """Send an event to one connection, if it is still there and may see it."""
         peer = self.peers.get(conn_id)
-        if peer is not None:
+        needed = EVENT_SCOPES.get(event)
+        if peer is not None and (needed is None or scope_satisfied(needed, peer.scopes)):
             peer.send_event(event, payload)
 
     def add(self, peer: Peer) -> None:

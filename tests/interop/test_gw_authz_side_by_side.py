@@ -500,6 +500,101 @@ async def invoke_scope_story(url: str, token: str) -> list[tuple[str, Any]]:
         return story.steps
 
 
+# ------------------------------------------- 5. session scopes and param-dependent ones
+SESSIONS_READ, SESSIONS_WRITE = "operator.sessions.read", "operator.sessions.write"
+TALK = "operator.talk"
+#: The session-read methods both serve, and methods outside that set (read, write, admin,
+#: approvals) that a sessions scope does not stand in for.
+SESSION_READ_PROBES: list[tuple[str, dict[str, Any]]] = [
+    ("chat.history", {"sessionKey": "main"}),
+    ("sessions.list", {}),
+    ("sessions.subscribe", {}),
+    ("sessions.messages.subscribe", {"key": "main"}),
+    ("sessions.messages.unsubscribe", {"key": "main"}),
+    ("sessions.describe", {"key": "main"}),
+    ("chat.metadata", {"sessionKey": "main"}),
+    ("chat.startup", {"sessionKey": "main"}),
+    ("chat.message.get", {"sessionKey": "main", "messageId": "nope"}),
+    ("sessions.branches.list", {"key": "main"}),
+    ("sessions.viewers.set", {"key": 5}),
+    ("session.members.listEvidence", {"key": "main"}),
+    ("models.list", {}),
+    ("status", {}),
+]
+#: Session mutations with params that keep them a writer's (the values are refused by the
+#: handler, so nothing changes) and with params that need admin.
+SESSION_WRITE_PROBES: list[tuple[str, dict[str, Any]]] = [
+    ("chat.send", {"sessionKey": "main"}),
+    ("chat.abort", {"sessionKey": "authz-none", "runId": "authz-none"}),
+    ("question.list", {}),
+    ("sessions.create", {"label": 5}),
+    ("sessions.create", {"label": 5, "incognito": True}),
+    ("sessions.create", {"label": 5, "key": "agent:main:dashboard:incognito-authz"}),
+    ("sessions.create", {"label": 5, "execNode": "authz"}),
+    ("sessions.create", {"label": 5, "toolOverrides": {}}),
+    ("sessions.create", {"label": 5, "permissionMode": "full"}),
+    ("sessions.patch", {"key": "authz-none", "label": 5}),
+    ("sessions.patch", {"key": "authz-none", "sendPolicy": "deny"}),
+    ("sessions.patch", {"key": "authz-none", "execHost": "gateway"}),
+    ("sessions.patch", {"key": "authz-none", "sandboxMode": "off"}),
+    ("sessions.patch", {"key": "authz-none", "permissionMode": "full"}),
+    ("sessions.delete", {"key": "authz-none"}),
+    ("sessions.delete", {"key": "authz-none", "archivedOnly": True}),
+    ("sessions.delete", {"key": "authz-none", "archivedOnly": True, "deleteTranscript": True}),
+    ("sessions.delete", {"key": "authz-none", "archivedOnly": True, "emitLifecycleHooks": True}),
+    ("sessions.reset", {"key": "authz-none"}),
+    ("agent", {"message": 5}),
+    ("exec.approval.list", {}),
+]
+SCOPE_SETS: list[list[str]] = [[SESSIONS_READ], [SESSIONS_WRITE], [READ], [WRITE]]
+
+
+def authz(frame: dict[str, Any]) -> Any:
+    """The scope gate's verdict on a call: the MISSING_SCOPE error, or ``passed`` (what the
+    handler then says of the probe's params is not compared here)."""
+    error = frame.get("error") or {}
+    if not frame["ok"] and (error.get("details") or {}).get("code") == "MISSING_SCOPE":
+        return error
+    return "passed"
+
+
+async def session_scope_story(url: str, token: str) -> list[tuple[str, Any]]:
+    """Operators holding only a sessions scope, read or write, over the session methods
+    and others; and the session mutations whose params need admin."""
+    async with sessions() as opened:
+        story = Story(url, token, opened)
+        for scopes in SCOPE_SETS:
+            conn = await story.open(None, scopes)
+            assert conn.accepted, conn.res
+            for method, params in SESSION_READ_PROBES + SESSION_WRITE_PROBES:
+                res = await conn.call(method, params)
+                story.record(f"{scopes} {method} {sorted(params)}", authz(res))
+        return story.steps
+
+
+async def event_scope_story(url: str, token: str) -> list[tuple[str, Any]]:
+    """Who receives ``presence`` (operator.read) and ``talk.mode`` (operator.talk)."""
+    async with sessions() as opened:
+        story = Story(url, token, opened)
+        watched = [[READ], [TALK], [WRITE], [SESSIONS_WRITE], [PAIRING]]
+        observers = [await story.open(None, scopes) for scopes in watched]
+        reader, talker = observers[0], observers[1]
+        reader.client.events.clear()
+        # A (not ephemeral) client connecting changes presence; talk.mode is announced
+        # to talkers.
+        joined = await story.open(None, [READ], client_mode="ui")
+        assert joined.accepted, joined.res
+        await reader.client.wait_event("presence", timeout=_WAIT_S)
+        mode = await talker.call("talk.mode", {"enabled": True, "phase": "authz"})
+        assert mode["ok"], mode
+        await talker.client.wait_event("talk.mode", timeout=_WAIT_S)
+        for scopes, conn in zip(watched, observers, strict=True):
+            await conn.call("health", {})  # what was sent before this answer has arrived
+            got = {e["event"] for e in conn.client.events} & {"presence", "talk.mode"}
+            story.record(f"{scopes} receives", sorted(got))
+        return story.steps
+
+
 def _compare(theirs: list[tuple[str, Any]], mine: list[tuple[str, Any]]) -> None:
     assert [name for name, _ in mine] == [name for name, _ in theirs]
     for (name, real_step), (_, our_step) in zip(theirs, mine, strict=True):
@@ -533,6 +628,34 @@ async def test_node_command_scopes_side_by_side(real: RealGateway, ours: Bundled
     """operator.write runs the host commands; the admin-only commands need operator.admin."""
     theirs = await invoke_scope_story(real.url, real.token)
     _compare(theirs, await invoke_scope_story(ours.url, ours.token))
+
+
+async def test_session_scopes_side_by_side(real: RealGateway, ours: BundledGateway) -> None:
+    """operator.sessions.read/write stand in for read/write on the session methods only;
+    sessions.create/patch/delete need admin for exactly the real gateway's admin params."""
+    theirs = await session_scope_story(real.url, real.token)
+    verdicts = dict(theirs)
+    for step in (
+        "['operator.sessions.read'] chat.history ['sessionKey']",
+        "['operator.sessions.write'] chat.send ['sessionKey']",
+        "['operator.write'] question.list []",
+        "['operator.write'] sessions.delete ['archivedOnly', 'key']",
+    ):
+        assert verdicts[step] == "passed", (step, verdicts[step])
+    for step in (
+        "['operator.sessions.read'] chat.send ['sessionKey']",
+        "['operator.write'] sessions.create ['incognito', 'label']",
+        "['operator.write'] sessions.patch ['key', 'sendPolicy']",
+    ):
+        assert verdicts[step] != "passed", step
+    _compare(theirs, await session_scope_story(ours.url, ours.token))
+
+
+async def test_event_scopes_side_by_side(real: RealGateway, ours: BundledGateway) -> None:
+    """``presence`` goes to readers, ``talk.mode`` to talkers (and what implies them)."""
+    theirs = await event_scope_story(real.url, real.token)
+    assert ("['operator.read'] receives", ["presence"]) in theirs
+    _compare(theirs, await event_scope_story(ours.url, ours.token))
 
 
 # ------------------------------------------------------ the real CLI against our gateway
