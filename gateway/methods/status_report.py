@@ -15,16 +15,28 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from gateway.chat.providers.base import ModelRef
 from gateway.scopes import ADMIN
 from gateway.state.sessions import ChatSession
 
-__all__ = ["DEFAULT_AGENT_ID", "HEALTH_RECENT", "AgentFacts", "health_answer", "status_answer"]
+__all__ = [
+    "DEFAULT_AGENT_ID",
+    "HEALTH_RECENT",
+    "STATUS_RECENT",
+    "AgentFacts",
+    "health_answer",
+    "status_answer",
+]
 
 #: The agent id the chat engine runs under unless configured otherwise.
 DEFAULT_AGENT_ID = "main"
 
 #: How many recent sessions ``health`` lists per agent (as the reference).
 HEALTH_RECENT = 5
+#: How many recent sessions ``status`` lists to ``operator.admin`` callers (as the reference).
+STATUS_RECENT = 10
+#: The reference's label of its default agent runtime, the one runtime this gateway has.
+RUNTIME_LABEL = "OpenClaw Default"
 
 #: The path the reference shows a caller without ``operator.admin``.
 REDACTED = "[redacted]"
@@ -46,10 +58,19 @@ class AgentFacts:
     kept, how many there are and the most recently updated ones (newest first)."""
 
     def __init__(
-        self, agent_id: str, store_path: str, count: int, recent: Sequence[ChatSession]
+        self,
+        agent_id: str,
+        store_path: str,
+        count: int,
+        recent: Sequence[ChatSession],
+        *,
+        default_model: ModelRef | None = None,
+        models: Sequence[ModelRef] = (),
     ) -> None:
         self.agent_id, self.store_path, self.count = agent_id, store_path, count
         self.recent = list(recent)
+        #: The configured default model (None: offline, no provider) and every known model.
+        self.default_model, self.models = default_model, list(models)
 
 
 def _heartbeat_off() -> dict[str, Any]:
@@ -126,14 +147,88 @@ def _cli_projection(agent_id: str) -> dict[str, Any]:
     }
 
 
+_NO_DEFAULTS: dict[str, Any] = {"model": None, "contextTokens": None}
+
+
+def _model_defaults(facts: AgentFacts) -> dict[str, Any]:
+    """The default model's id and context window (both null offline: no model at all)."""
+    default = facts.default_model
+    if default is None:
+        return dict(_NO_DEFAULTS)
+    return {"model": default.model, "contextTokens": default.context_window}
+
+
+def _session_model(facts: AgentFacts, row: ChatSession) -> ModelRef | None:
+    """The model a session runs on: its own choice, else the default."""
+    for model in facts.models:
+        if row.model in (model.ref, model.model):
+            return model
+    return facts.default_model
+
+
+def _status_row(facts: AgentFacts, row: ChatSession, now: int) -> dict[str, Any]:
+    """One ``sessions.recent`` row in the reference's shape. Token figures only when runs
+    were counted (the reference's ``totalTokensFresh``); no cache or verbosity levels here."""
+    model = _session_model(facts, row)
+    default = facts.default_model
+    context = model.context_window if model is not None else None
+    total = row.input_tokens + row.output_tokens
+    counted = total > 0
+    entry: dict[str, Any] = {
+        "agentId": row.agent_id,
+        "key": row.key,
+        "kind": "direct",
+        "sessionId": row.session_id,
+        "updatedAt": row.updated_at_ms or None,
+        "age": now - row.updated_at_ms if row.updated_at_ms else None,
+    }
+    if row.thinking is not None:
+        entry["thinkingLevel"] = row.thinking
+    if row.aborted_last_run:
+        entry["abortedLastRun"] = True
+    if counted:
+        entry |= {"inputTokens": row.input_tokens, "outputTokens": row.output_tokens}
+    overridden = model is not None and default is not None and model.ref != default.ref
+    entry |= {
+        "totalTokens": total if counted else None,
+        "totalTokensFresh": counted,
+        "remainingTokens": max(0, context - total) if counted and context else None,
+        "percentUsed": min(999, round(total / context * 100)) if counted and context else None,
+        "model": model.model if model is not None else None,
+        "configuredModel": default.ref if default is not None else None,
+        "selectedModel": model.ref if model is not None else None,
+        "modelSelectionReason": "session override" if overridden else None,
+        "runtime": RUNTIME_LABEL,
+        "contextTokens": context,
+        "flags": _flags(row),
+    }
+    return entry
+
+
+def _flags(row: ChatSession) -> list[str]:
+    """The reference's session flags for what this gateway records."""
+    flags = [f"think:{row.thinking}"] if row.thinking else []
+    if row.aborted_last_run:
+        flags.append("aborted")
+    return [*flags, f"id:{row.session_id}"]
+
+
 def status_answer(
-    facts: AgentFacts, *, version: str, scopes: Sequence[str], cli_projection: bool
+    facts: AgentFacts,
+    *,
+    version: str,
+    scopes: Sequence[str],
+    cli_projection: bool,
+    now: int,
 ) -> dict[str, Any]:
     """``status``: the reference's summary. Session details (paths, session rows, model
-    defaults) are for ``operator.admin`` callers on the reference; ours lists no session
-    rows to anyone and shows the store path to admin callers only."""
+    defaults) are for ``operator.admin`` callers, as on the reference; others get the
+    counts, the redacted path and empty rows."""
     sensitive = ADMIN in scopes
     path = facts.store_path if sensitive else REDACTED
+    rows = (
+        [_status_row(facts, row, now) for row in facts.recent[:STATUS_RECENT]] if sensitive else []
+    )
     answer: dict[str, Any] = {"runtimeVersion": version}
     if cli_projection:
         answer["cliProjection"] = _cli_projection(facts.agent_id)
@@ -152,10 +247,10 @@ def status_answer(
         "sessions": {
             "paths": [facts.store_path] if sensitive else [],
             "count": facts.count,
-            "defaults": {"model": None, "contextTokens": None},
-            "recent": [],
+            "defaults": _model_defaults(facts) if sensitive else _NO_DEFAULTS,
+            "recent": rows,
             "byAgent": [
-                {"agentId": facts.agent_id, "path": path, "count": facts.count, "recent": []}
+                {"agentId": facts.agent_id, "path": path, "count": facts.count, "recent": rows}
             ],
         },
         "modelRuntime": {"degraded": False, "pendingAgents": []},

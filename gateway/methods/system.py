@@ -9,7 +9,7 @@ from gateway import __version__
 from gateway.hub import now_ms
 from gateway.methods.status_report import (
     DEFAULT_AGENT_ID,
-    HEALTH_RECENT,
+    STATUS_RECENT,
     AgentFacts,
     health_answer,
     status_answer,
@@ -29,11 +29,18 @@ table = MethodTable()
 
 def _agent_facts(core: GatewayCore) -> AgentFacts:
     """The one agent (``main`` until the chat engine is up: the id it runs under) and its
-    sessions, newest first."""
+    sessions, newest first (as many as ``status`` lists; ``health`` shows fewer), and the
+    models for ``status``."""
     agent_id = core.chat.agent_id if core.chat is not None else DEFAULT_AGENT_ID
     sessions = core.state.sessions
+    providers = core.chat.providers if core.chat is not None else None
     return AgentFacts(
-        agent_id, str(core.state.db_path), sessions.count(), sessions.list(HEALTH_RECENT)
+        agent_id,
+        str(core.state.db_path),
+        sessions.count(),
+        sessions.list(STATUS_RECENT),
+        default_model=providers.model if providers is not None else None,
+        models=providers.models if providers is not None else (),
     )
 
 
@@ -57,6 +64,7 @@ async def status(core: GatewayCore, peer: Peer, params: Any) -> Any:
         version=__version__,
         scopes=peer.scopes,
         cli_projection=wants_projection,
+        now=now_ms(),
     )
 
 
