@@ -5,12 +5,14 @@ real one redacts for callers without ``operator.admin`` (issue #17)."""
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 
 import pytest
 
 from gateway.scopes import ADMIN, READ
 from tests.helpers.bundled_gateway import bundled_gateway, raw_operator, wait_for
+from tests.integration.gateway.test_gw_chat_runs import chat_gateway
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -104,3 +106,73 @@ async def test_status_and_health_accept_any_params_like_the_real_gateway(
         assert (await op.ok("status", {"bogus": 1}))["sessions"]["count"] == 0
         assert (await op.ok("status"))["runtimeVersion"]
         assert (await op.ok("health", {"bogus": 1}))["ok"] is True
+
+
+async def test_status_lists_sessions_and_the_default_model_to_admin_callers(
+    tmp_path: Path,
+) -> None:
+    """With a configured (fake) model and a session that ran: the admin caller gets the
+    default model, the session rows (newest first, in the real row shape, tokens counted,
+    a session override named) in ``recent`` and ``byAgent[].recent``; a read caller none."""
+    async with chat_gateway(tmp_path) as chat:
+        first = (await chat.op.ok("sessions.create", {"key": "agent:main:first"}))["key"]
+        run_id = str(uuid.uuid4())
+        await chat.op.ok(
+            "chat.send", {"sessionKey": first, "message": "hello", "idempotencyKey": run_id}
+        )
+        await chat.finished(run_id)
+        await chat.op.ok("sessions.patch", {"key": first, "thinkingLevel": "low"})
+        second = await chat.op.ok("sessions.create", {"key": "agent:main:second"})
+
+        full = await chat.op.ok("status", {})
+        sessions = full["sessions"]
+        assert sessions["defaults"] == {"model": "fake-model", "contextTokens": 128_000}
+        assert sessions["count"] == 2
+        assert sorted(row["key"] for row in sessions["recent"]) == [first, second["key"]]
+        stamps = [row["updatedAt"] for row in sessions["recent"]]
+        assert stamps == sorted(stamps, reverse=True), "newest first"
+        assert sessions["byAgent"][0]["recent"] == sessions["recent"]
+        by_key = {row["key"]: row for row in sessions["recent"]}
+        fresh, ran = by_key[second["key"]], by_key[first]
+        assert set(fresh) == set(ROW_KEYS)
+        assert fresh["sessionId"] == second["sessionId"] and fresh["age"] >= 0
+        assert (fresh["totalTokens"], fresh["totalTokensFresh"]) == (None, False)
+        assert fresh["flags"] == [f"id:{second['sessionId']}"]
+        assert (fresh["model"], fresh["configuredModel"], fresh["selectedModel"]) == (
+            "fake-model",
+            "fake/fake-model",
+            "fake/fake-model",
+        )
+        assert fresh["modelSelectionReason"] is None and fresh["contextTokens"] == 128_000
+        counted = ran["inputTokens"] + ran["outputTokens"]
+        assert counted > 0 and ran["totalTokens"] == counted and ran["totalTokensFresh"] is True
+        assert ran["remainingTokens"] == 128_000 - counted
+        assert ran["thinkingLevel"] == "low" and ran["flags"][0] == "think:low"
+
+        async with raw_operator(chat.gw.url, scopes=[READ]) as reader:
+            seen = (await reader.ok("status", {}))["sessions"]
+        assert seen["recent"] == [] and seen["byAgent"][0]["recent"] == []
+        assert seen["defaults"] == {"model": None, "contextTokens": None}
+
+
+#: The keys of a real gateway's ``status`` session row for a session that never ran
+#: (captured from openclaw 2026.9.6 with a fake model).
+ROW_KEYS = (
+    "agentId",
+    "key",
+    "kind",
+    "sessionId",
+    "updatedAt",
+    "age",
+    "totalTokens",
+    "totalTokensFresh",
+    "remainingTokens",
+    "percentUsed",
+    "model",
+    "configuredModel",
+    "selectedModel",
+    "modelSelectionReason",
+    "runtime",
+    "contextTokens",
+    "flags",
+)
