@@ -9,6 +9,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from gateway.chat.params import check
+from gateway.chat.providers.config import PROVIDERS_FILE
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
 from gateway.scopes import READ
@@ -86,9 +87,12 @@ async def config_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
     document = redacted_config(core)
     raw = json.dumps(document, indent=1) + "\n"
     digest = "sha256:" + hashlib.sha256(raw.encode("utf-8")).hexdigest()
+    # Our configuration is the command line plus one file, providers.json (the models):
+    # that file is what ``path`` names, and ``exists`` says whether it is there.
+    path = core.config.state_dir / PROVIDERS_FILE
     return {
-        "path": str(core.config.state_dir),
-        "exists": True,
+        "path": str(path),
+        "exists": path.is_file(),
         "raw": raw,
         "parsed": document,
         "sourceConfig": document,
