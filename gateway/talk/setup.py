@@ -89,9 +89,8 @@ async def start_talk(core: GatewayCore) -> TalkService:
         log.info("talk %s", note)
 
     def send_to(conn_id: str, event: str, payload: dict[str, Any]) -> None:
-        peer = core.hub.peers.get(conn_id)
-        if peer is not None:
-            peer.send_event(event, payload)
+        # Through the hub, which sends talk.event only to a reader (as the real gateway).
+        core.hub.send_to(conn_id, event, payload)
 
     def broadcast(event: str, payload: dict[str, Any]) -> None:
         core.hub.broadcast(event, payload)

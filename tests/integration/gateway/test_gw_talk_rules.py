@@ -338,3 +338,26 @@ async def test_talk_starts_on_first_use(gw: GatewayServer) -> None:
     assert gw.core.talk is not None
     assert all(c == catalogs[0] for c in catalogs)
     assert await gw.core.talk_service() is gw.core.talk
+
+
+async def test_talk_events_reach_readers_only(gw: GatewayServer) -> None:
+    """As the real gateway: a session's ``talk.event`` needs operator.read, ``talk.mode``
+    operator.talk, whoever the session's owner is."""
+    async with (
+        raw_operator(gw.url, scopes=["operator.talk"]) as talker,
+        raw_operator(gw.url, scopes=["operator.talk", "operator.read"]) as both,
+        raw_operator(gw.url, scopes=["operator.read"]) as reader,
+    ):
+        for op in (talker, both):
+            session_id = (await op.ok("talk.session.create", TRANSCRIPTION))["sessionId"]
+            await op.ok("talk.session.close", {"sessionId": session_id})
+        await both.wait_event("talk.event", lambda e: e["payload"]["type"] == "session.closed")
+        await talker.ok("talk.mode", {"enabled": True, "phase": "listening"})
+        await both.wait_event("talk.mode")
+        for op in (talker, reader):
+            await op.ok("health", {})  # what was sent before this answer has arrived
+        received = {
+            name: [len(op.events_named(event)) for op in (talker, reader)]
+            for name, event in (("events", "talk.event"), ("modes", "talk.mode"))
+        }
+        assert received == {"events": [0, 0], "modes": [1, 0]}
