@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from openclaw_desktop.identity import DeviceIdentity
-from tests.helpers.bundled_gateway import BundledGateway, RawClient
+from tests.helpers.bundled_gateway import BundledGateway, RawClient, raw_operator
 from tests.helpers.chat_trace import write_fake_providers
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.real_openclaw import (
@@ -442,3 +442,57 @@ def test_health_json_has_the_real_shape(sides: dict[str, Side]) -> None:
     process = sides["ours"].gateway
     assert ours["sessions"]["path"] == str(process.state_dir / "gateway.sqlite3")
     assert mine["sessions"] == ours["sessions"]
+
+
+#: A ``status`` session row's parts that differ by nature between two gateways: the ids
+#: and times of two different sessions.
+_ROW_OWN = {"sessionId", "updatedAt", "age", "flags"}
+
+
+async def _status_with_a_session(url: str, token: str) -> dict[str, Any]:
+    """``status`` as an ``operator.admin`` caller after creating one session."""
+    async with raw_operator(url, auth={"token": token}) as op:
+        await op.ok("sessions.create", {"key": "agent:main:probe", "label": "Probe"})
+        status: dict[str, Any] = await op.ok("status", {})
+        return status
+
+
+def test_status_lists_a_session_and_the_default_model_like_the_real_one(
+    openclaw_install: OpenClawInstall,
+    real_gateway: GatewayFactory,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """With a fake model configured and one session, ``status`` to an admin caller: the
+    same default model and context window, the same session row (modulo its id and times)
+    in ``recent`` and ``byAgent[].recent``; ours said null and [] before. The real CLI's
+    ``status --json`` (not an admin caller) counts the session alike and lists no rows."""
+    root = tmp_path_factory.mktemp("status-session-ours")
+    with FakeLLM() as real_llm, FakeLLM() as our_llm:
+        write_fake_providers(root / "state", our_llm.port)
+        real = real_gateway(fake_llm_port=real_llm.port)
+        ours = BundledGateway.start(root=root)
+        try:
+            answers = {
+                name: asyncio.run(_status_with_a_session(gw.url, gw.token))["sessions"]
+                for name, gw in (("real", real), ("ours", ours))
+            }
+            (theirs,), (mine,) = answers["real"]["recent"], answers["ours"]["recent"]
+            assert answers["ours"]["defaults"] == answers["real"]["defaults"]
+            assert answers["ours"]["defaults"] == {"model": "fake-model", "contextTokens": 128_000}
+            assert set(mine) == set(theirs)
+            assert {k: v for k, v in mine.items() if k not in _ROW_OWN} == {
+                k: v for k, v in theirs.items() if k not in _ROW_OWN
+            }
+            assert mine["flags"] == [f"id:{mine['sessionId']}"]
+            assert theirs["flags"] == [f"id:{theirs['sessionId']}"]
+            for side in answers.values():
+                assert side["count"] == 1 and side["byAgent"][0]["recent"] == side["recent"]
+            cli = RemoteCli(openclaw_install, ours.url, ours.token)
+            try:
+                shown = cli.cli_json("status")["sessions"]
+            finally:
+                cli.cleanup()
+            assert shown["count"] == 1 and shown["recent"] == []
+            assert shown["byAgent"][0]["path"] == "[redacted]"
+        finally:
+            ours.cleanup()
