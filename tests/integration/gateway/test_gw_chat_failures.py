@@ -13,15 +13,10 @@ import pytest
 
 from openclaw_desktop.chat import ChatTimeline
 from tests.helpers.fake_llm import FakeLLM
-from tests.integration.gateway.test_gw_chat_runs import (
-    Chat,
-    chat_gateway,
-    no_ambient_providers,
-)
+from tests.integration.gateway.test_gw_chat_runs import Chat, chat_gateway
 
-__all__ = ["no_ambient_providers"]  # (autouse: only the providers a test configures)
-
-pytestmark = pytest.mark.timeout(60)
+# Only the providers a test configures (never the developer's own keys).
+pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("no_ambient_providers")]
 
 TEMPORARY = "This is usually temporary — try again shortly."
 LIVE_500 = f"⚠️ fake/fake-model request failed (provider internal error, HTTP 500). {TEMPORARY}"
