@@ -329,9 +329,10 @@ def _same(ours: Any, real: Any) -> bool:
     return True
 
 
-async def test_bundled_gateway_forwards_run_but_not_approvals(tmp_path: Path) -> None:
-    """Our bundled gateway: system.run/system.which reach our node; exec.approvals.node.*
-    does not exist there yet, so the approvals CLI cannot edit a node through it."""
+async def test_bundled_gateway_forwards_run_and_approvals(tmp_path: Path) -> None:
+    """Our bundled gateway: system.run reaches our node, and so does exec.approvals.node.get
+    (the approvals CLI's ``--node``): the node's own document comes back, as through the
+    real gateway."""
     home = tmp_path / "desktop"
     SettingsStore(home / "config" / "settings.json").save(Settings(node=NodeSettings(exec=True)))
     with BundledGateway.start() as gw:  # its defaults, as the real gateway's: no --allow
@@ -363,8 +364,8 @@ async def test_bundled_gateway_forwards_run_but_not_approvals(tmp_path: Path) ->
                 )
                 assert res["ok"], res
                 assert res["payload"]["payload"]["stdout"] == "hi"
-                missing = await op.call("exec.approvals.node.get", {"nodeId": node_id})
-                assert not missing["ok"]
-                assert missing["error"]["code"] == "INVALID_REQUEST", missing
+                got = await op.call("exec.approvals.node.get", {"nodeId": node_id}, timeout=60)
+                assert got["ok"], got
+                assert {"path", "exists", "hash", "file"} <= set(got["payload"]), got
         finally:
             node.stop()

@@ -395,9 +395,6 @@ async def test_unadvertised_method_is_unsupported_without_sending(target: Target
         assert method not in oc.methods
         with pytest.raises(Unsupported) as caught:
             await oc.call(method, {})
-        if target.kind == "ours":
-            with pytest.raises(Unsupported):
-                await oc.approvals.list()
         # Nothing went out: a sent unknown method would have come back as a GatewayError,
         # and the connection still answers.
         assert isinstance(await oc.models.list(), list)
@@ -412,15 +409,10 @@ async def test_read_only_scope_cannot_send(target: Target) -> None:
         assert oc.scopes == ("operator.read",)
         with pytest.raises(MissingScope) as caught:
             await oc.sessions.send("main", "must not run")
-        if target.kind == "real":
-            # Advertised but scoped: the gateway refuses (operator.approvals).
-            with pytest.raises(MissingScope) as approvals:
-                await oc.approvals.list()
-            assert approvals.value.missing_scope == "operator.approvals"
-        else:
-            # Not advertised: Unsupported wins, nothing is sent.
-            with pytest.raises(Unsupported):
-                await oc.approvals.list()
+        # Advertised but scoped, on both: the gateway refuses (operator.approvals).
+        with pytest.raises(MissingScope) as approvals:
+            await oc.approvals.list()
+        assert approvals.value.missing_scope == "operator.approvals"
         # Reading still works on the same connection.
         history = await oc.sessions.history("main")
     assert caught.value.missing_scope == "operator.write"
