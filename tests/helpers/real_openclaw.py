@@ -1149,6 +1149,12 @@ class GatewayFactory:
         """Stop and clean up everything started (newest first); re-raise the first error."""
         _cleanup_all(self.started)
 
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 class NodeHostFactory:
     """Starts real node hosts with one install; :meth:`close` stops and deletes all of them."""

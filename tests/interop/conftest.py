@@ -43,11 +43,8 @@ def real(openclaw_install: OpenClawInstall) -> Iterator[RealGateway]:
     """One real gateway for a side-by-side module, in its default config (token auth,
     loopback devices approved silently, no trusted proxies). A module that needs another
     config declares its own ``real``."""
-    factory = GatewayFactory(openclaw_install)
-    try:
+    with GatewayFactory(openclaw_install) as factory:
         yield factory()
-    finally:
-        factory.close()
 
 
 @pytest.fixture(scope="module")

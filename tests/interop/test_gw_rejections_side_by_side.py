@@ -466,12 +466,10 @@ async def test_pairing_story_side_by_side(real: RealGateway, ours: BundledGatewa
 
 @pytest.fixture(scope="module")
 def real_auto(openclaw_install: OpenClawInstall) -> Iterator[RealGateway]:
-    """A real gateway with its default: loopback devices are approved silently."""
-    factory = GatewayFactory(openclaw_install)
-    try:
+    """A real gateway with its default: loopback devices are approved silently (the
+    module's own ``real`` pairs by hand, so the conftest pair cannot serve here)."""
+    with GatewayFactory(openclaw_install) as factory:
         yield factory()
-    finally:
-        factory.close()
 
 
 @pytest.fixture(scope="module")
