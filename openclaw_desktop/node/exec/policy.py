@@ -30,11 +30,13 @@ import shutil
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any
 
 from openclaw_desktop.node.exec.approvals import ResolvedPolicy
 
 __all__ = [
+    "DecisionKind",
     "ExecDecision",
     "ExecPrompt",
     "ExecRequest",
@@ -72,15 +74,81 @@ class ExecRequest:
 ExecPrompt = Callable[[ExecRequest], Awaitable[str | None]]
 
 
+class DecisionKind(StrEnum):
+    """Who or what decided one ``system.run``."""
+
+    #: ``security=full``: anything runs.
+    POLICY_FULL = "policy-full"
+    #: An allowlist entry allowed it (:attr:`ExecDecision.entry`).
+    ALLOWLIST = "allowlist"
+    #: The gateway's operator approved it (an explicit approval bound to a prepared plan).
+    GATEWAY_APPROVED = "gateway-approved"
+    #: The user allowed it once in this computer's prompt.
+    USER_ONCE = "user-once"
+    #: The user allowed it always: it was added to the allowlist.
+    USER_ALWAYS = "user-always"
+    #: The user denied it in this computer's prompt (Deny, Enter, Escape, closing it).
+    USER_DENIED = "user-denied"
+    #: The policy refused it (``security=deny``, an allowlist miss with nobody to ask, a
+    #: stale approval, a missing permission).
+    POLICY_DENIED = "policy-denied"
+    #: The prompt got no answer in time: the ask fallback decided.
+    TIMEOUT_FALLBACK = "timeout-fallback"
+    #: Nobody to ask (no window): the ask fallback decided.
+    HEADLESS_FALLBACK = "headless-fallback"
+
+
+#: What a person reads for each kind (the Activity view's decision column).
+_VERBS = {
+    DecisionKind.USER_ONCE: "allowed once",
+    DecisionKind.USER_ALWAYS: "allowed always",
+}
+
+
 @dataclass(frozen=True)
 class ExecDecision:
-    """One allow/deny decision, as the Activity view shows it (never the command output)."""
+    """One allow/deny decision, as the Activity view shows it (never the command output).
+
+    ``kind`` says who decided and ``why`` says it in words (never the command's arguments:
+    ``why`` is logged as it is); ``entry`` is the allowlist entry that allowed the run, if
+    one did. ``reason`` and ``source`` are the refusal message and the deciding layer
+    (``policy``, ``allowlist``, ``prompt``, ``ask-fallback``, ``explicit-approval``).
+    """
 
     request: ExecRequest
     allowed: bool
     reason: str
     source: str
+    kind: DecisionKind
+    why: str = ""
+    entry: dict[str, Any] | None = None
     at_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+
+    @property
+    def verb(self) -> str:
+        """``allowed``, ``allowed once``, ``allowed always`` or ``denied``."""
+        return _VERBS.get(self.kind, "allowed" if self.allowed else "denied")
+
+    def log_line(self) -> str:
+        """The decision for the log: the executable and how many arguments, never the
+        arguments themselves (they may hold secrets) nor the environment."""
+        request = self.request
+        executable = request.resolved_path or (request.argv[0] if request.argv else "?")
+        count = max(len(request.argv) - 1, 0)
+        who = ", ".join(
+            part
+            for part in (
+                f"agent {request.agent_id}" if request.agent_id else "",
+                f"session {request.session_key}" if request.session_key else "",
+            )
+            if part
+        )
+        text = (
+            f"exec {self.verb} ({self.why or self.source}): {executable} with {count} "
+            f"argument{'s' if count != 1 else ''} in {request.cwd or '~'}, "
+            f"asked by {who or 'an unnamed agent'}"
+        )
+        return "".join(c if c.isprintable() else "?" for c in text)
 
 
 @dataclass(frozen=True)
@@ -94,6 +162,9 @@ class Verdict:
     persist: dict[str, Any] | None = None
     #: The allowlist entry that allowed the run (its use is recorded in the document).
     matched: dict[str, Any] | None = None
+    kind: DecisionKind = DecisionKind.POLICY_DENIED
+    #: Who or what decided, in words (no command arguments).
+    why: str = ""
 
 
 def is_shell_wrapper(argv: list[str] | tuple[str, ...]) -> bool:
@@ -169,9 +240,13 @@ def _stricter(security: str, fallback: str) -> str:
     return min(security, fallback, key=lambda s: _SECURITY_RANK.get(s, 0))
 
 
-def _deny(message: str, source: str) -> Verdict:
+def _deny(message: str, source: str, kind: DecisionKind, why: str) -> Verdict:
     code = message.split(":", 1)[0]
-    return Verdict(False, code, message, source)
+    return Verdict(False, code, message, source, kind=kind, why=why)
+
+
+def _allow(source: str, kind: DecisionKind, why: str, **extra: Any) -> Verdict:
+    return Verdict(True, "", "", source, kind=kind, why=why, **extra)
 
 
 async def decide(
@@ -198,9 +273,14 @@ async def decide(
     analysable = not is_shell_wrapper(argv)
     matched = match_allowlist(policy.allowlist, argv, request.resolved_path) if analysable else None
     if security == "deny":
-        return _deny("SYSTEM_RUN_DISABLED: security=deny", "policy")
+        why = "security is deny" if policy.security == "deny" else "the ask fallback is deny"
+        return _deny(
+            "SYSTEM_RUN_DISABLED: security=deny", "policy", DecisionKind.POLICY_DENIED, why
+        )
     if explicit is not None:
-        return Verdict(True, "", "", "explicit-approval")
+        return _allow(
+            "explicit-approval", DecisionKind.GATEWAY_APPROVED, "approved through the gateway"
+        )
     needs_ask = ask == "always" or (
         ask == "on-miss" and security == "allowlist" and matched is None
     )
@@ -209,19 +289,42 @@ async def decide(
         asked = replace(request, allow_always=durable)
         answer = await prompt(asked) if prompt is not None else None
         if answer in ("allow-once", "allow-always"):
-            persist = None
             if answer == "allow-always" and durable and request.resolved_path:
                 args = " ".join(argv[1:])
                 persist = {"pattern": request.resolved_path, "argPattern": f"^{re.escape(args)}$"}
-            return Verdict(True, "", "", "prompt", persist)
+                why = "you allowed it always (added to the allowlist)"
+                return _allow("prompt", DecisionKind.USER_ALWAYS, why, persist=persist)
+            return _allow("prompt", DecisionKind.USER_ONCE, "you allowed it once")
         if answer == "deny":
-            return _deny("SYSTEM_RUN_DENIED: user denied", "prompt")
+            why = "you denied it"
+            return _deny("SYSTEM_RUN_DENIED: user denied", "prompt", DecisionKind.USER_DENIED, why)
         fallback = policy.ask_fallback
-        if fallback == "full" or (fallback == "allowlist" and matched is not None):
-            return Verdict(True, "", "", "ask-fallback")
-        return _deny("SYSTEM_RUN_DENIED: approval required", "ask-fallback")
+        if prompt is None:
+            kind, why = DecisionKind.HEADLESS_FALLBACK, "no window to ask"
+        else:
+            kind, why = DecisionKind.TIMEOUT_FALLBACK, "nobody answered in time"
+        why = f"{why}; ask fallback {fallback}"
+        if fallback == "full":
+            return _allow("ask-fallback", kind, why)
+        if fallback == "allowlist" and matched is not None:
+            return _allow("ask-fallback", kind, f"{why}, allowlist entry {_pattern(matched)}")
+        if fallback == "allowlist":
+            why = f"{why}, not in the allowlist"
+        return _deny("SYSTEM_RUN_DENIED: approval required", "ask-fallback", kind, why)
     if security == "allowlist" and matched is None:
-        return _deny("SYSTEM_RUN_DENIED: allowlist miss", "policy")
+        why = "not in the allowlist" + (
+            ", and shell commands are never matched" if not analysable else ""
+        )
+        why = f"{why} (ask {ask})"
+        return _deny("SYSTEM_RUN_DENIED: allowlist miss", "policy", DecisionKind.POLICY_DENIED, why)
     if matched is not None:
-        return Verdict(True, "", "", "allowlist", matched=matched)
-    return Verdict(True, "", "", "policy")
+        why = f"allowlist entry {_pattern(matched)}"
+        return _allow("allowlist", DecisionKind.ALLOWLIST, why, matched=matched)
+    return _allow("policy", DecisionKind.POLICY_FULL, "security is full")
+
+
+def _pattern(entry: dict[str, Any]) -> str:
+    """An entry's path pattern, and whether it also constrains the arguments (the argument
+    pattern itself is not named: it may quote a secret)."""
+    pattern = str(entry.get("pattern") or "").strip()
+    return f"{pattern} (with an argument pattern)" if entry.get("argPattern") else pattern

@@ -39,6 +39,7 @@ from openclaw_desktop.node.exec.env import (
     shell_wrapper_overrides,
 )
 from openclaw_desktop.node.exec.policy import (
+    DecisionKind,
     ExecDecision,
     ExecPrompt,
     ExecRequest,
@@ -90,18 +91,10 @@ class ExecHost:
         return self.context.exec_prompt if self.context is not None else None
 
     def record(self, decision: ExecDecision) -> None:
-        """Log one decision (allowed at INFO, denied at WARNING; the command line, never its
-        environment or output) and tell the listeners (the Activity view)."""
-        request = decision.request
-        log.log(
-            logging.INFO if decision.allowed else logging.WARNING,
-            "exec %s (%s, %s): %s in %s",
-            "allowed" if decision.allowed else "denied",
-            decision.source,
-            decision.reason or "ok",
-            request.command_text[:200],
-            request.cwd or "~",
-        )
+        """Log one decision (allowed at INFO, denied at WARNING; who decided and why, the
+        executable and its argument count, never the arguments, environment or output) and
+        tell the listeners (the Activity view), which get the whole request."""
+        log.log(logging.INFO if decision.allowed else logging.WARNING, "%s", decision.log_line())
         for listener in list(self.decision_listeners):
             try:
                 listener(decision)
@@ -218,7 +211,8 @@ class ExecHost:
             prepared = (run.plan or {}).get("policySnapshot")
             if prepared != policy.snapshot():
                 message = f"{DENIED}: exec approval policy changed; request approval again"
-                return self._denied(request, message, "explicit-approval")
+                why = "the approval was given under another policy"
+                return self._denied(request, message, "explicit-approval", why)
         verdict = await decide(
             request,
             policy,
@@ -227,23 +221,35 @@ class ExecHost:
             prompt=self.current_prompt(),
         )
         if not verdict.allowed:
-            return self._denied(request, verdict.message, verdict.source)
+            return self._denied(request, verdict.message, verdict.source, verdict.why, verdict.kind)
         if run.needs_screen_recording:
             message = "PERMISSION_MISSING: screenRecording"
-            return self._denied(request, message, verdict.source)
+            why = "screen recording is not permitted here"
+            return self._denied(request, message, verdict.source, why)
         if verdict.persist is not None:
             await self._persist(run.agent_id, verdict.persist)
         if verdict.matched is not None:
             await self._record_use(run.agent_id, verdict.matched, request)
-        self.record(ExecDecision(request, True, "", verdict.source))
+        self.record(
+            ExecDecision(
+                request, True, "", verdict.source, verdict.kind, verdict.why, verdict.matched
+            )
+        )
         result = await run_command(list(run.argv), cwd=run.cwd, env=env, timeout_ms=run.timeout_ms)
         return InvokeResult.success(result.payload())
 
-    def _denied(self, request: ExecRequest, message: str, source: str) -> InvokeResult:
+    def _denied(
+        self,
+        request: ExecRequest,
+        message: str,
+        source: str,
+        why: str,
+        kind: DecisionKind = DecisionKind.POLICY_DENIED,
+    ) -> InvokeResult:
         """Every refusal has the code ``SYSTEM_RUN_DENIED`` and keeps its own prefix in the
         message (``SYSTEM_RUN_DISABLED: security=deny``, ``SYSTEM_RUN_DENIED: allowlist
         miss``), as the reference sends it."""
-        self.record(ExecDecision(request, False, message, source))
+        self.record(ExecDecision(request, False, message, source, kind, why))
         # InvokeResult drops a leading "CODE: " from the wire message; say it twice so the
         # message keeps its own.
         return InvokeResult.error(DENIED, f"{DENIED}: {message}")
