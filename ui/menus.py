@@ -184,18 +184,24 @@ async def run_doctor() -> str:
             *doctor_argv(),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
+            stderr=asyncio.subprocess.PIPE,
         )
     except OSError as exc:
         return f"The doctor could not start: {exc}"
     try:
         async with asyncio.timeout(DOCTOR_TIMEOUT_S):
-            out, _ = await proc.communicate()
+            out, err = await proc.communicate()
     except TimeoutError:
         proc.kill()
         await proc.wait()
         return f"The doctor did not finish within {DOCTOR_TIMEOUT_S:g} s."
-    return out.decode(errors="replace").strip() or f"(no output, exit code {proc.returncode})"
+    # The report is what it found; its log lines (a warning the report also states in
+    # words) only when it failed, where they say why.
+    report = out.decode(errors="replace").strip()
+    if proc.returncode != 0:
+        log = err.decode(errors="replace").strip()
+        report = "\n\n".join(p for p in (report, f"exit code {proc.returncode}", log) if p)
+    return report or "(no output)"
 
 
 def show_report(parent: QWidget, title: str, text: str) -> QDialog:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -237,6 +238,7 @@ def test_the_doctor_reports_what_works_here(
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     report = run_in_qt(qapp, run_doctor, timeout=90)
     assert "identity:" in report and "node commands" in report, report
+    assert " WARNING " not in report, report  # its findings, without its log lines
 
 
 def test_the_log_file_is_in_the_logs_folder(tmp_path: Path) -> None:
@@ -252,3 +254,10 @@ def test_the_log_file_is_in_the_logs_folder(tmp_path: Path) -> None:
     finally:
         root.removeHandler(handler)
         handler.close()
+
+
+def test_a_failing_doctor_shows_why(qapp: QApplication, monkeypatch: pytest.MonkeyPatch) -> None:
+    failing = [sys.executable, "-c", "import sys; print('half a report'); sys.exit('no luck')"]
+    monkeypatch.setattr("ui.menus.doctor_argv", lambda: failing)
+    report = run_in_qt(qapp, run_doctor, timeout=60)
+    assert report.splitlines() == ["half a report", "", "exit code 1", "", "no luck"], report
