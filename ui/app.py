@@ -22,6 +22,7 @@ from openclaw_desktop.sdk import Approval, Event
 from openclaw_desktop.sdk.normalize import Normalizer
 from openclaw_desktop.session import EventReceived
 from ui.dialogs import PairingWaitPanel, ask_approval, ask_exec, ask_pairing, ask_trust
+from ui.dialogs.exec_approvals import node_approvals
 from ui.dialogs.settings import SettingsDialog, unavailable_capabilities
 from ui.gateway_choice import GatewayChoice, known_gateways_file, last_gateway_file, pin_mismatch
 from ui.main_window import MainWindow
@@ -173,6 +174,15 @@ class DesktopApp(GatewayChoice):
             node.ctx.exec_prompt = functools.partial(ask_exec, parent=self.window)
         if self.activity is not None:
             node.session.invoke_listeners.append(self.activity.on_node_invoke)
+            # Every exec decision of the node, as it decides (a previous gateway's dock
+            # stops hearing them).
+            decisions = node.ctx.exec_decision_listeners
+            decisions[:] = [
+                known
+                for known in decisions
+                if not isinstance(getattr(known, "__self__", None), ActivityView)
+            ]
+            decisions.append(self.activity.on_exec_decision)
         self._capabilities_changed(node)
         listener = functools.partial(self._capabilities_changed, node)
         if not any(
@@ -257,7 +267,8 @@ class DesktopApp(GatewayChoice):
         """The settings dialog (capabilities with their availability here)."""
         node = self.runtime.node
         store = SettingsStore(self.runtime.paths.settings_file)
-        dialog = SettingsDialog(store, list(node.entries) if node else [], self.window)
+        entries = list(node.entries) if node else []
+        dialog = SettingsDialog(store, entries, self.window, node_approvals(node))
         dialog.accepted.connect(self.tray.sync_capabilities)
         dialog.accepted.connect(self.apply_theme)
         dialog.open()

@@ -37,7 +37,13 @@ from openclaw_desktop.node.exec.policy import ExecRequest
 from ui.dialogs.approval import MAX_COMMAND_CHARS
 from ui.dialogs.trust import await_dialog, button_row, command_box, plain_label
 
-__all__ = ["PROMPT_TIMEOUT_S", "ExecPromptDialog", "ask_exec", "exec_command_text"]
+__all__ = [
+    "PROMPT_TIMEOUT_S",
+    "ExecPromptDialog",
+    "ask_exec",
+    "exec_command_text",
+    "requested_by",
+]
 
 #: How long the prompt waits for an answer: the reference's exec approval timeout
 #: (``DEFAULT_EXEC_APPROVAL_TIMEOUT_MS``, 1,800,000 ms; "approvals expire after 30 minutes").
@@ -56,13 +62,14 @@ def exec_command_text(request: ExecRequest) -> str:
     return text
 
 
-def _who(request: ExecRequest) -> str:
+def requested_by(request: ExecRequest) -> str:
+    """Who asked: ``agent main, session agent:main:main`` (control characters stripped)."""
     parts = []
     if request.agent_id:
         parts.append(f"agent {request.agent_id}")
     if request.session_key:
         parts.append(f"session {request.session_key}")
-    return ", ".join(parts) or "(not given)"
+    return strip_control(", ".join(parts)) or "(not given)"
 
 
 class ExecPromptDialog(QDialog):
@@ -107,7 +114,7 @@ class ExecPromptDialog(QDialog):
             self,
         )
         form = QFormLayout()
-        self.who_label = plain_label(_who(request), self)
+        self.who_label = plain_label(requested_by(request), self)
         cwd = request.cwd or f"{os.getcwd()} (the node's own folder)"
         self.cwd_label = plain_label(cwd, self, mono=True)
         self.executable_label = plain_label(

@@ -1,9 +1,12 @@
 """Settings: what this computer offers the agent (each with its availability here, as
-``doctor`` reports it), the camera and microphone sources, notifications, start at login."""
+``doctor`` reports it), the camera and microphone sources, notifications, start at login,
+and (given the node's approvals access) the *Command approvals* page: the exec approvals
+document the node serves (:mod:`ui.dialogs.exec_approvals`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -13,6 +16,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
     QLineEdit,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -21,6 +25,7 @@ from openclaw_desktop.config import SettingsStore
 from openclaw_desktop.errors import ConfigError
 from openclaw_desktop.node.capabilities import Capability, toggleable
 from ui.autostart import set_autostart
+from ui.dialogs.exec_approvals import ApprovalsAccess, ExecApprovalsEditor
 
 if TYPE_CHECKING:  # the registry's survey; the dialog only reads its entries
     from openclaw_desktop.node import SurfaceEntry
@@ -49,7 +54,11 @@ class SettingsDialog(QDialog):
     """Edits ``settings.json``; a running node applies the change by itself."""
 
     def __init__(
-        self, store: SettingsStore, entries: list[SurfaceEntry], parent: QWidget | None = None
+        self,
+        store: SettingsStore,
+        entries: list[SurfaceEntry],
+        parent: QWidget | None = None,
+        approvals: ApprovalsAccess | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
@@ -118,9 +127,36 @@ class SettingsDialog(QDialog):
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        layout.addLayout(form)
+        #: The *Command approvals* page (None without an approvals access).
+        self.approvals: ExecApprovalsEditor | None = None
+        self.tabs: QTabWidget | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        if approvals is None:
+            layout.addLayout(form)
+        else:
+            general = QWidget(self)
+            general.setLayout(form)
+            self.approvals = ExecApprovalsEditor(approvals, self)
+            self.tabs = QTabWidget(self)
+            self.tabs.setAccessibleName("Settings pages")
+            self.tabs.tabBar().setAccessibleName("Settings pages")
+            self.tabs.addTab(general, "&General")
+            self.tabs.addTab(self.approvals, "&Command approvals")
+            layout.addWidget(self.tabs)
+            self._spawn(self.approvals.load())
         layout.addWidget(self.error)
         layout.addWidget(buttons)
+
+    def _spawn(self, coro: Any) -> None:
+        """Run ``coro`` on the running loop (none in a plain Qt test: the caller awaits)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            coro.close()
+            return
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _camera_source_edited(self, text: str) -> None:
         """Another camera source may work where the local cameras do not: the camera can
@@ -171,4 +207,16 @@ class SettingsDialog(QDialog):
             self.error.show()
             return
         set_autostart(self.start_at_login.isChecked())
+        if self.approvals is not None and self.approvals.dirty:
+            self._spawn(self._save_approvals())
+            return
         self.accept()
+
+    async def _save_approvals(self) -> None:
+        """Close once the approvals are saved; on a conflict or a refusal stay open on
+        their page, which says what happened."""
+        assert self.approvals is not None and self.tabs is not None
+        if await self.approvals.save():
+            self.accept()
+        else:
+            self.tabs.setCurrentWidget(self.approvals)

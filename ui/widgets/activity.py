@@ -1,6 +1,12 @@
 """The activity view: tool calls across sessions (name, status, duration, argument count,
-redacted preview) and the node commands this computer handled (command and result code,
-never payloads)."""
+redacted preview), the node commands this computer handled (command and result code,
+never payloads) and every exec decision of this computer's node.
+
+An exec decision row is the node's own :class:`~openclaw_desktop.node.exec.policy.ExecDecision`
+(heard through ``NodeContext.exec_decision_listeners``, never reconstructed here): its time,
+the command as the *Allow command?* prompt shows it (control characters stripped, secrets
+redacted) cut to :data:`DECISION_COMMAND_CHARS`, who asked, the decision and why. The row's
+tooltip adds the working directory and the executable."""
 
 from __future__ import annotations
 
@@ -8,15 +14,36 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QListWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from openclaw_desktop.chat.redact import redact, strip_control
+from openclaw_desktop.node.exec.policy import ExecDecision
 from openclaw_desktop.sdk import Event
+from ui.dialogs.exec_prompt import exec_command_text, requested_by
 
-__all__ = ["MAX_ROWS", "ActivityView"]
+__all__ = ["DECISION_COMMAND_CHARS", "DECISION_ROLE", "MAX_ROWS", "ActivityView", "decision_text"]
 
 MAX_ROWS = 500
+#: How much of a command an exec decision row shows (the tooltip shows more).
+DECISION_COMMAND_CHARS = 160
+#: The item data role holding a decision row's :class:`ExecDecision`.
+DECISION_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def decision_text(decision: ExecDecision) -> str:
+    """A decision row without its time: ``✓ allowed once: echo hi — you allowed it once
+    (asked by agent main, session agent:main:main)``."""
+    mark = "✓" if decision.allowed else "✗"
+    command = _one_line(exec_command_text(decision.request), DECISION_COMMAND_CHARS)
+    why = redact(strip_control(decision.why or decision.reason or decision.source))
+    who = requested_by(decision.request)
+    return f"{mark} {decision.verb}: {command} — {why} (asked by {who})"
 
 
 @dataclass
@@ -29,6 +56,7 @@ class _Call:
 
 class _Bridge(QObject):
     node_invoke = Signal(str, str)
+    exec_decision = Signal(object)
 
 
 class ActivityView(QWidget):
@@ -46,12 +74,15 @@ class ActivityView(QWidget):
         self.session_name: Callable[[str], str] = lambda key: key.split(":", 2)[-1]
         self._bridge = _Bridge()
         self._bridge.node_invoke.connect(self._node_row)
+        self._bridge.exec_decision.connect(self._decision_row)
 
-    def _add(self, text: str) -> None:
-        stamp = time.strftime("%H:%M:%S")
-        self.list.insertItem(0, f"{stamp}  {text}")
+    def _add(self, text: str, at: float | None = None) -> QListWidgetItem:
+        stamp = time.strftime("%H:%M:%S", time.localtime(at))
+        item = QListWidgetItem(f"{stamp}  {text}")
+        self.list.insertItem(0, item)
         while self.list.count() > MAX_ROWS:
             self.list.takeItem(self.list.count() - 1)
+        return item
 
     def on_event(self, event: Event) -> None:
         """Fold an SDK event in (tool calls only)."""
@@ -84,3 +115,24 @@ class ActivityView(QWidget):
 
     def _node_row(self, command: str, code: str) -> None:
         self._add(f"⚙ this computer ran {command} → {code}")
+
+    def on_exec_decision(self, decision: ExecDecision) -> None:
+        """An ``exec_decision_listeners`` entry of the node (any thread)."""
+        self._bridge.exec_decision.emit(decision)
+
+    def decision_rows(self) -> list[ExecDecision]:
+        """The decisions shown, newest first."""
+        rows = (self.list.item(i).data(DECISION_ROLE) for i in range(self.list.count()))
+        return [row for row in rows if isinstance(row, ExecDecision)]
+
+    def _decision_row(self, decision: ExecDecision) -> None:
+        item = self._add(decision_text(decision), decision.at_ms / 1000)
+        item.setData(DECISION_ROLE, decision)
+        request = decision.request
+        where = strip_control(request.cwd or "the node's own folder")
+        executable = strip_control(request.resolved_path or "not found on this computer")
+        item.setToolTip(
+            f"{exec_command_text(request)}\n\nWorking directory: {where}\nExecutable: {executable}"
+        )
+        kind = "Command allowed" if decision.allowed else "Command denied"
+        item.setData(Qt.ItemDataRole.AccessibleDescriptionRole, f"{kind} on this computer")

@@ -60,7 +60,7 @@ from openclaw_desktop.node.registry import CommandSpec
 from openclaw_desktop.node.results import InvokeResult
 from openclaw_desktop.protocol import NodeErrorCode
 
-__all__ = ["EXEC_COMMANDS", "ExecHost", "exec_area"]
+__all__ = ["EXEC_COMMANDS", "ExecHost", "approvals_path", "exec_area"]
 
 log = logging.getLogger("openclaw.node.exec")
 
@@ -335,15 +335,18 @@ def _real_cwd(cwd: str | None) -> str:
     return os.path.realpath(cwd)
 
 
-def _default_store() -> ApprovalsStore:
-    return ApprovalsStore(AppPaths.default().config_dir / FILE_NAME)
+def approvals_path(ctx: NodeContext | None) -> Path:
+    """The approvals document a node with ``ctx`` serves (``exec-approvals.json`` in the
+    config folder unless the context names another)."""
+    if ctx is not None and ctx.exec_approvals_path is not None:
+        return Path(ctx.exec_approvals_path)
+    return AppPaths.default().config_dir / FILE_NAME
 
 
 def exec_area(ctx: NodeContext, host: ExecHost | None = None) -> Area:
     """The exec commands, gated by the ``exec`` setting."""
     if host is None:
-        path = ctx.exec_approvals_path
-        store = ApprovalsStore(Path(path)) if path is not None else _default_store()
+        store = ApprovalsStore(approvals_path(ctx))
         host = ExecHost(store, None, ctx.exec_decision_listeners, ctx)
     specs = tuple(CommandSpec(name, "system", setting="exec") for name in EXEC_COMMANDS)
     handlers = {

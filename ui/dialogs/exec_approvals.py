@@ -1,0 +1,555 @@
+"""Settings > *Command approvals*: the exec approvals document of this computer's node.
+
+It shows and edits the defaults (security ``deny`` / ``allowlist`` / ``full``, ask ``off`` /
+``on-miss`` / ``always``, the ask fallback) and the allowlists of the document's agents
+(each entry's executable pattern, argument pattern and last use). Adding an entry takes a
+binary path or a name on ``PATH`` (typed, or picked with *Browse…*) and stores the absolute
+path it resolves to; a path glob (``/usr/bin/*``, ``~/bin/**``) is kept as typed.
+
+It edits the SAME document the node serves: with the node's exec commands on, through the
+node's own ``system.execApprovals.get`` / ``set`` handlers (the ones a gateway reaches with
+``exec.approvals.node.*``), so they share one lock and one compare-and-swap; with them off
+(nobody else can write it then), through an :class:`ApprovalsStore` of the same file.
+Saving sends the hash the document had when it was loaded: if it changed in between (an
+``openclaw approvals allowlist add --node`` through a gateway, an *Always allow* answer),
+nothing is overwritten; the editor says so and shows the current document. A value the
+node refuses is named and nothing is written (the store writes atomically).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import datetime
+import os
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from openclaw_desktop.chat.redact import redact, strip_control
+from openclaw_desktop.devices.errors import DeviceError
+from openclaw_desktop.node.exec.approvals import ApprovalsStore
+from openclaw_desktop.node.exec.env import child_env
+from openclaw_desktop.node.exec.policy import resolve_executable
+from openclaw_desktop.node.handlers.exec import approvals_path
+from openclaw_desktop.node.results import InvokeResult
+
+if TYPE_CHECKING:
+    from openclaw_desktop.node import NodeHost
+
+__all__ = [
+    "ASK_CHOICES",
+    "FALLBACK_CHOICES",
+    "SECURITY_CHOICES",
+    "ApprovalsAccess",
+    "ApprovalsConflict",
+    "ApprovalsError",
+    "ExecApprovalsEditor",
+    "LocalApprovals",
+    "node_approvals",
+    "resolve_entry_pattern",
+]
+
+#: (value, label) in the order shown; the first is the reference's unconfigured baseline.
+SECURITY_CHOICES = (
+    ("full", "Full: run any command"),
+    ("allowlist", "Allowlist: only the commands listed below"),
+    ("deny", "Deny: run no command"),
+)
+ASK_CHOICES = (
+    ("off", "Off: never ask"),
+    ("on-miss", "On miss: ask when a command is not in the allowlist"),
+    ("always", "Always: ask before every command"),
+)
+FALLBACK_CHOICES = (
+    ("deny", "Deny"),
+    ("allowlist", "Allowlist: run it only if it is listed"),
+    ("full", "Full: run it"),
+)
+_BASELINE = {"security": "full", "ask": "off", "askFallback": "deny"}
+_GLOB = re.compile(r"[*?\[]")
+_AGENT = re.compile(r"^(\*|[A-Za-z0-9][A-Za-z0-9_.-]{0,63})$")
+CONFLICT = (
+    "The command approvals changed on this computer while you were editing them (for "
+    "example an allowlist entry added through the gateway). Nothing was saved: the current "
+    "document is shown; make your changes again."
+)
+
+
+class ApprovalsError(Exception):
+    """The node refused the document (or could not store it); nothing was written."""
+
+
+class ApprovalsConflict(ApprovalsError):
+    """The document changed since it was loaded (its hash is not the base hash any more)."""
+
+
+class ApprovalsAccess(Protocol):
+    """Reads and compare-and-swaps the node's approvals document (the ``get``/``set``
+    payload: ``{path, exists, hash, file}``, the socket token left out)."""
+
+    async def get(self) -> dict[str, Any]:
+        """The document now."""
+        ...
+
+    async def set(self, file: dict[str, Any], base_hash: str) -> dict[str, Any]:
+        """Replace it if its hash is still ``base_hash``.
+
+        Raises:
+            ApprovalsConflict: it changed meanwhile.
+            ApprovalsError: the node refused it.
+        """
+        ...
+
+
+Dispatch = Callable[[str, Any], Awaitable[InvokeResult]]
+
+
+@dataclass
+class LocalApprovals:
+    """:class:`ApprovalsAccess` of this computer: the node's own handlers while its exec
+    commands are on (``serving()``), else the document's file through ``store``."""
+
+    store: ApprovalsStore
+    dispatch: Dispatch | None = None
+    serving: Callable[[], bool] = lambda: False
+
+    async def get(self) -> dict[str, Any]:
+        """The ``system.execApprovals.get`` payload."""
+        if self.dispatch is not None and self.serving():
+            return self._payload(await self.dispatch("system.execApprovals.get", {}))
+        try:
+            return (await self.store.ensure()).redacted()
+        except DeviceError as exc:
+            raise ApprovalsError(exc.message) from exc
+
+    async def set(self, file: dict[str, Any], base_hash: str) -> dict[str, Any]:
+        """The ``system.execApprovals.set`` payload."""
+        if self.dispatch is not None and self.serving():
+            params = {"file": file, "baseHash": base_hash}
+            return self._payload(await self.dispatch("system.execApprovals.set", params))
+        try:
+            return (await self.store.replace(file, base_hash)).redacted()
+        except DeviceError as exc:
+            raise _refused(exc.message) from exc
+
+    @staticmethod
+    def _payload(result: InvokeResult) -> dict[str, Any]:
+        if not result.ok or not isinstance(result.payload, dict):
+            raise _refused(result.error_message or "the node gave no document")
+        return result.payload
+
+
+def node_approvals(node: NodeHost | None) -> LocalApprovals:
+    """The approvals access of this computer's node (its document when no node runs)."""
+    access = LocalApprovals(ApprovalsStore(approvals_path(node.ctx if node else None)))
+    if node is not None:  # the node's own handlers while it serves the document
+        access.dispatch = node.dispatcher.dispatch
+        access.serving = lambda: node.ctx.settings().exec
+    return access
+
+
+def _refused(message: str) -> ApprovalsError:
+    if "changed; reload" in message:
+        return ApprovalsConflict(message)
+    return ApprovalsError(message)
+
+
+def resolve_entry_pattern(text: str, env: dict[str, str] | None = None) -> str:
+    """The allowlist pattern for what the user typed: a path glob as typed, else the absolute
+    path the binary (a path, or a name on the node's ``PATH``) resolves to.
+
+    Raises:
+        ValueError: empty, a relative glob, not found, or not an executable file.
+    """
+    typed = text.strip()
+    if not typed:
+        raise ValueError("Type or pick the program to allow (a path, or a name on PATH).")
+    if _GLOB.search(typed):
+        if not typed.startswith(("/", "~")):
+            raise ValueError(
+                f"A pattern must be an absolute path glob (like /usr/bin/*), not {typed!r}."
+            )
+        return typed
+    resolved = resolve_executable(typed, None, env if env is not None else child_env())
+    if resolved is None:
+        raise ValueError(f"No program {typed!r} on this computer.")
+    if not os.access(resolved, os.X_OK):
+        raise ValueError(f"{resolved} is not an executable program.")
+    return resolved
+
+
+def _combo(parent: QWidget, name: str, choices: tuple[tuple[str, str], ...]) -> QComboBox:
+    box = QComboBox(parent)
+    for value, label in choices:
+        box.addItem(label, value)
+    box.setAccessibleName(name)
+    return box
+
+
+def _button(text: str, parent: QWidget, description: str) -> QPushButton:
+    button = QPushButton(text, parent)
+    button.setAccessibleName(text.replace("&", "").rstrip("…").strip())
+    button.setToolTip(description)
+    button.setAutoDefault(False)
+    return button
+
+
+def _when(ms: Any) -> str:
+    if not isinstance(ms, int | float) or isinstance(ms, bool) or ms <= 0:
+        return "never"
+    return datetime.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M")
+
+
+def _shown(value: Any, limit: int = 120) -> str:
+    text = " ".join(redact(strip_control(str(value))).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class ExecApprovalsEditor(QWidget):
+    """The editor; :meth:`load` before use, :meth:`save` to compare-and-swap."""
+
+    def __init__(self, access: ApprovalsAccess, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.access = access
+        #: The document as loaded (``file``) and its hash: what a save is based on.
+        self.loaded: dict[str, Any] | None = None
+        self.base_hash = ""
+        #: (agent, entry) rows of the allowlist table, in order.
+        self.entries: list[tuple[str, dict[str, Any]]] = []
+        self._busy = False
+        intro = QLabel(
+            "What the agent may run on this computer when “Run commands” is on. "
+            "Changes apply to the next command.",
+            self,
+        )
+        intro.setWordWrap(True)
+        self.security = _combo(self, "Security", SECURITY_CHOICES)
+        self.ask = _combo(self, "Ask", ASK_CHOICES)
+        self.ask_fallback = _combo(self, "Ask fallback", FALLBACK_CHOICES)
+        self.ask_fallback.setToolTip(
+            "What happens when nobody answers the Allow command? prompt in time, or when "
+            "there is no window to ask"
+        )
+        modes = QFormLayout()
+        modes.addRow(self._label("&Security", self.security), self.security)
+        modes.addRow(self._label("As&k", self.ask), self.ask)
+        modes.addRow(self._label("Ask &fallback", self.ask_fallback), self.ask_fallback)
+        self.overrides = QLabel(self)
+        self.overrides.setWordWrap(True)
+        self.table = QTableWidget(0, 4, self)
+        self.table.setHorizontalHeaderLabels(["Agent", "Program", "Arguments", "Last used"])
+        self.table.setAccessibleName("Allowlist")
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().hide()
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setMinimumHeight(140)
+        self.remove_button = _button("&Remove", self, "Remove the selected allowlist entries")
+        self.remove_button.clicked.connect(self.remove_selected)
+        self.agent = QComboBox(self)
+        self.agent.setEditable(True)
+        self.agent.setAccessibleName("Agent")
+        self.agent.setToolTip("* means every agent")
+        self.program = QLineEdit(self)
+        self.program.setAccessibleName("Program")
+        self.program.setPlaceholderText("/usr/bin/git, git, or a glob like /usr/bin/*")
+        self.browse_button = _button("&Browse…", self, "Pick the program's file")
+        self.browse_button.clicked.connect(self.browse)
+        self.arguments = QLineEdit(self)
+        self.arguments.setAccessibleName("Argument pattern")
+        self.arguments.setPlaceholderText("optional regular expression, like ^status\\b")
+        self.add_button = _button("A&dd", self, "Add the program to the allowlist")
+        self.add_button.clicked.connect(self.add_entry)
+        adding = QHBoxLayout()
+        adding.addWidget(self.agent)
+        adding.addWidget(self.program, 3)
+        adding.addWidget(self.browse_button)
+        adding.addWidget(self.arguments, 2)
+        adding.addWidget(self.add_button)
+        allowlist = QGroupBox("Allowlist", self)
+        box = QVBoxLayout(allowlist)
+        box.addWidget(self.table)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.remove_button)
+        box.addLayout(row)
+        box.addLayout(adding)
+        self.status = QLabel(self)
+        self.status.setAccessibleName("Command approvals status")
+        self.status.setWordWrap(True)
+        self.reload_button = _button("Re&load", self, "Show the document as stored now")
+        self.reload_button.clicked.connect(lambda: self._spawn(self.load()))
+        self.save_button = _button("Save &approvals", self, "Save the command approvals")
+        self.save_button.clicked.connect(lambda: self._spawn(self.save()))
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.status, 1)
+        buttons.addWidget(self.reload_button)
+        buttons.addWidget(self.save_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addLayout(modes)
+        layout.addWidget(self.overrides)
+        layout.addWidget(allowlist, 1)
+        layout.addLayout(buttons)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._enable(False)
+        self._say("Loading the command approvals…")
+
+    # ------------------------------------------------------------------ helpers
+
+    def _label(self, text: str, field: QWidget) -> QLabel:
+        label = QLabel(text, self)
+        label.setBuddy(field)
+        return label
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _say(self, text: str, *, error: bool = False) -> None:
+        self.status.setText(text)
+        self.status.setStyleSheet("color: #c92a2a" if error else "")
+
+    def _enable(self, enabled: bool) -> None:
+        for widget in (
+            self.security,
+            self.ask,
+            self.ask_fallback,
+            self.table,
+            self.remove_button,
+            self.agent,
+            self.program,
+            self.browse_button,
+            self.arguments,
+            self.add_button,
+            self.save_button,
+        ):
+            widget.setEnabled(enabled)
+        self.reload_button.setEnabled(not self._busy)
+
+    # ------------------------------------------------------------------ loading
+
+    async def load(self, note: str | None = None, *, error: bool = False) -> bool:
+        """Show the document as stored now (``note`` said instead of "Loaded").
+
+        Returns:
+            False when it could not be read (the editor stays disabled, saying why).
+        """
+        self._busy = True
+        self._enable(False)
+        try:
+            payload = await self.access.get()
+        except ApprovalsError as exc:
+            self._busy = False
+            self.loaded = None
+            self._enable(False)
+            self._say(f"Could not read the command approvals: {exc}", error=True)
+            return False
+        self._busy = False
+        self._show(payload)
+        self._say(note or f"Stored in {payload.get('path', 'the config folder')}.", error=error)
+        return True
+
+    def _show(self, payload: dict[str, Any]) -> None:
+        file = payload.get("file")
+        self.loaded = copy.deepcopy(file) if isinstance(file, dict) else {"version": 1}
+        self.base_hash = str(payload.get("hash") or "")
+        defaults = self.loaded.get("defaults") or {}
+        for box, key in (
+            (self.security, "security"),
+            (self.ask, "ask"),
+            (self.ask_fallback, "askFallback"),
+        ):
+            index = box.findData(defaults.get(key, _BASELINE[key]))
+            box.setCurrentIndex(max(index, 0))
+        agents = self.loaded.get("agents") or {}
+        self.entries = [
+            (str(name), dict(entry))
+            for name, agent in agents.items()
+            if isinstance(agent, dict)
+            for entry in agent.get("allowlist") or []
+            if isinstance(entry, dict)
+        ]
+        self._fill_table()
+        self.agent.clear()
+        self.agent.addItems(["*", *sorted(str(n) for n in agents if n != "*")])
+        own = [
+            f"{name}: " + ", ".join(f"{k}={agent[k]}" for k in _BASELINE if k in agent)
+            for name, agent in agents.items()
+            if isinstance(agent, dict) and any(k in agent for k in _BASELINE)
+        ]
+        self.overrides.setText(
+            "These agents set their own modes (kept as they are): " + "; ".join(own)
+            if own
+            else "Every agent uses these modes."
+        )
+        self._enable(True)
+
+    def _fill_table(self) -> None:
+        self.table.setRowCount(len(self.entries))
+        for row, (agent, entry) in enumerate(self.entries):
+            used = _when(entry.get("lastUsedAt"))
+            cells = [
+                "every agent (*)" if agent == "*" else agent,
+                _shown(entry.get("pattern", "")),
+                _shown(entry.get("argPattern") or "any"),
+                used,
+            ]
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if column == 3 and entry.get("lastUsedCommand"):
+                    item.setToolTip(f"Last ran: {_shown(entry['lastUsedCommand'], 400)}")
+                self.table.setItem(row, column, item)
+
+    # ------------------------------------------------------------------ editing
+
+    def browse(self) -> None:
+        """Pick the program's file."""
+        path, _filter = QFileDialog.getOpenFileName(self, "Program to allow", "/usr/bin")
+        if path:
+            self.program.setText(path)
+
+    def add_entry(self) -> bool:
+        """Add the typed program (resolved to its absolute path) to the chosen agent's
+        allowlist; a bad value is named and nothing is added."""
+        agent = self.agent.currentText().strip() or "*"
+        try:
+            if not _AGENT.match(agent):
+                raise ValueError(f"{agent!r} is not an agent id (letters, digits, . _ -, or *).")
+            pattern = resolve_entry_pattern(self.program.text())
+            arguments = self.arguments.text().strip()
+            if arguments:
+                try:
+                    re.compile(arguments)
+                except re.error as exc:
+                    raise ValueError(
+                        f"The argument pattern is not a regular expression: {exc}."
+                    ) from exc
+            entry = {"pattern": pattern, **({"argPattern": arguments} if arguments else {})}
+            key = (agent, pattern, arguments)
+            if any(
+                (a, e.get("pattern"), e.get("argPattern") or "") == key for a, e in self.entries
+            ):
+                raise ValueError(f"{pattern} is already in the allowlist of {agent}.")
+        except ValueError as exc:
+            self._say(str(exc), error=True)
+            return False
+        self.entries.append((agent, entry))
+        self._fill_table()
+        self.program.clear()
+        self.arguments.clear()
+        self._say(f"Added {pattern}; not saved yet.")
+        return True
+
+    def remove_selected(self) -> None:
+        """Remove the selected rows."""
+        rows = {index.row() for index in self.table.selectionModel().selectedRows()}
+        if not rows:
+            self._say("Select the entries to remove first.", error=True)
+            return
+        self.entries = [pair for row, pair in enumerate(self.entries) if row not in rows]
+        self._fill_table()
+        self._say(f"Removed {len(rows)} entr{'y' if len(rows) == 1 else 'ies'}; not saved yet.")
+
+    def document(self) -> dict[str, Any]:
+        """The loaded document with the edits: unknown fields and the agents' own modes
+        are kept; a default left at the baseline stays unset when it was unset."""
+        file = copy.deepcopy(self.loaded or {"version": 1})
+        before = file.get("defaults") if isinstance(file.get("defaults"), dict) else {}
+        defaults = dict(before or {})
+        for box, key in (
+            (self.security, "security"),
+            (self.ask, "ask"),
+            (self.ask_fallback, "askFallback"),
+        ):
+            value = box.currentData()
+            if key in defaults or value != _BASELINE[key]:
+                defaults[key] = value
+        file["defaults"] = defaults
+        agents = {
+            name: {k: v for k, v in agent.items() if k != "allowlist"}
+            for name, agent in (file.get("agents") or {}).items()
+            if isinstance(agent, dict)
+        }
+        for name, entry in self.entries:
+            agents.setdefault(name, {}).setdefault("allowlist", []).append(entry)
+        file["agents"] = agents
+        return file
+
+    @property
+    def dirty(self) -> bool:
+        """Whether there are edits not saved."""
+        if self.loaded is None:
+            return False
+        return _comparable(self.document()) != _comparable(self.loaded)
+
+    async def save(self) -> bool:
+        """Compare-and-swap the edited document.
+
+        Returns:
+            True when saved (or nothing to save); False when it changed meanwhile (the
+            current document is then shown) or the node refused it (said in the status).
+        """
+        if self.loaded is None:
+            return False
+        if not self.dirty:
+            self._say("Nothing to save.")
+            return True
+        self._busy = True
+        self._enable(False)
+        try:
+            payload = await self.access.set(self.document(), self.base_hash)
+        except ApprovalsConflict:
+            self._busy = False
+            await self.load(CONFLICT, error=True)
+            return False
+        except ApprovalsError as exc:
+            self._busy = False
+            self._enable(True)
+            self._say(f"Not saved: {exc}", error=True)
+            return False
+        self._busy = False
+        self._show(payload)
+        self._say("Saved. The next command follows these approvals.")
+        return True
+
+
+def _comparable(file: dict[str, Any]) -> dict[str, Any]:
+    """The document without what normalization adds (ids) or drops (empty lists)."""
+    agents: dict[str, Any] = {}
+    for name, agent in (file.get("agents") or {}).items():
+        if not isinstance(agent, dict):
+            continue
+        kept = {k: v for k, v in agent.items() if k != "allowlist"}
+        entries = [
+            {k: v for k, v in e.items() if k != "id"}
+            for e in agent.get("allowlist") or []
+            if isinstance(e, dict)
+        ]
+        if entries:
+            kept["allowlist"] = entries
+        if kept:
+            agents[name] = kept
+    return {"defaults": file.get("defaults") or {}, "agents": agents}
