@@ -52,7 +52,11 @@ class NodeSettings(BaseModel):
         "camera",
         max_length=2048,
     )
-    screen: bool = Field(False, description="Let the agent take screenshots (screen.snapshot)")
+    screen: bool = Field(
+        False,
+        description="Let the agent take screenshots and record the screen "
+        "(screen.snapshot, screen.record)",
+    )
     microphone: bool = Field(False, description="Let the agent record push-to-talk (talk.ptt.*)")
     microphone_device: str | None = Field(
         None, description="Input device name or index; empty means the default input"

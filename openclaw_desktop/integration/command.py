@@ -42,6 +42,7 @@ EMBEDDED_ALLOW = (
     "camera.snap",
     "camera.clip",
     "screen.snapshot",
+    "screen.record",
     "talk.ptt.start",
     "talk.ptt.stop",
     "talk.ptt.cancel",

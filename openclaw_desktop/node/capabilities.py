@@ -89,9 +89,11 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(
         "screen",
         "Screen",
-        "The agent can take screenshots (screen.snapshot; only while you are at the computer)",
+        "The agent can take screenshots and record the screen (screen.snapshot, "
+        "screen.record; only while you are at the computer; a recording has sound only "
+        "when Microphone is on too)",
         False,
-        ("screen.snapshot",),
+        ("screen.snapshot", "screen.record"),
     ),
     Capability(
         "microphone",

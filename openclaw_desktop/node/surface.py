@@ -12,6 +12,7 @@ from openclaw_desktop.node.handlers.device import device_area
 from openclaw_desktop.node.handlers.exec import exec_area
 from openclaw_desktop.node.handlers.location import location_area
 from openclaw_desktop.node.handlers.screen import screen_area
+from openclaw_desktop.node.handlers.screen_record import screen_record_area
 from openclaw_desktop.node.handlers.system import notify_area
 from openclaw_desktop.node.handlers.talk import talk_area
 from openclaw_desktop.node.registry import CommandRegistry, CommandSpec
@@ -25,6 +26,7 @@ AREAS: tuple[Callable[[NodeContext], Area], ...] = (
     notify_area,
     camera_area,
     screen_area,
+    screen_record_area,
     talk_area,
     exec_area,
     location_area,
