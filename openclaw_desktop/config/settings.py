@@ -77,6 +77,11 @@ class NodeSettings(BaseModel):
     installed_apps: bool = Field(
         False, description="Let the agent list the installed applications (device.apps)"
     )
+    computer: bool = Field(
+        False,
+        description="Let the agent control this computer's pointer and keyboard "
+        "(computer.act, X11 only; needs Screen for its screenshots)",
+    )
 
     def toggles(self) -> dict[str, bool]:
         """The on/off settings by name: what the command registry gates on.

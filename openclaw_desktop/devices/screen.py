@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import os
 import sys
 import time
@@ -33,6 +34,7 @@ __all__ = [
     "SnapshotRequest",
     "capture",
     "display_status",
+    "screen_rects",
 ]
 
 ImageFormat = Literal["png", "jpeg"]
@@ -71,6 +73,9 @@ class Snapshot:
     width: int
     height: int
     base64: str
+    #: The captured screen's rectangle in root-window pixels ``(left, top, width, height)``
+    #: (what ``computer.act`` coordinates are mapped onto); None when not known.
+    rect: tuple[int, int, int, int] | None = None
 
     def to_payload(self) -> dict[str, Any]:
         """The ``screen.snapshot`` result: ``{format, width, height, base64}``."""
@@ -133,8 +138,26 @@ def display_status() -> DisplayStatus:
     return DisplayStatus(True, screens=count)
 
 
-def _grab(request: SnapshotRequest) -> np.ndarray[Any, np.dtype[np.uint8]]:
-    """The pixels of the requested screen as a BGR array."""
+def screen_rects() -> list[tuple[int, int, int, int]]:
+    """Every screen's ``(left, top, width, height)`` in root-window pixels, in
+    ``screenIndex`` order (blocking).
+
+    Raises:
+        DeviceError: ``UNAVAILABLE`` when the display cannot be opened.
+    """
+    try:
+        with _open() as sct:
+            return [(m["left"], m["top"], m["width"], m["height"]) for m in sct.monitors[1:]]
+    except DeviceError:
+        raise
+    except Exception as exc:
+        raise _failure(exc) from None
+
+
+def _grab_with_rect(
+    request: SnapshotRequest,
+) -> tuple[np.ndarray[Any, np.dtype[np.uint8]], tuple[int, int, int, int]]:
+    """The pixels of the requested screen as a BGR array, and the screen's rectangle."""
     try:
         sct = _open(request.include_pointer)
     except Exception as exc:
@@ -147,10 +170,12 @@ def _grab(request: SnapshotRequest) -> np.ndarray[Any, np.dtype[np.uint8]]:
             raise DeviceError(
                 "INVALID_REQUEST", f"no screen {request.screen_index}, there {verb} {count}"
             )
-        shot = sct.grab(monitors[request.screen_index])
+        monitor = monitors[request.screen_index]
+        rect = (monitor["left"], monitor["top"], monitor["width"], monitor["height"])
+        shot = sct.grab(monitor)
         width, height = shot.size
         pixels = np.frombuffer(shot.raw, dtype=np.uint8).reshape(height, width, 4)
-        return np.ascontiguousarray(pixels[:, :, :3])
+        return np.ascontiguousarray(pixels[:, :, :3]), rect
 
 
 def _encode(image: np.ndarray[Any, np.dtype[np.uint8]], fmt: ImageFormat, quality: int) -> bytes:
@@ -223,12 +248,13 @@ def capture(request: SnapshotRequest, max_base64: int = MAX_BASE64) -> Snapshot:
             small enough.
     """
     try:
-        image = _grab(request)
+        image, rect = _grab_with_rect(request)
     except DeviceError:
         raise
     except Exception as exc:
         raise DeviceError("UNAVAILABLE", f"the screen capture failed: {exc}") from None
-    return encode_bounded(image, request, max_base64)
+    snapshot = encode_bounded(image, request, max_base64)
+    return dataclasses.replace(snapshot, rect=rect)
 
 
 class ScreenGrabber:

@@ -134,6 +134,17 @@ CAPABILITIES: tuple[Capability, ...] = (
         ("device.apps",),
         menu_label="Installed apps",
     ),
+    Capability(
+        "computer",
+        "Computer control (pointer and keyboard)",
+        "The agent can click, type, scroll and press keys on this computer (computer.act; "
+        "X11 only, only while you are at the computer; its screenshots need Screen too). "
+        "While it does, the window shows it with a Stop that takes control back at once",
+        False,
+        ("computer.act",),
+        embedded_allow=False,  # a desktop platform default of the gateway
+        menu_label="Computer control",
+    ),
 )
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from openclaw_desktop.config.settings import NodeSettings
+from openclaw_desktop.node.computer_control import ComputerControl
 from openclaw_desktop.node.exec.policy import ExecDecision, ExecPrompt
 from openclaw_desktop.node.registry import CommandSpec
 from openclaw_desktop.node.results import Handler
@@ -77,6 +78,8 @@ class NodeContext:
         exec_prompt: asks the user about a command the policy does not settle (the window's
             *Allow command?*); None when headless, so the ask fallback applies.
         exec_decision_listeners: hear every allow/deny decision (the Activity view).
+        computer: the live Computer Use execution and its screenshot frames (shared by
+            ``screen.snapshot`` and ``computer.act``).
     """
 
     settings: Callable[[], NodeSettings] = NodeSettings
@@ -86,6 +89,7 @@ class NodeContext:
     exec_approvals_path: Path | None = None
     exec_prompt: ExecPrompt | None = None
     exec_decision_listeners: list[Callable[[ExecDecision], None]] = field(default_factory=list)
+    computer: ComputerControl = field(default_factory=ComputerControl)
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,7 @@ class NodeHost:
         self.dispatcher = build_dispatcher(self.ctx)
         self.connection = GatewayConnection(options)
         self.session = NodeSession(self.connection, self.dispatcher)
+        self.session.stop_listeners.append(self._user_stopped)
         self.surface = Surface((), (), {})
         self.entries: list[SurfaceEntry] = []
         self.change_listeners: list[Callable[[SurfaceChange], None]] = []
@@ -78,6 +79,21 @@ class NodeHost:
         self._resurvey_s = resurvey_s
         self._tasks: list[asyncio.Task[None]] = []
         self._lock = asyncio.Lock()
+        self._stopping: set[asyncio.Task[None]] = set()
+
+    def _user_stopped(self, prefix: str) -> None:
+        """The capture indicator's Stop of computer control: end the execution at once
+        (held input released) and switch Computer control off, so nothing more is accepted
+        until the user switches it on again."""
+        if not prefix.startswith("computer"):
+            return
+        task = asyncio.get_running_loop().create_task(self.ctx.computer.stop())
+        self._stopping.add(task)
+        task.add_done_callback(self._stopping.discard)
+        try:
+            self.store.set("node.computer", "off")
+        except ConfigError as exc:
+            log.error("could not switch computer control off: %s", exc)
 
     def _node_settings(self) -> NodeSettings:
         return self._settings.node
@@ -104,11 +120,15 @@ class NodeHost:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.session.aclose()
+        await self.ctx.computer.close(None)
         await self.connection.aclose()
 
     async def apply(self, settings: Settings) -> SurfaceChange | None:
         """Use new settings now; re-advertise (reconnect) when the surface changed."""
         self._settings = settings
+        if not settings.node.computer:  # off: the Stop is lifted, a live execution ends
+            self.ctx.computer.resume()
+            await self.ctx.computer.close(None)
         return await self.refresh()
 
     async def refresh(self) -> SurfaceChange | None:

@@ -54,6 +54,8 @@ class NodeSession:
         #: ``(command, result code)`` of every handled invoke (the activity view; never
         #: payloads).
         self.invoke_listeners: list[Callable[[str, str], None]] = []
+        #: Hear the user's Stop (the command prefix), before the running invokes are cancelled.
+        self.stop_listeners: list[Callable[[str], None]] = []
 
     async def aclose(self) -> None:
         """Stop listening and cancel running invokes."""
@@ -71,6 +73,11 @@ class NodeSession:
     def cancel_running(self, prefix: str) -> int:
         """Cancel the running invokes whose command starts with ``prefix`` (the user stopped
         a capture from the indicator); each answers ``CANCELLED``. Returns how many."""
+        for listener in list(self.stop_listeners):
+            try:
+                listener(prefix)
+            except Exception:
+                log.exception("stop listener failed")
         cancelled = 0
         for task in list(self._tasks.values()):
             if task.get_name().startswith(f"invoke-{prefix}"):

@@ -8,6 +8,7 @@ from openclaw_desktop.node.context import Area, NodeContext
 from openclaw_desktop.node.dispatcher import InvokeDispatcher
 from openclaw_desktop.node.handlers.apps import apps_area
 from openclaw_desktop.node.handlers.camera import camera_area
+from openclaw_desktop.node.handlers.computer import computer_area
 from openclaw_desktop.node.handlers.device import device_area
 from openclaw_desktop.node.handlers.exec import exec_area
 from openclaw_desktop.node.handlers.location import location_area
@@ -31,6 +32,7 @@ AREAS: tuple[Callable[[NodeContext], Area], ...] = (
     exec_area,
     location_area,
     apps_area,
+    computer_area,
 )
 
 

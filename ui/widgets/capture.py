@@ -1,5 +1,8 @@
 """The capture indicator: while the agent uses the camera, microphone or screen, the window
-says so and offers Stop (the running invoke is cancelled on this node)."""
+says so and offers Stop (the running invoke is cancelled on this node). While the agent
+controls the pointer and keyboard (a live ``computer.act`` execution) it says "The agent is
+controlling this computer"; Stop then also takes control back (the node ends the execution,
+releases held keys and buttons, and switches Computer control off until re-enabled)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,13 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 __all__ = ["PREFIXES", "CaptureIndicator"]
 
 #: Capture kind -> the command prefix Stop cancels.
-PREFIXES = {"camera": "camera.", "microphone": "talk.ptt", "screen": "screen."}
+PREFIXES = {
+    "camera": "camera.",
+    "microphone": "talk.ptt",
+    "screen": "screen.",
+    "computer": "computer.",
+}
+CONTROL_TEXT = "● The agent is controlling this computer"
 
 
 class _Bridge(QObject):
@@ -50,8 +59,12 @@ class CaptureIndicator(QWidget):
         else:
             self.active.pop(kind, None)
         if self.active:
-            parts = ", ".join(f"{k} ({c})" for k, c in sorted(self.active.items()))
-            self.label.setText(f"● In use by the agent: {parts}")
+            others = {k: c for k, c in self.active.items() if k != "computer"}
+            parts = ", ".join(f"{k} ({c})" for k, c in sorted(others.items()))
+            texts = [CONTROL_TEXT] if "computer" in self.active else []
+            if parts:
+                texts.append(f"● In use by the agent: {parts}")
+            self.label.setText("  ".join(texts))
             self.show()
         else:
             self.hide()

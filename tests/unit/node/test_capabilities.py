@@ -86,6 +86,7 @@ def test_an_old_settings_file_reads_with_the_same_keys(tmp_path: Path) -> None:
         "exec": False,
         "location": False,
         "installed_apps": False,
+        "computer": False,
     }
     store.set("node.exec", "on")
     saved = json.loads(path.read_text(encoding="utf-8"))["node"]
