@@ -1,4 +1,5 @@
-"""Journey: a gateway on another computer (ours, in its own process) and a wrong token. The
+"""Journey: a gateway on another computer (ours in its own process, and the real OpenClaw
+gateway) and a wrong token. The
 window shows a card in plain words ("The gateway refused this token") with Edit token, Retry,
 Choose another gateway and Show details, never the raw protocol text and never wider than the
 screen, while the status bar says the chat is paused and needs action (not "connected").
@@ -15,7 +16,8 @@ import pytest
 from tests.helpers.atspi import SHOWING
 from tests.helpers.bundled_gateway import BundledGateway
 from tests.helpers.fake_llm import FakeLLM
-from tests.helpers.journey_app import Journey
+from tests.helpers.journey_app import Journey, approve_own_node, idle
+from tests.helpers.real_openclaw import GatewayFactory
 from tests.journeys.conftest import OpenJourney
 
 pytestmark = pytest.mark.timeout(300)
@@ -61,7 +63,9 @@ async def assert_within_screen(j: Journey) -> None:
 
 async def chat_once(j: Journey, text: str) -> None:
     await j.send(text)
-    answer = re.compile(rf"^FAKE-LLM reply #\d+: {re.escape(text)}$")
+    # The real gateway stamps the message it hands the model (a time before, its runtime
+    # line after), and the fake model echoes what it was given.
+    answer = re.compile(rf"^FAKE-LLM reply #\d+: (\[[^]]+\] )?{re.escape(text)}(\n|$)")
     await j.wait_messages(lambda rows: any(answer.match(r) for r in rows), "the answer", 60)
 
 
@@ -70,50 +74,67 @@ async def test_a_wrong_token_is_fixed_from_the_card(
 ) -> None:
     remote = (other_gateway.url, "not-the-token")
     async with open_journey(model=model, remote=remote) as j:
-        edit = await j.control("push button", "Edit token", timeout=60)
-        await j.desktop.screenshot("the-card")
-        nodes = await shown(j)
-        labels = [name for role, name in nodes if role == "label"]
-        assert TITLE in labels, labels
-        assert any("did not accept the token" in n for n in labels), labels
-        visible = [name for _role, name in nodes]
-        assert not [n for n in visible if any(word in n for word in RAW)], visible
-        for name in BUTTONS:
-            assert ("push button", name) in nodes, f"no {name!r} button: {nodes}"
-        status = await chat_status(j)
-        assert status.startswith("chat: paused: needs action"), status
-        assert "connected to" not in status, status
-        await assert_within_screen(j)
-        # What is painted is the same plain title (read off the screen).
-        card = await j.atspi.extents(await j.control("label", TITLE))
-        painted = await j.desktop.read("the-title", card.x, card.y, card.width, card.height)
-        assert "gateway refused this token" in painted, painted
+        await _fixed_from_the_card(j, other_gateway.token, real=False)
 
-        await j.click(await j.control("push button", "Show details"))
-        details = await j.control("text", "Error details", timeout=10)
-        technical = await j.atspi.text(details)
-        assert "AUTH_TOKEN_MISMATCH" in technical, technical
-        assert "not-the-token" not in technical, "the details never show the token"
-        await j.control("push button", "Hide details", timeout=10)
-        await j.desktop.screenshot("the-details")
-        await assert_within_screen(j)
-        assert (await chat_status(j)).startswith("chat: paused: needs action")
 
-        await j.click(edit)
-        field = await j.control("text", "Gateway token", timeout=10)
-        await j.click(field)
-        await j.desktop.type(other_gateway.token)
-        await j.desktop.key("Return")
-        await chat_once(j, "the token works")
-        assert (await chat_status(j)).startswith("chat: connected to ")
-        await j.desktop.screenshot("chatting")
-        await j.click(await j.control("text", "Message"))
-        await j.desktop.key("ctrl+q")
-        assert await j.wait_exit(30) == 0, j.app.output()[-3000:]
+async def test_a_wrong_token_for_the_real_gateway_is_fixed_from_the_card(
+    open_journey: OpenJourney, model: FakeLLM, real_gateway: GatewayFactory
+) -> None:
+    """The same story against the real OpenClaw gateway: its refusal reads the same in the
+    window, and once the token is right its pairing asks are answered in the window."""
+    gateway = real_gateway(fake_llm_port=model.port)
+    async with open_journey(model=model, remote=(gateway.url, "not-the-token")) as j:
+        await _fixed_from_the_card(j, gateway.token, real=True)
 
-        j.app.start()
-        j.relaunched()
-        await chat_once(j, "still the right token")
-        await j.desktop.screenshot("the-next-launch")
-        assert other_gateway.token not in j.app.output()
-        assert "not-the-token" not in j.app.output()
+
+async def _fixed_from_the_card(j: Journey, token: str, *, real: bool) -> None:
+    edit = await j.control("push button", "Edit token", timeout=60)
+    await j.desktop.screenshot("the-card")
+    nodes = await shown(j)
+    labels = [name for role, name in nodes if role == "label"]
+    assert TITLE in labels, labels
+    assert any("did not accept the token" in n for n in labels), labels
+    visible = [name for _role, name in nodes]
+    assert not [n for n in visible if any(word in n for word in RAW)], visible
+    for name in BUTTONS:
+        assert ("push button", name) in nodes, f"no {name!r} button: {nodes}"
+    status = await chat_status(j)
+    assert status.startswith("chat: paused: needs action"), status
+    assert "connected to" not in status, status
+    await assert_within_screen(j)
+    # What is painted is the same plain title (read off the screen).
+    card = await j.atspi.extents(await j.control("label", TITLE))
+    painted = await j.desktop.read("the-title", card.x, card.y, card.width, card.height)
+    assert "gateway refused this token" in painted, painted
+
+    await j.click(await j.control("push button", "Show details"))
+    details = await j.control("text", "Error details", timeout=10)
+    technical = await j.atspi.text(details)
+    assert "AUTH_TOKEN_MISMATCH" in technical, technical
+    assert "not-the-token" not in technical, "the details never show the token"
+    await j.control("push button", "Hide details", timeout=10)
+    await j.desktop.screenshot("the-details")
+    await assert_within_screen(j)
+    assert (await chat_status(j)).startswith("chat: paused: needs action")
+
+    await j.click(edit)
+    field = await j.control("text", "Gateway token", timeout=10)
+    await j.click(field)
+    await j.desktop.type(token)
+    await j.desktop.key("Return")
+    if real:  # the real gateway asks its owner about this computer's node
+        await approve_own_node(j)
+    await chat_once(j, "the token works")
+    assert (await chat_status(j)).startswith("chat: connected to ")
+    await j.desktop.screenshot("chatting")
+    await idle(j)  # the real gateway ends its run a moment after the last words
+    await j.click(await j.control("text", "Message"))
+    await j.desktop.key("ctrl+q")
+    assert await j.wait_exit(30) == 0, j.app.output()[-3000:]
+
+    j.app.start()
+    j.relaunched()
+    await chat_once(j, "still the right token")
+    await j.desktop.screenshot("the-next-launch")
+    assert token not in j.app.output()
+    assert "not-the-token" not in j.app.output()
