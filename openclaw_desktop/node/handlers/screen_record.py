@@ -19,7 +19,7 @@ says ``hasAudio: false`` (logged), rather than failing a request that only defau
 sound. The capture indicator shows the screen (and the microphone, while it is open) for
 exactly as long as they are in use. A cancelled invoke (``node.invoke.cancel``, the invoke
 timeout) stops the recording at the next frame and frees the display, the encoder and the
-microphone before the cancellation goes on. One recording runs at a time.
+microphone before the cancellation goes on. Recordings run one after the other.
 """
 
 from __future__ import annotations
@@ -132,13 +132,13 @@ async def _settle(worker: asyncio.Future[Any]) -> None:
 
 
 class _ScreenRecorder:
-    """The handler and its state (one recording at a time)."""
+    """The handler and its state (recordings are serialised, like camera captures)."""
 
     def __init__(self, ctx: NodeContext, grabber: ScreenGrabber, config: RecordConfig) -> None:
         self.ctx = ctx
         self.grabber = grabber
         self.config = config
-        self._busy = False
+        self._lock = asyncio.Lock()
         self._codec: str | None = None
 
     async def probe(self) -> Availability:
@@ -157,17 +157,9 @@ class _ScreenRecorder:
         """``screen.record`` -> ``{format, base64, durationMs, fps, screenIndex, hasAudio}``."""
         try:
             request, want_audio = parse_record_request(params)
-            if self._busy:
-                raise DeviceError(
-                    NodeErrorCode.UNAVAILABLE,
-                    "a screen recording is already running (one at a time)",
-                )
-            self._busy = True
-            try:
+            async with self._lock:
                 with self.ctx.activity.capture("screen", "screen.record"):
                     recording = await self._record(request, want_audio)
-            finally:
-                self._busy = False
         except DeviceError as exc:
             return InvokeResult.error(exc.code, exc.message)
         log.info(

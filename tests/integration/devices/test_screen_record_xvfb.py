@@ -103,15 +103,15 @@ class Decoded:
 
     def __init__(self, payload: dict[str, Any]) -> None:
         self.data = base64.b64decode(payload["base64"])
-        with av.open(io.BytesIO(self.data)) as container:
+        with av.open(io.BytesIO(self.data), mode="r") as container:
             self.format = container.format.name
             video = container.streams.video[0]
             self.codec = video.codec_context.name
-            self.rate = video.average_rate
+            self.rate = float(video.average_rate or 0)
             self.size = (video.codec_context.width, video.codec_context.height)
             self.duration_s = float(container.duration or 0) / av.time_base
             self.frames = [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
-        with av.open(io.BytesIO(self.data)) as container:
+        with av.open(io.BytesIO(self.data), mode="r") as container:
             self.audio: list[np.ndarray[Any, Any]] = []
             self.audio_rate = 0
             self.audio_codec = ""
