@@ -299,22 +299,26 @@ def test_every_exec_decision_is_a_row_of_the_activity_view(
             (DecisionKind.TIMEOUT_FALLBACK, False),
             (DecisionKind.HEADLESS_FALLBACK, False),
         ]
-        texts = [activity.list.item(i).text() for i in range(activity.list.count())]
-        decided = [t for t in texts if " — " in t]
+        items = [activity.list.item(i) for i in range(activity.list.count())]
+        texts = [i.text() for i in items]
+        decided = [i.text() for i in items if i.data(DECISION_ROLE) is not None]
         assert len(decided) == 8, texts
         oldest = decided[-1]
-        assert "✓ allowed: echo password=[redacted] — security is full" in oldest, oldest
-        assert "hunter2" not in "\n".join(texts)
-        assert "(asked by agent main, session agent:main:main)" in oldest
         assert oldest[:8].count(":") == 2  # HH:MM:SS
-        assert f"allowlist entry {ECHO}" in decided[-2]
-        assert "✗ denied: true — not in the allowlist (ask off)" in decided[-3]
-        assert "security is deny" in decided[-4]
-        assert "✗ denied: echo 'ask me' — you denied it" in decided[-5]
-        assert "✓ allowed once: echo 'ask me' — you allowed it once" in decided[-6]
-        assert "nobody answered in time; ask fallback deny" in decided[-7]
-        assert "no window to ask; ask fallback deny" in decided[-8]
-        items = [activity.list.item(i) for i in range(activity.list.count())]
+        assert "✓ allowed: echo password=[redacted]\n" in oldest, oldest
+        assert "security is full · asked by agent main, session agent:main:main" in oldest
+        assert "hunter2" not in "\n".join(texts)
+        expected = [
+            f"✓ allowed: echo listed\n      allowlist entry {ECHO} · asked by",
+            "✗ denied: true\n      not in the allowlist (ask off) · ",
+            "✗ denied: echo never\n      security is deny · ",
+            "✗ denied: echo 'ask me'\n      you denied it · ",
+            "✓ allowed once: echo 'ask me'\n      you allowed it once · ",
+            "✗ denied: echo 'too late'\n      nobody answered in time; ask fallback deny · ",
+            "✗ denied: echo nobody\n      no window to ask; ask fallback deny · ",
+        ]
+        for text, wanted in zip(reversed(decided[:-1]), expected, strict=True):
+            assert wanted in text, (wanted, text)
         (tip, *_rest) = [i.toolTip() for i in items if i.data(DECISION_ROLE) is not None]
         assert "Working directory: the node's own folder" in tip and ECHO in tip
         dock = app.window.activity_dock

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QListView, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from openclaw_desktop.chat.redact import redact, strip_control
 from openclaw_desktop.node.exec.policy import ExecDecision
@@ -37,13 +37,13 @@ def _one_line(text: str, limit: int) -> str:
 
 
 def decision_text(decision: ExecDecision) -> str:
-    """A decision row without its time: ``✓ allowed once: echo hi — you allowed it once
-    (asked by agent main, session agent:main:main)``."""
+    """A decision row without its time, on two lines: ``✓ allowed once: echo hi`` and
+    ``you allowed it once · asked by agent main, session agent:main:main``."""
     mark = "✓" if decision.allowed else "✗"
     command = _one_line(exec_command_text(decision.request), DECISION_COMMAND_CHARS)
     why = redact(strip_control(decision.why or decision.reason or decision.source))
     who = requested_by(decision.request)
-    return f"{mark} {decision.verb}: {command} — {why} (asked by {who})"
+    return f"{mark} {decision.verb}: {command}\n{why} · asked by {who}"
 
 
 @dataclass
@@ -66,6 +66,9 @@ class ActivityView(QWidget):
         super().__init__(parent)
         self.list = QListWidget(self)
         self.list.setObjectName("activity")
+        self.list.setWordWrap(True)  # a narrow dock wraps rows instead of cutting them
+        self.list.setResizeMode(QListView.ResizeMode.Adjust)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.list)
@@ -126,7 +129,8 @@ class ActivityView(QWidget):
         return [row for row in rows if isinstance(row, ExecDecision)]
 
     def _decision_row(self, decision: ExecDecision) -> None:
-        item = self._add(decision_text(decision), decision.at_ms / 1000)
+        text = decision_text(decision).replace("\n", "\n      ")
+        item = self._add(text, decision.at_ms / 1000)
         item.setData(DECISION_ROLE, decision)
         request = decision.request
         where = strip_control(request.cwd or "the node's own folder")
