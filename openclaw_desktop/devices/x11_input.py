@@ -6,7 +6,10 @@ Wayland session they would reach only XWayland windows, so :func:`input_status` 
 unavailable (the desktop portal's RemoteDesktop interface is not implemented here).
 
 A character without a key on the current layout is typed by binding its keysym to a spare
-key code for the moment of the press (then unbinding it), so non-ASCII text types too.
+key code (one with no keysyms), so non-ASCII text types too. A binding stays until the
+connection closes and spare codes are reused least recently used first: a client reads a
+key's symbol when it handles the event, so rebinding a code right after the press could
+make a lagging client see the next character instead.
 
 Everything here is blocking and meant for one worker thread at a time; every press is
 recorded, so :meth:`X11Input.release_all` can always let go of held keys and buttons.
@@ -18,6 +21,7 @@ import ctypes
 import logging
 import os
 import sys
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -169,12 +173,17 @@ class X11Input:
         self._screen = int(self._x11.XDefaultScreen(self._dpy))
         self.held_keys: list[int] = []
         self.held_buttons: list[int] = []
-        self._spare: int | None = None
+        self._spares: list[int] | None = None
+        self._bound: OrderedDict[int, int] = OrderedDict()  # keysym -> spare code
 
     def close(self) -> None:
-        """Release everything held and close the connection (idempotent)."""
+        """Release everything held, unbind the spare codes, close the connection
+        (idempotent)."""
         if self._dpy:
             self.release_all()
+            for code in self._bound.values():
+                self._bind(code, 0)
+            self._bound.clear()
             self._x11.XCloseDisplay(self._dpy)
             self._dpy = None
 
@@ -238,19 +247,20 @@ class X11Input:
             return code, False
         if keysym in row[1:2]:
             return code, True
-        return code, False
+        return 0, False  # only on a level Shift does not reach (AltGr): not usable as is
 
     def key(self, keysym: int, press: bool) -> None:
         """Press or release the key of ``keysym`` (recorded, see :meth:`release_all`).
 
+        A keysym no key of the layout makes is bound to a spare key code.
+
         Raises:
-            DeviceError: ``COMPUTER_UNSUPPORTED_KEY`` when no key produces it.
+            DeviceError: ``COMPUTER_UNSUPPORTED_KEY`` when no key makes it and no spare key
+                code is left.
         """
-        code, _shift = self.keycode(keysym)
+        code = self._bound.get(keysym) or self.keycode(keysym)[0]
         if not code:
-            raise DeviceError(
-                "COMPUTER_UNSUPPORTED_KEY", f"no key of this keyboard layout makes {keysym:#x}"
-            )
+            code = self._spare_for(keysym)
         self._key_code(code, press)
 
     def _key_code(self, code: int, press: bool) -> None:
@@ -272,7 +282,7 @@ class X11Input:
         Raises:
             DeviceError: ``COMPUTER_UNSUPPORTED_KEY`` when the keyboard has no spare key code.
         """
-        code, shift = self.keycode(keysym)
+        code, shift = (0, False) if keysym in self._bound else self.keycode(keysym)
         if code:
             shift_code = self.keycode(_SHIFT_KEYSYM)[0] if shift else 0
             if shift_code:
@@ -284,33 +294,48 @@ class X11Input:
                 if shift_code:
                     self._key_code(shift_code, False)
             return
-        spare = self._spare_code()
-        self._bind(spare, keysym)
-        try:
-            self._key_code(spare, True)
-            self._key_code(spare, False)
-        finally:
-            self._bind(spare, 0)
+        spare = self._spare_for(keysym)
+        self._key_code(spare, True)
+        self._key_code(spare, False)
 
-    def _spare_code(self) -> int:
-        if self._spare is not None:
-            return self._spare
+    def _spare_for(self, keysym: int) -> int:
+        """A spare key code bound to ``keysym`` (reusing the least recently used one)."""
+        code = self._bound.get(keysym)
+        if code is not None:
+            self._bound.move_to_end(keysym)
+            return code
+        spares = self._find_spares()
+        free = [c for c in spares if c not in self._bound.values()]
+        if free:
+            code = free[0]
+        else:
+            _old, code = self._bound.popitem(last=False)
+        self._bind(code, keysym)
+        self._bound[keysym] = code
+        return code
+
+    def _find_spares(self) -> list[int]:
+        if self._spares is not None:
+            return self._spares
         count = self._max_code - self._min_code + 1
         per = ctypes.c_int()
         syms = self._x11.XGetKeyboardMapping(self._dpy, self._min_code, count, ctypes.byref(per))
+        spares: list[int] = []
         try:
             for index in range(count - 1, -1, -1):
                 row = [int(syms[index * per.value + j]) for j in range(per.value)]
                 if not any(row):
-                    self._spare = self._min_code + index
-                    return self._spare
+                    spares.append(self._min_code + index)
         finally:
             if syms:
                 self._x11.XFree(syms)
-        raise DeviceError(
-            "COMPUTER_UNSUPPORTED_KEY",
-            "this keyboard has no spare key code to type characters outside its layout",
-        )
+        if not spares:
+            raise DeviceError(
+                "COMPUTER_UNSUPPORTED_KEY",
+                "this keyboard has no spare key code to type characters outside its layout",
+            )
+        self._spares = spares
+        return spares
 
     def _bind(self, code: int, keysym: int) -> None:
         row = (ctypes.c_ulong * 2)(keysym, keysym)
@@ -319,16 +344,18 @@ class X11Input:
 
     # ------------------------------------------------------------------ cleanup
 
-    def release_all(self) -> None:
-        """Release every key and button this connection holds, last pressed first."""
+    def release_all(self, keep_buttons: tuple[int, ...] = ()) -> None:
+        """Release every key and button this connection holds, last pressed first (except
+        the buttons in ``keep_buttons``)."""
         if not self._dpy:
             return
         for code in reversed(list(self.held_keys)):
             self._xtst.XTestFakeKeyEvent(self._dpy, code, 0, 0)
         for button in reversed(list(self.held_buttons)):
-            self._xtst.XTestFakeButtonEvent(self._dpy, button, 0, 0)
+            if button not in keep_buttons:
+                self._xtst.XTestFakeButtonEvent(self._dpy, button, 0, 0)
         self.held_keys.clear()
-        self.held_buttons.clear()
+        self.held_buttons = [b for b in self.held_buttons if b in keep_buttons]
         self._sync()
 
     def _sync(self) -> None:

@@ -68,6 +68,8 @@ class X11Driver:
     def __init__(self) -> None:
         self._input: X11Input | None = None
         self._lock = asyncio.Lock()
+        #: ``left_mouse_down`` holds the left button across actions until ``left_mouse_up``.
+        self.left_held = False
 
     async def run(self, call: Callable[[X11Input], T]) -> T:
         """Run ``call(input)`` in a worker thread (never two at once).
@@ -84,12 +86,16 @@ class X11Driver:
         return call(self._input)
 
     async def release(self, close: bool = False) -> None:
-        """Release every held key and button (and close the connection); survives a
-        cancellation of the caller, so a held key is never left behind."""
+        """Release every held key and button (but the left button ``left_mouse_down``
+        holds, unless closing the connection); survives a cancellation of the caller, so a
+        held key is never left behind."""
+        if close:
+            self.left_held = False
+        keep = (1,) if self.left_held else ()
 
         def let_go() -> None:
             if self._input is not None:
-                self._input.release_all()
+                self._input.release_all(keep)
                 if close:
                     self._input.close()
                     self._input = None
@@ -218,6 +224,7 @@ class _Act:
             await self.driver.run(lambda i: i.move(*point))
         await self.press_keys(mods, True)
         await self.driver.run(lambda i: i.button(1, down))
+        self.driver.left_held = down
         await self.press_keys(mods, False)
 
     async def scroll(self) -> None:
@@ -268,8 +275,7 @@ def make_computer_act(ctx: NodeContext, driver: X11Driver) -> Handler:
             try:
                 payload = await _Act(ctx, driver, request).run()
             finally:
-                if request.action != "left_mouse_down":
-                    await driver.release()
+                await driver.release()
         except DeviceError as exc:
             return InvokeResult.error(exc.code, exc.message)
         return InvokeResult.success(payload)
