@@ -122,8 +122,8 @@ def counts(app: Any) -> dict[str, int]:
     client = app.runtime.client
     out = {
         "live_run_objects": live_runs(),
-        "sdk_runs_followed": len(client._runs),
-        "sdk_finished_kept": len(client._finished),
+        "sdk_runs_followed": len(client.run_book.running),
+        "sdk_finished_kept": len(client.run_book.finished),
         "normalizer_runs": len(client._normalizer._items),
         "gc_objects": len(gc.get_objects()),
     }

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from openclaw_desktop.sdk.events import now_ms
 from openclaw_desktop.sdk.run import Run
+from openclaw_desktop.sdk.runbook import RunBook
 
 if TYPE_CHECKING:
     from openclaw_desktop.sdk.client import OpenClaw
@@ -15,6 +18,11 @@ __all__ = ["Agents", "Approvals", "Artifacts", "Models", "Nodes", "Rows", "Sessi
 #: A list of gateway objects (the namespaces' ``list`` methods shadow the builtin in class
 #: scope, so annotations use this alias).
 Rows = list[dict[str, Any]]
+
+log = logging.getLogger("openclaw.sdk")
+
+#: ``chat.history`` ``sessionInfo.status`` of a session with no run going (both gateways).
+_IDLE = frozenset({"done", "aborted", "failed", "error", "interrupted"})
 
 
 class _Namespace:
@@ -27,6 +35,10 @@ class _Namespace:
 
 class Sessions(_Namespace):
     """Chat sessions (``sessions.*``, ``chat.*``)."""
+
+    def __init__(self, client: OpenClaw, book: RunBook) -> None:
+        super().__init__(client)
+        self._book = book
 
     async def list(self, **filters: Any) -> Rows:
         """``sessions.list``: the session rows."""
@@ -62,7 +74,7 @@ class Sessions(_Namespace):
         """``chat.send``: returns the :class:`Run` at once (the key is known before the
         send, so no other stream can mix in)."""
         run_id = idempotency_key or str(uuid.uuid4())
-        run = self._client._track_run(run_id, key)
+        run = self._book.track(run_id, key)
         params: dict[str, Any] = {"sessionKey": key, "message": message, "idempotencyKey": run_id}
         if attachments:
             params["attachments"] = attachments
@@ -74,17 +86,64 @@ class Sessions(_Namespace):
             ack = await self._call("chat.send", params)
         except BaseException:
             if not run.done:
-                self._client._forget_run(run_id)
+                self._book.forget(run_id)
             raise
         if isinstance(ack, dict) and ack.get("status") == "ok" and not run.has_own_events:
-            await self._client._finished_before(run)  # sent before, and finished since
+            await self._finished_before(run)  # sent before, and finished since
         if queue_mode in ("interrupt", "steer"):
             # Taken into the session's running turn when that one is still going once the
             # ack is here (events and answers come in order): it then ends with it.
-            target = self._client._steer_target(key, run_id)
+            target = self._book.steer_target(key, run_id)
             if target is not None and not run.has_own_events:
-                self._client._absorb(run, target)
+                self._book.absorb(run, target)
         return run
+
+    async def _finished_before(self, run: Run) -> None:
+        """The gateway says it already finished this run (a send repeated with the same
+        idempotency key, ack ``ok``): end it from ``chat.history``."""
+        try:
+            messages, _ = await self.run_history(run.session_key, run.run_id)
+        except Exception as exc:
+            log.warning("could not look up finished run %s: %s", run.run_id, exc)
+            messages = []
+        final = [
+            m
+            for m in messages
+            if m.get("role") == "assistant" and m.get("stopReason") not in (None, "toolUse")
+        ]
+        if final:
+            added = run._finish_from_history(final[-1])
+        else:
+            done = run._synthesize("run.completed", now_ms(), {"replayed": True})
+            added = [done] if done is not None else []
+        self._book.settle(run, added)
+
+    async def run_history(self, key: str, run_id: str) -> tuple[Rows, str | None]:
+        """One run's transcript messages (its user message onwards, from ``chat.history``),
+        and how it ended when the history shows it is over without a final message (the
+        session is idle and the run's message is stored): the session's
+        ``sessionInfo.status`` when the run was its latest, else ``done``; None while it
+        may still be going."""
+        result = await self._call("chat.history", {"sessionKey": key, "limit": 200})
+        messages = [m for m in (result.get("messages") or []) if isinstance(m, dict)]
+        out: Rows = []
+        latest = None
+        for message in messages:
+            raw_meta = message.get("__openclaw")
+            meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+            ikey = str(message.get("idempotencyKey") or meta.get("idempotencyKey") or "")
+            if message.get("role") == "user" and ikey.endswith(":user"):
+                latest = ikey[: -len(":user")]
+            if meta.get("runId") == run_id or ikey == f"{run_id}:user":
+                out.append(message)
+        raw_info = result.get("sessionInfo")
+        info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
+        status = info.get("status")
+        stored = any(m.get("idempotencyKey") == f"{run_id}:user" for m in out)
+        if status not in _IDLE or not stored:
+            return out, None
+        last = info.get("lastRunId")
+        return out, str(status) if (last or latest) == run_id else "done"
 
     async def abort(self, key: str, run_id: str | None = None) -> dict[str, Any]:
         """``chat.abort``: ``{ok, aborted, runIds}``."""

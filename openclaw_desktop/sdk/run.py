@@ -263,7 +263,7 @@ class Run:
                     await self._changed.wait()
         except TimeoutError:
             return self._result("accepted", [])
-        messages = await self._client._run_messages(self.session_key, self.run_id)
+        messages, _ = await self._client.sessions.run_history(self.session_key, self.run_id)
         return self._result(self.status, messages)  # type: ignore[arg-type]
 
     def _result(self, status: RunStatus, messages: list[dict[str, Any]]) -> RunResult:

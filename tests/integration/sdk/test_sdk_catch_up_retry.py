@@ -53,7 +53,7 @@ async def test_a_gateway_still_starting_is_asked_again() -> None:
     asked: list[str] = []
     async with gateway_answering([STARTING, STARTING], asked).running() as gw:
         oc = OpenClaw.connect(gw.url, token="t", identity="ephemeral")
-        run = oc._track_run("run-1", "main")  # sent before the gateway went away
+        run = oc.run_book.track("run-1", "main")  # sent before the gateway went away
         async with oc:
             async with asyncio.timeout(10):
                 await oc._catch_up()  # what a reconnect runs
@@ -67,7 +67,7 @@ async def test_an_error_that_is_not_retryable_is_not_asked_again() -> None:
     refused = {"code": "INVALID_REQUEST", "message": "no such session", "retryable": False}
     async with gateway_answering([refused], asked).running() as gw:
         oc = OpenClaw.connect(gw.url, token="t", identity="ephemeral")
-        run = oc._track_run("run-1", "main")
+        run = oc.run_book.track("run-1", "main")
         async with oc:
             async with asyncio.timeout(10):
                 await oc._catch_up()

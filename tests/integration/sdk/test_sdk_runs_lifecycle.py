@@ -89,8 +89,8 @@ async def test_finished_runs_are_forgotten(oc: OpenClaw) -> None:
         run = await oc.sessions.send("main", f"hello {n}")
         assert (await run.wait(timeout=30)).status == "completed"
         runs.append(run.run_id)
-    assert oc._runs == {}
-    assert len(oc._finished) == FINISHED_KEPT
+    assert oc.run_book.running == {}
+    assert len(oc.run_book.finished) == FINISHED_KEPT
     assert oc.runs.get(runs[0]) is None
     assert oc.runs.get(runs[-1]) is not None
     assert oc._normalizer._items == {}  # per-run stream state goes with the run
@@ -169,7 +169,7 @@ async def test_a_send_repeated_after_its_run_was_forgotten_ends_at_once(oc: Open
     assert oc.runs.get(first.run_id) is first  # still findable
     again = await oc.sessions.send("main", "hello once", idempotency_key=first.run_id)
     assert again is first  # the same run, already over
-    oc._finished.clear()  # forgotten, as after FINISHED_KEPT later runs
+    oc.run_book.finished.clear()  # forgotten, as after FINISHED_KEPT later runs
     repeated = await oc.sessions.send("main", "hello once", idempotency_key=first.run_id)
     assert repeated is not first
     result = await repeated.wait(timeout=10)
@@ -196,7 +196,7 @@ async def test_a_run_that_ended_unseen_without_a_final_message_ends_on_catch_up(
         ("assistant", "error"),
     ]
     oc = OpenClaw.connect(gateway.url, token=gateway.token, identity="ephemeral", scopes=SCOPES)
-    missed = oc._track_run(theirs.run_id, "main")  # sent, then away until it was over
+    missed = oc.run_book.track(theirs.run_id, "main")  # sent, then away until it was over
     async with oc:
         ends: list[Event] = []
 

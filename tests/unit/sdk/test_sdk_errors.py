@@ -122,7 +122,7 @@ async def test_namespaces_check_features_too(oc: OpenClaw) -> None:
 
 async def test_runs_namespace_tracks_started_runs(oc: OpenClaw) -> None:
     """oc.runs knows the runs this client started and which are still going."""
-    run = oc._track_run("r-1", "main")
+    run = oc.run_book.track("r-1", "main")
     assert oc.runs.get("r-1") is run
     assert oc.runs.get("nope") is None
     assert oc.runs.active() == [run]

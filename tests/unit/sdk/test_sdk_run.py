@@ -115,7 +115,7 @@ def approval_request(run_id: str, session_key: str = KEY) -> dict[str, Any]:
 
 
 async def test_a_recorded_run_from_start_to_end(oc: OpenClaw) -> None:
-    run = oc._track_run(PLAIN_RUN, "main")
+    run = oc.run_book.track(PLAIN_RUN, "main")
     running = (run.done, run.status)
     feed(oc, frames())  # both runs, health, cron, sessions...: only this run's get in
     events = await drain(run)
@@ -132,7 +132,7 @@ async def test_a_recorded_run_from_start_to_end(oc: OpenClaw) -> None:
 
 
 async def test_live_readers_and_cursors(oc: OpenClaw) -> None:
-    run = oc._track_run(PLAIN_RUN, "main")
+    run = oc.run_book.track(PLAIN_RUN, "main")
     items = frames(PLAIN_RUN)
     first = asyncio.create_task(drain(run))
     second = asyncio.create_task(drain(run))
@@ -149,7 +149,7 @@ async def test_live_readers_and_cursors(oc: OpenClaw) -> None:
 
 
 async def test_duplicates_are_dropped(oc: OpenClaw) -> None:
-    run = oc._track_run(PLAIN_RUN, "main")
+    run = oc.run_book.track(PLAIN_RUN, "main")
     feed(oc, frames(PLAIN_RUN))
     feed(oc, frames(PLAIN_RUN))
     events = await drain(run)
@@ -157,7 +157,7 @@ async def test_duplicates_are_dropped(oc: OpenClaw) -> None:
 
 
 async def test_unknown_cursor_replays_from_the_start(oc: OpenClaw) -> None:
-    run = oc._track_run(PLAIN_RUN, "main")
+    run = oc.run_book.track(PLAIN_RUN, "main")
     head, tail = split_after_deltas(PLAIN_RUN, 2)
     feed(oc, head)
     reader = asyncio.create_task(drain(run, after="no-such-id"))
@@ -172,7 +172,7 @@ async def test_unknown_cursor_replays_from_the_start(oc: OpenClaw) -> None:
 
 
 async def test_unknown_cursor_keeps_a_finished_run_terminal_last(oc: OpenClaw) -> None:
-    run = oc._track_run(PLAIN_RUN, "main")
+    run = oc.run_book.track(PLAIN_RUN, "main")
     feed(oc, frames(PLAIN_RUN))
     replay = await drain(run, after="no-such-id")
     assert replay[-1].type == "run.completed"
@@ -180,7 +180,7 @@ async def test_unknown_cursor_keeps_a_finished_run_terminal_last(oc: OpenClaw) -
 
 
 async def test_a_late_catch_up_adds_nothing_to_a_finished_run(oc: OpenClaw) -> None:
-    run = oc._track_run(PLAIN_RUN, "main")
+    run = oc.run_book.track(PLAIN_RUN, "main")
     feed(oc, frames(PLAIN_RUN))
     before = [e.id for e in await drain(run)]
     run._finish_from_history(messages_of(PLAIN_RUN)[-1])
@@ -190,7 +190,7 @@ async def test_a_late_catch_up_adds_nothing_to_a_finished_run(oc: OpenClaw) -> N
 
 
 async def test_catch_up_from_history_ends_a_run(oc: OpenClaw) -> None:
-    run = oc._track_run(PLAIN_RUN, "main")
+    run = oc.run_book.track(PLAIN_RUN, "main")
     feed(oc, split_after_deltas(PLAIN_RUN, 1)[0])
     cursor = (await asyncio.wait_for(_first_delta(run), BOUND_S)).id
     run._finish_from_history(messages_of(PLAIN_RUN)[-1])
@@ -210,8 +210,8 @@ async def _first_delta(run: Run) -> Event:
 
 
 async def test_a_sequence_gap_resets_running_runs_only(oc: OpenClaw) -> None:
-    running = oc._track_run(PLAIN_RUN, "main")
-    done = oc._track_run(TOOL_RUN, "main")
+    running = oc.run_book.track(PLAIN_RUN, "main")
+    done = oc.run_book.track(TOOL_RUN, "main")
     feed(oc, split_after_deltas(PLAIN_RUN, 1)[0])
     feed(oc, frames(TOOL_RUN))
     oc._on_gap(SequenceGap(expected=10, received=13))
@@ -226,7 +226,7 @@ async def test_a_sequence_gap_resets_running_runs_only(oc: OpenClaw) -> None:
 
 
 async def test_wait_with_a_timeout_while_running(oc: OpenClaw) -> None:
-    run = oc._track_run(PLAIN_RUN, "main")
+    run = oc.run_book.track(PLAIN_RUN, "main")
     feed(oc, split_after_deltas(PLAIN_RUN, 2)[0])  # no final yet
     result = await run.wait(0.05)
     assert result.status == "accepted"
@@ -237,7 +237,7 @@ async def test_wait_with_a_timeout_while_running(oc: OpenClaw) -> None:
 
 
 async def test_result_of_a_tool_run(oc: OpenClaw) -> None:
-    run = oc._track_run(TOOL_RUN, "main")
+    run = oc.run_book.track(TOOL_RUN, "main")
     feed(oc, frames(TOOL_RUN))
     result = run._result("completed", messages_of(TOOL_RUN))
     assert result.status == "completed" and result.error is None
@@ -252,7 +252,7 @@ async def test_result_of_a_tool_run(oc: OpenClaw) -> None:
 
 
 async def test_result_of_a_failed_run(oc: OpenClaw) -> None:
-    run = oc._track_run("r-fail", "main")
+    run = oc.run_book.track("r-fail", "main")
     failed = {"runId": "r-fail", "sessionKey": KEY, "seq": 3, "state": "error",
               "errorMessage": "provider said 500"}  # fmt: skip
     feed(oc, [("chat", failed)])
@@ -266,7 +266,7 @@ async def test_result_of_a_failed_run(oc: OpenClaw) -> None:
 
 
 async def test_on_approval_gets_the_request(oc: OpenClaw) -> None:
-    run = oc._track_run(TOOL_RUN, "main")
+    run = oc.run_book.track(TOOL_RUN, "main")
     seen: list[Approval] = []
 
     async def leave_it(approval: Approval) -> str | None:
@@ -287,7 +287,7 @@ async def test_on_approval_gets_the_request(oc: OpenClaw) -> None:
 
 
 async def test_a_late_handler_still_sees_earlier_requests(oc: OpenClaw) -> None:
-    run = oc._track_run(TOOL_RUN, "main")
+    run = oc.run_book.track(TOOL_RUN, "main")
     feed(oc, [("exec.approval.requested", approval_request(TOOL_RUN))])
     seen: list[str] = []
 
@@ -303,7 +303,7 @@ async def test_a_late_handler_still_sees_earlier_requests(oc: OpenClaw) -> None:
 async def test_a_failing_handler_is_logged_not_raised(
     oc: OpenClaw, caplog: pytest.LogCaptureFixture
 ) -> None:
-    run = oc._track_run(TOOL_RUN, "main")
+    run = oc.run_book.track(TOOL_RUN, "main")
     calls: list[str] = []
 
     async def broken(approval: Approval) -> str | None:
@@ -318,12 +318,12 @@ async def test_a_failing_handler_is_logged_not_raised(
 
 
 async def test_approvals_of_other_sessions_stay_out(oc: OpenClaw) -> None:
-    run = oc._track_run(TOOL_RUN, "main")
+    run = oc.run_book.track(TOOL_RUN, "main")
     feed(oc, [("exec.approval.requested", approval_request("other", "agent:main:work"))])
     assert not any(e.type == "approval.requested" for e in run._events)
 
 
 async def test_approvals_of_a_suffix_session_stay_out(oc: OpenClaw) -> None:
-    run = oc._track_run(TOOL_RUN, "main")
+    run = oc.run_book.track(TOOL_RUN, "main")
     feed(oc, [("exec.approval.requested", approval_request("other", "agent:main:domain"))])
     assert not any(e.type == "approval.requested" for e in run._events)
