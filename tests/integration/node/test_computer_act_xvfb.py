@@ -20,7 +20,12 @@ from typing import Any
 import pytest
 
 from openclaw_desktop.config import NodeSettings
-from openclaw_desktop.node import NodeContext, NodeSession
+from openclaw_desktop.errors import GatewayError
+from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
+from openclaw_desktop.integration.command import EMBEDDED_ALLOW
+from openclaw_desktop.node import NodeContext, NodeSession, build_dispatcher
+from openclaw_desktop.transport import GatewayConnection
+from tests.helpers.bundled_gateway import bundled_gateway, node_options, operator_options, wait_for
 from tests.helpers.desktop_session import (
     XServer,
     xvfb_fixture,  # noqa: F401 - provides the x_server fixture
@@ -29,6 +34,8 @@ from tests.helpers.scripted_gateway import ScriptedPeer, node_behind_script
 from tests.helpers.x_text_window import TextWindow, text_window
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+EXECUTION = str(uuid.uuid4())
 
 
 @dataclass
@@ -250,3 +257,111 @@ async def test_stop_takes_control_back(node: Node, window: TextWindow) -> None:
     node.settings["computer"] = True
     ok(await node.act("key", keys="a"))
     await window.until(lambda s: "a" in s["keys"])
+
+
+# ---------------------------------------------------------------- through our gateway
+
+MALFORMED: list[Any] = [
+    {"action": "left_click"},  # no executionId
+    {"action": "left_click", "executionId": "nope", "x": 1, "y": 1},
+    {"action": "teleport", "executionId": EXECUTION},
+    {"action": "left_click", "executionId": EXECUTION, "x": "ten", "y": 1},
+    {"action": "left_click", "executionId": EXECUTION, "x": 1, "y": 1, "extra": True},
+    {"action": "scroll", "executionId": EXECUTION, "scrollDirection": "diagonal"},
+    {"action": "type", "executionId": EXECUTION, "text": 5},
+    {"action": "key", "executionId": EXECUTION, "keys": "hyper+q"},
+    {"action": "hold_key", "executionId": EXECUTION, "keys": "a", "durationMs": -1},
+    {"action": "left_click", "executionId": EXECUTION, "x": 1, "y": 1},  # no frame
+    {"action": "list_windows", "executionId": EXECUTION},
+    [1, 2],
+    "text",
+]
+
+
+async def test_malformed_requests_through_the_bundled_gateway(
+    tmp_path: Path, x_server: XServer, window: TextWindow
+) -> None:
+    """An operator's node.invoke computer.act through our gateway (started with the app's
+    allowlist, the surface approved): every malformed request gets one typed COMPUTER_*
+    error, nothing reaches the window, and the node stays connected and still acts."""
+    settings = NodeSettings(screen=True, computer=True)
+    dispatcher = build_dispatcher(NodeContext(settings=lambda: settings))
+    identity = DeviceIdentity.generate()
+    async with (
+        bundled_gateway(tmp_path / "gw", nodes_allow=list(EMBEDDED_ALLOW)) as gw,
+        GatewayConnection(operator_options(gw.url)) as operator,
+    ):
+        surface = await dispatcher.registry.surface(settings.toggles())
+        assert {"screen.snapshot", "computer.act"} <= set(surface.commands)
+        assert "computer" in surface.caps
+        options = node_options(
+            gw.url,
+            surface.commands,
+            surface.caps,
+            identity=identity,
+            credentials=CredentialStore(MemorySecretStore()),
+        )
+        await operator.wait_ready(5)
+        requested: list[dict[str, Any]] = []
+        operator.on_event(
+            lambda e: requested.append(e.payload) if e.event == "node.pair.requested" else None
+        )
+        connection = GatewayConnection(options)
+        session = NodeSession(connection, dispatcher)
+        connection.start()
+        counter = 0
+
+        def invoke(command: str, params: Any) -> Any:
+            nonlocal counter
+            counter += 1
+            return operator.request(
+                "node.invoke",
+                {
+                    "nodeId": identity.device_id,
+                    "command": command,
+                    "params": params,
+                    "idempotencyKey": f"computer-{counter}",
+                },
+            )
+
+        try:
+            await wait_for(lambda: requested, 10)
+            assert "computer.act" in requested[0]["commands"]
+            await operator.request("node.pair.approve", {"requestId": requested[0]["requestId"]})
+            await wait_for(lambda: session.surface == "approved", 10)
+            for params in MALFORMED:
+                with pytest.raises(GatewayError) as caught:
+                    await invoke("computer.act", params)
+                code = caught.value.details["nodeError"]["code"]
+                assert code.startswith("COMPUTER_"), (params, caught.value.details)
+                assert caught.value.message.startswith(f"{code}: "), (params, caught.value)
+            assert session.handled == len(MALFORMED)
+            assert window.state()["presses"] == [] and window.state()["keys"] == []
+            frame = (
+                await invoke(
+                    "screen.snapshot",
+                    {"executionId": EXECUTION, "maxWidth": 640, "quality": 0.85, "format": "jpeg"},
+                )
+            )["payload"]
+            assert frame["displayFrameId"] and frame["width"] == 640
+            clicked = await invoke(
+                "computer.act",
+                {
+                    "action": "left_click",
+                    "executionId": EXECUTION,
+                    "displayFrameId": frame["displayFrameId"],
+                    "refWidth": 640,
+                    "x": 30,
+                    "y": 30,
+                },
+            )
+            assert clicked["payload"]["ok"] is True
+            await window.until(lambda s: [1, 30, 30] in s["presses"])
+            typed = await invoke(
+                "computer.act", {"action": "type", "executionId": EXECUTION, "text": "via gw"}
+            )
+            assert typed["payload"] == {"ok": True, "details": {"action": "type"}}
+            await window.until(lambda s: "via gw" in s["text"])
+        finally:
+            await session.aclose()
+            await connection.aclose()
