@@ -31,3 +31,39 @@ def test_indicator_follows_captures_and_stops_them(qtbot: QtBot) -> None:
     indicator.report("camera", "camera.clip", False)
     indicator.report("microphone", "talk.ptt.start", False)
     qtbot.waitUntil(indicator.isHidden, timeout=2000)
+
+
+def test_computer_control_is_shown_while_an_execution_is_live(qtbot: QtBot) -> None:
+    """A live computer.act execution (the node's own ComputerControl, reported through the
+    capture activity) says the agent is controlling this computer, beside other captures;
+    Stop asks the node to stop computer control; the execution's end hides it."""
+    import asyncio
+    import uuid
+
+    from openclaw_desktop.node import NodeContext
+    from openclaw_desktop.node.handlers.computer import computer_area
+    from ui.widgets.capture import CONTROL_TEXT
+
+    stopped: list[str] = []
+
+    def stop(prefix: str) -> int:
+        stopped.append(prefix)
+        return 1
+
+    indicator = CaptureIndicator(stop)
+    qtbot.addWidget(indicator)
+    ctx = NodeContext()
+    computer_area(ctx)
+    ctx.activity.listeners.append(indicator.report)
+    ctx.computer.claim(str(uuid.uuid4()))
+    qtbot.waitUntil(lambda: CONTROL_TEXT in indicator.label.text(), timeout=2000)
+    assert "computer (" not in indicator.label.text()
+    indicator.report("screen", "screen.snapshot", True)
+    qtbot.waitUntil(lambda: "screen (screen.snapshot)" in indicator.label.text(), timeout=2000)
+    assert indicator.label.text().startswith(CONTROL_TEXT)
+    indicator.stop_button.click()
+    assert sorted(stopped) == ["computer.", "screen."]
+    indicator.report("screen", "screen.snapshot", False)
+    asyncio.run(ctx.computer.stop())
+    qtbot.waitUntil(indicator.isHidden, timeout=2000)
+    assert ctx.computer.stopped and ctx.computer.execution_id is None

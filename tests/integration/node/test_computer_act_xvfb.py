@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 
-from openclaw_desktop.config import NodeSettings
+from openclaw_desktop.config import NodeSettings, SettingsStore
 from openclaw_desktop.errors import GatewayError
 from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
 from openclaw_desktop.integration.command import EMBEDDED_ALLOW
 from openclaw_desktop.node import NodeContext, NodeSession, build_dispatcher
+from openclaw_desktop.node.host import NodeHost
 from openclaw_desktop.transport import GatewayConnection
 from tests.helpers.bundled_gateway import bundled_gateway, node_options, operator_options, wait_for
 from tests.helpers.desktop_session import (
@@ -365,3 +366,46 @@ async def test_malformed_requests_through_the_bundled_gateway(
         finally:
             await session.aclose()
             await connection.aclose()
+
+
+async def test_the_hosts_stop_switches_computer_control_off(
+    tmp_path: Path, x_server: XServer, window: TextWindow
+) -> None:
+    """The indicator's Stop reaches the node host as ``cancel_running("computer.")``: the
+    execution ends (the held button is released in the window) and settings.json says
+    Computer control is off; switching it off is what lifts the Stop."""
+    store = SettingsStore(tmp_path / "settings.json")
+    store.set("node.screen", "on")
+    store.set("node.computer", "on")
+    options = node_options(
+        "ws://127.0.0.1:9",
+        (),
+        (),
+        identity=DeviceIdentity.generate(),
+        credentials=CredentialStore(MemorySecretStore()),
+    )
+    host = NodeHost(options, store)
+    snap = await host.dispatcher.dispatch(
+        "screen.snapshot", {"executionId": EXECUTION, "maxWidth": 640}
+    )
+    frame = snap.payload
+    down = await host.dispatcher.dispatch(
+        "computer.act",
+        {
+            "action": "left_mouse_down",
+            "executionId": EXECUTION,
+            "displayFrameId": frame["displayFrameId"],
+            "x": 70,
+            "y": 70,
+        },
+    )
+    assert down.ok, down
+    await window.until(lambda s: [1, 70, 70] in s["presses"])
+    assert host.session.cancel_running("computer.") == 0  # nothing running, but stopped
+    await window.until(lambda s: [1, 70, 70] in s["releases"])
+    control = host.ctx.computer
+    assert store.load().node.computer is False
+    assert (control.stopped, control.execution_id) == (True, None)
+    await host.apply(store.load())
+    assert (control.stopped, control.execution_id) == (False, None)  # lifted
+    await host.aclose()
