@@ -180,7 +180,7 @@ async def test_default_surface_follows_settings() -> None:
     assert {"device.info", "device.status"} <= set(defaults.commands)
     off = await reg.surface(NodeSettings(notifications=False).toggles())
     assert "system.notify" not in off.commands
-    for name in ("camera.snap", "screen.snapshot", "talk.ptt.start"):
+    for name in ("camera.snap", "screen.snapshot", "screen.record", "talk.ptt.start"):
         assert name not in defaults.commands, f"{name} must be off by default"
 
 
