@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QApplication, QDialog, QTableWidgetItem
+from PySide6.QtWidgets import QApplication, QComboBox, QDialog, QTableWidgetItem
 
 from openclaw_desktop.config import AppPaths, NodeSettings, Settings, SettingsStore
 from openclaw_desktop.node.exec.approvals import FILE_NAME, ApprovalsStore
@@ -194,6 +194,8 @@ def test_settings_has_a_named_command_approvals_page(
         await until(lambda: editor.loaded is not None, "the approvals loaded")
         assert unnamed_controls(dialog) == []
         assert table(editor)[0][1] == ECHO
+        for box in editor.findChildren(QComboBox):  # it says what it chooses
+            assert box.accessibleDescription(), box.accessibleName()
         dialog.grab().save(str(screens / "01-settings-command-approvals.png"))
 
     run_in_qt(qapp, scenario, timeout=30)

@@ -197,11 +197,17 @@ def resolve_entry_pattern(text: str, env: dict[str, str] | None = None) -> str:
     return resolved
 
 
-def _combo(parent: QWidget, name: str, choices: tuple[tuple[str, str], ...]) -> QComboBox:
+def _combo(
+    parent: QWidget, name: str, choices: tuple[tuple[str, str], ...], description: str
+) -> QComboBox:
+    """A choice named ``name``; the description says what it chooses (a screen reader on
+    Linux names a combo box by its current value)."""
     box = QComboBox(parent)
     for value, label in choices:
         box.addItem(label, value)
     box.setAccessibleName(name)
+    box.setAccessibleDescription(description)
+    box.setToolTip(description)
     return box
 
 
@@ -242,12 +248,16 @@ class ExecApprovalsEditor(QWidget):
             self,
         )
         intro.setWordWrap(True)
-        self.security = _combo(self, "Security", SECURITY_CHOICES)
-        self.ask = _combo(self, "Ask", ASK_CHOICES)
-        self.ask_fallback = _combo(self, "Ask fallback", FALLBACK_CHOICES)
-        self.ask_fallback.setToolTip(
+        self.security = _combo(
+            self, "Security", SECURITY_CHOICES, "Which commands may run on this computer"
+        )
+        self.ask = _combo(self, "Ask", ASK_CHOICES, "When to ask you before a command runs")
+        self.ask_fallback = _combo(
+            self,
+            "Ask fallback",
+            FALLBACK_CHOICES,
             "What happens when nobody answers the Allow command? prompt in time, or when "
-            "there is no window to ask"
+            "there is no window to ask",
         )
         modes = QFormLayout()
         modes.addRow(self._label("&Security", self.security), self.security)
@@ -270,7 +280,8 @@ class ExecApprovalsEditor(QWidget):
         self.agent = QComboBox(self)
         self.agent.setEditable(True)
         self.agent.setAccessibleName("Agent")
-        self.agent.setToolTip("* means every agent")
+        self.agent.setToolTip("Whose allowlist the program is added to (* means every agent)")
+        self.agent.setAccessibleDescription(self.agent.toolTip())
         self.agent.setMinimumContentsLength(12)
         self.program = QLineEdit(self)
         self.program.setAccessibleName("Program")
