@@ -11,7 +11,7 @@ import contextlib
 import logging
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
@@ -21,9 +21,7 @@ from openclaw_desktop.chat.items import assistant_key
 from openclaw_desktop.errors import OpenClawError
 from openclaw_desktop.sdk import Event, OpenClaw
 from openclaw_desktop.transport import ConnectionState, ConnectionStatus
-
-if TYPE_CHECKING:
-    from ui.presenters.voice import VoicePresenter
+from ui.presenters.voice import VoicePresenter
 
 __all__ = ["ChatPresenter", "opens_an_empty_reply"]
 

@@ -19,6 +19,7 @@ from openclaw_desktop.config import SettingsStore
 from openclaw_desktop.config.discovery import discovery_interfaces
 from openclaw_desktop.discovery import ChangeKind, GatewayBrowser, GatewayEndpoint, Listener
 from openclaw_desktop.errors import OpenClawError
+from openclaw_desktop.transport import Endpoint
 from ui.runtime import RuntimeTarget
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "LastGateway",
     "configured_browsers",
     "short_fingerprint",
+    "typed_gateway",
 ]
 
 log = logging.getLogger("openclaw.ui")
@@ -295,3 +297,10 @@ class LastGateway:
         if isinstance(last, bool):
             return RuntimeTarget(port=bundled_port)
         return ConnectTarget(url=last.url, name=last.name, port=bundled_port)
+
+
+def typed_gateway(text: str) -> tuple[str, str]:
+    """A gateway URL a person typed (or a setup code names) as ``(url, name to show)``;
+    :class:`~openclaw_desktop.errors.ConfigError` says why it is not one."""
+    endpoint = Endpoint.parse(text)
+    return endpoint.url, endpoint.display

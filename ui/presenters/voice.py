@@ -7,13 +7,14 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, SignalInstance
 
+from openclaw_desktop.chat import ChatTimeline
 from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.errors import OpenClawError
-from ui.presenters.chat import ChatPresenter
+from openclaw_desktop.sdk import OpenClaw
 from ui.tasks import CANCEL_GRACE_S
 
 if TYPE_CHECKING:  # voice loads numpy and PortAudio: imported when first used
@@ -21,12 +22,32 @@ if TYPE_CHECKING:  # voice loads numpy and PortAudio: imported when first used
     from openclaw_desktop.voice.dictation import FrameSource, MicOpener
     from openclaw_desktop.voice.talk_mode import TalkMode, TalkTurn
 
-__all__ = ["MIC_RECHECK_S", "VoicePresenter"]
+__all__ = ["MIC_RECHECK_S", "VoiceChat", "VoicePresenter"]
 
 #: How often the chat checks again whether a microphone is there (hot-plug).
 MIC_RECHECK_S = 10.0
 
 log = logging.getLogger("openclaw.ui")
+
+
+class VoiceChat(Protocol):
+    """What dictation and talk need of the chat they belong to (the chat presenter): its
+    client and session, its timeline (a heard turn is shown at once) and its send path (a
+    transcript goes out like a typed message)."""
+
+    @property
+    def client(self) -> OpenClaw: ...
+
+    @property
+    def session_key(self) -> str: ...
+
+    @property
+    def timeline(self) -> ChatTimeline: ...
+
+    @property
+    def changed(self) -> SignalInstance: ...
+
+    async def send(self, text: str) -> str | None: ...
 
 
 class VoicePresenter(QObject):
@@ -47,7 +68,7 @@ class VoicePresenter(QObject):
 
     def __init__(
         self,
-        chat: ChatPresenter,
+        chat: VoiceChat,
         microphone: Callable[[], str | None] = lambda: None,
         open_mic: Callable[[int], Awaitable[FrameSource]] | None = None,
         check_mic: Callable[[str | None], Awaitable[str | None]] | None = None,

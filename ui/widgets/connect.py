@@ -37,13 +37,13 @@ from openclaw_desktop.discovery import (
 )
 from openclaw_desktop.errors import ConfigError
 from openclaw_desktop.protocol import DEFAULT_GATEWAY_PORT
-from openclaw_desktop.transport import Endpoint
 from ui.presenters.discovery import (
     BrowserFactory,
     ConnectTarget,
     DiscoveryPresenter,
     KnownGateways,
     short_fingerprint,
+    typed_gateway,
 )
 from ui.runtime import RuntimeTarget
 from ui.widgets.qr_scanner import QrScanner
@@ -387,12 +387,12 @@ class ConnectScreen(QWidget):
     # ------------------------------------------------------------------ URL
     def _connect_url(self) -> None:
         try:
-            endpoint = Endpoint.parse(self.url.text())
+            url, name = typed_gateway(self.url.text())
         except ConfigError as exc:
             self.url_error.setText(str(exc))
             return
         self.url_error.clear()
-        self._choose(ConnectTarget(url=endpoint.url, token=self._token(), name=endpoint.display))
+        self._choose(ConnectTarget(url=url, token=self._token(), name=name))
 
     # ------------------------------------------------------------------ setup code
     def _decode_setup_code(self, text: str) -> None:
@@ -439,7 +439,7 @@ class ConnectScreen(QWidget):
         if not code.candidate_urls:
             return "this setup code has no gateway URL: enter the URL above instead"
         try:
-            Endpoint.parse(code.candidate_urls[0])
+            typed_gateway(code.candidate_urls[0])
         except ConfigError as exc:
             return str(exc)
         if code.is_expired(int(time.time() * 1000)):
