@@ -39,7 +39,7 @@ ALLOW = EMBEDDED_ALLOW
 BASE = {"device.info", "device.status", "system.notify"}
 WIDE = (
     BASE
-    | {"camera.list", "camera.snap", "camera.clip", "screen.snapshot"}
+    | {"camera.list", "camera.snap", "camera.clip", "screen.snapshot", "screen.record"}
     | {
         "talk.ptt.start",
         "talk.ptt.stop",
@@ -284,6 +284,30 @@ async def test_node_surface_and_commands_end_to_end(
         image = decode_image(shot.payload)
         b, g, r = (int(v) for v in image[5, 5])
         assert (r, g, b) == ROOT_RGB
+        recorded = await asyncio.to_thread(
+            invoke,
+            node_id,
+            "screen.record",
+            {"durationMs": 500, "fps": 10, "format": "mp4", "includeAudio": False},
+        )
+        assert recorded.ok, recorded
+        fields = {k: v for k, v in recorded.payload.items() if k != "base64"}
+        assert fields == {
+            "format": "mp4",
+            "durationMs": 500,
+            "fps": 10,
+            "screenIndex": 0,
+            "hasAudio": False,
+        }
+        recording = tmp_path / "screen.mp4"
+        recording.write_bytes(base64.b64decode(recorded.payload["base64"]))
+        reader = cv2.VideoCapture(str(recording))
+        first = reader.read()
+        reader.release()
+        assert first[0] and first[1].shape[:2] == (480, 640), "the recording is a readable mp4"
+        # Both gateways hand the node's refusal back the same way.
+        slow = await asyncio.to_thread(invoke, node_id, "screen.record", {"fps": 0})
+        assert slow.message == "INVALID_REQUEST: fps must be a number from 1 to 60", slow
 
         started = await asyncio.to_thread(invoke, node_id, "talk.ptt.start", {})
         assert started.ok and started.payload["status"] == "recording", started
