@@ -478,10 +478,8 @@ class GatewayCore:
 
         async def close_all() -> None:
             await asyncio.sleep(0)  # let the current request's response be queued first
-            for peer in targets:
-                await peer.drain(1.0)
             await asyncio.gather(
-                *(peer.ws.close(code, reason) for peer in targets), return_exceptions=True
+                *(peer.close(code, reason) for peer in targets), return_exceptions=True
             )
 
         task = asyncio.get_running_loop().create_task(close_all(), name="disconnect-device")

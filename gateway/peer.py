@@ -7,21 +7,35 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
-from websockets.asyncio.server import ServerConnection
-from websockets.exceptions import ConnectionClosed
 
 from gateway.nodes.inventory import NodeInventory
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
-__all__ = ["Peer"]
+__all__ = ["Peer", "PeerTransport"]
 
 log = logging.getLogger("gateway.peer")
 
 #: How long a peer that stopped reading gets to take our close frame.
 SLOW_CONSUMER_CLOSE_S = 3.0
+
+
+class PeerTransport(Protocol):
+    """What a peer writes to (:class:`gateway.peer_transport.WebSocketTransport`)."""
+
+    async def send(self, data: bytes) -> bool:
+        """Write one text frame; False once the connection is closed."""
+        ...
+
+    async def close(self, code: int, reason: str) -> None:
+        """Close the connection (closing handshake)."""
+        ...
+
+    def abort(self) -> None:
+        """Cut the connection at once."""
+        ...
 
 
 @dataclass(eq=False)
@@ -30,9 +44,10 @@ class Peer:
 
     Sends are queued and written by one writer task, so a slow reader cannot stall the
     gateway; past ``max_buffered_bytes`` of unsent data the peer is disconnected (1008).
+    The peer owns that queue, not the socket: frames go to its :class:`PeerTransport`.
     """
 
-    ws: ServerConnection
+    transport: PeerTransport
     conn_id: str
     role: str
     scopes: list[str]
@@ -113,6 +128,12 @@ class Peer:
             async with asyncio.timeout(timeout):
                 await self._queue.join()
 
+    async def close(self, code: int, reason: str, *, drain_s: float = 1.0) -> None:
+        """Close the connection once what was queued so far went out (waiting at most
+        ``drain_s`` for it)."""
+        await self.drain(drain_s)
+        await self.transport.close(code, reason)
+
     def send_frame(self, frame: dict[str, Any]) -> None:
         """Queue one frame; one that cannot be encoded is logged and dropped (see
         :meth:`respond`, which answers instead)."""
@@ -139,9 +160,9 @@ class Peer:
         frame cannot be written in time, cut the connection."""
         try:
             async with asyncio.timeout(SLOW_CONSUMER_CLOSE_S):
-                await self.ws.close(1008, "slow consumer")
+                await self.transport.close(1008, "slow consumer")
         except TimeoutError:
-            self.ws.transport.abort()
+            self.transport.abort()
 
     def send_event(
         self,
@@ -200,11 +221,10 @@ class Peer:
                             log.exception("after-send callback failed")
                         continue
                     self._buffered -= len(item)
-                    await self.ws.send(item, text=True)
+                    if not await self.transport.send(item):
+                        return
                 finally:
                     self._queue.task_done()
-        except ConnectionClosed:
-            pass
         finally:
             self.closed = True
             self._discard_queue()

@@ -6,9 +6,11 @@ Order of checks for the first frame of a connection (the server calls them in th
    returns ``request_id, params``.
 2. :func:`validate_connect_params` - the closed params schema, TypeBox-style error text.
 3. :func:`admit_connect` - protocol range (close 1002), role, browser copilot, browser Origin.
-4. (server) missing device identity, then :func:`verify_device_proof` when ``device`` is set,
-   then credentials (:meth:`ConnectRejection.auth_failed`), then pairing
-   (:meth:`ConnectRejection.pairing_required`).
+4. :func:`gateway.handshake.decide.decide` - runs 3, then missing device identity,
+   :func:`verify_device_proof` when ``device`` is set, credentials
+   (:meth:`ConnectRejection.auth_failed`), pairing (:meth:`ConnectRejection.pairing_required`)
+   and hello-ok's tokens, as a sans-I/O decision whose writes are effects the server carries
+   out (:mod:`gateway.handshake.decision`, :func:`gateway.connect.admit`).
 
 Every failure is a :class:`ConnectRejection` carrying the ``res`` error, close code and reason.
 """

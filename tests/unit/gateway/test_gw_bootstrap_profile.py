@@ -3,27 +3,13 @@ ask for, per access level and transport (real gateway 2026.9.6, docs/channels/pa
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import cast
-
 import pytest
 
-from gateway.connect_rules import (
+from gateway.handshake.setup_profile import (
     BOOTSTRAP_FULL_OPERATOR_SCOPES,
     BOOTSTRAP_LIMITED_OPERATOR_SCOPES,
-    _bootstrap_profile,
+    setup_profile,
 )
-from gateway.core import GatewayCore
-from gateway.state import BootstrapRecord
-from gateway.state.records import SetupAccess
-
-
-def _core(*, tls: bool) -> GatewayCore:
-    return cast(GatewayCore, SimpleNamespace(config=SimpleNamespace(tls=tls)))
-
-
-def _record(access: SetupAccess) -> BootstrapRecord:
-    return BootstrapRecord(setup_id="s", access=access, issued_at_ms=0, expires_at_ms=600_000)
 
 
 def test_hand_off_scope_lists() -> None:
@@ -51,7 +37,7 @@ def test_full_code_is_limited_over_plaintext_from_another_host(
     local: bool, tls: bool, full: bool
 ) -> None:
     """A full code is full on loopback or TLS, limited over plaintext from another host."""
-    profile = _bootstrap_profile(_core(tls=tls), _record("full"), local)
+    profile = setup_profile("full", local=local, tls=tls)
     assert profile.roles == ("node", "operator")
     expected = BOOTSTRAP_FULL_OPERATOR_SCOPES if full else BOOTSTRAP_LIMITED_OPERATOR_SCOPES
     assert profile.scopes == expected
@@ -61,7 +47,7 @@ def test_full_code_is_limited_over_plaintext_from_another_host(
 @pytest.mark.parametrize("local", [True, False])
 def test_limited_code_never_allows_admin_or_pairing(local: bool) -> None:
     """Limited: the hand-off scopes (and what they imply), nothing else."""
-    profile = _bootstrap_profile(_core(tls=True), _record("limited"), local)
+    profile = setup_profile("limited", local=local, tls=True)
     assert profile.scopes == BOOTSTRAP_LIMITED_OPERATOR_SCOPES
     allowed: list[list[str]] = [
         [],
@@ -83,17 +69,17 @@ def test_limited_code_never_allows_admin_or_pairing(local: bool) -> None:
 
 def test_full_code_admin_covers_every_operator_scope() -> None:
     """As the real gateway's roleScopesAllow: operator.admin implies the other scopes."""
-    profile = _bootstrap_profile(_core(tls=False), _record("full"), True)
+    profile = setup_profile("full", local=True, tls=False)
     assert profile.allows("operator", ["operator.admin", "operator.pairing"])
 
 
 def test_node_roles_and_node_code() -> None:
     """A node asks for no scopes; a node code allows the node role only."""
-    full = _bootstrap_profile(_core(tls=False), _record("full"), True)
+    full = setup_profile("full", local=True, tls=False)
     assert full.allows("node", [])
     assert not full.allows("node", ["operator.read"])
     assert not full.allows("admin", [])
-    node = _bootstrap_profile(_core(tls=False), _record("node"), True)
+    node = setup_profile("node", local=True, tls=False)
     assert node.roles == ("node",)
     assert node.scopes == ()
     assert node.allows("node", [])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.pairing_gate import _node_host_client, _pin_metadata
+from gateway.handshake.client_metadata import node_host_client, pin_metadata
 from openclaw_desktop.protocol import ClientInfo
 
 
@@ -49,7 +49,7 @@ def test_pinned_metadata(
 ) -> None:
     """Mismatch or not, and (without one) the platform and family the connection keeps."""
     mode = "node" if client in ("node-host", "openclaw-android") else "cli"
-    pin = _pin_metadata(client, mode, *claimed, *paired)
+    pin = pin_metadata(client, mode, *claimed, *paired)
     assert pin.mismatch is mismatch
     if pinned is not None:
         assert (pin.platform, pin.device_family) == pinned
@@ -58,9 +58,7 @@ def test_pinned_metadata(
 
 def test_an_apps_new_os_version_is_stored() -> None:
     """The refresh case names the claimed platform to store and keeps the connection's."""
-    pin = _pin_metadata(
-        "openclaw-android", "node", "Android 15", "Android", "Android 14", "Android"
-    )
+    pin = pin_metadata("openclaw-android", "node", "Android 15", "Android", "Android 14", "Android")
     assert (pin.mismatch, pin.platform, pin.refresh_platform) == (False, "Android 15", "Android 15")
 
 
@@ -89,5 +87,5 @@ def test_node_host_metadata_is_filled_in(
             **({"deviceFamily": family} if family else {}),
         }
     )
-    normalized = _node_host_client(client)
+    normalized = node_host_client(client)
     assert (normalized.platform, normalized.device_family) == expected

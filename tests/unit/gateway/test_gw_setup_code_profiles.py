@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
-from gateway.connect_rules import BOOTSTRAP_VOICE_NODE_OPERATOR_SCOPES, _bootstrap_profile
-from gateway.core import GatewayCore
 from gateway.handshake import validate_connect_params
+from gateway.handshake.setup_profile import BOOTSTRAP_VOICE_NODE_OPERATOR_SCOPES, setup_profile
 from gateway.methods.devices import normalize_public_url
 from gateway.state import BOOTSTRAP_TOKEN_TTL_MS, DB_FILENAME, BootstrapRecord, GatewayState
 from gateway.state.bootstrap import SETUP_COMPLETION_RETENTION_MS, SetupProfile
@@ -25,14 +23,8 @@ KEY = "w1tF0k6A6Udo13b50tQToiyU74nTScuJShZTpxQthm4"
 T0 = 1_796_023_931_000
 
 
-def _core() -> GatewayCore:
-    return cast(GatewayCore, SimpleNamespace(config=SimpleNamespace(tls=False)))
-
-
 def _profile(name: SetupProfile, local: bool = True) -> Any:
-    access = "node" if name == "voice-node" else name
-    record = BootstrapRecord(setup_id="s", access=access, issued_at_ms=0, expires_at_ms=1)
-    return _bootstrap_profile(_core(), record, local, profile=name)
+    return setup_profile(name, local=local, tls=False)
 
 
 def _params(
