@@ -35,7 +35,7 @@ from gateway.handshake.pairing import pairing_gate
 from gateway.handshake.proof import VerifiedDevice, verify_device_proof
 from gateway.handshake.protocol_range import admit_connect
 from gateway.handshake.rejection import ConnectRejection
-from gateway.handshake.setup_profile import setup_profile, token_covers
+from gateway.handshake.setup_profile import SetupCodeProfile, setup_profile, token_covers
 from gateway.handshake.shortcuts import (
     bootstrap_token_invalid,
     device_identity_required,
@@ -102,7 +102,7 @@ def _authenticate(
         # While the bound device awaits approval it must ask for the same thing again.
         asked = list(params.scopes or [])
 
-        def profile_of(found: BootstrapRecord) -> Any:
+        def profile_of(found: BootstrapRecord) -> SetupCodeProfile:
             return setup_profile(view.setup_profile_name(found), local=local, tls=ctx.tls)
 
         record: BootstrapRecord | None = yield RedeemSetupCode(
@@ -110,7 +110,7 @@ def _authenticate(
             device.device_id,
             device.public_key_b64url,
             now,
-            admit=lambda found: bool(profile_of(found).allows(role, asked)),
+            admit=lambda found: profile_of(found).allows(role, asked),
             request=lambda found: (role, profile_of(found).bounded(role, asked)),
         )
         if record is not None:
