@@ -282,6 +282,10 @@ class ExecApprovalsEditor(QWidget):
         self.agent.setAccessibleName("Agent")
         self.agent.setToolTip("Whose allowlist the program is added to (* means every agent)")
         self.agent.setAccessibleDescription(self.agent.toolTip())
+        typed = self.agent.lineEdit()
+        if typed is not None:  # an editable combo box: its text field is a control too
+            typed.setAccessibleName("Agent")
+            typed.setAccessibleDescription(self.agent.toolTip())
         self.agent.setMinimumContentsLength(12)
         self.program = QLineEdit(self)
         self.program.setAccessibleName("Program")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -139,6 +140,7 @@ class SettingsDialog(QDialog):
             self.approvals = ExecApprovalsEditor(approvals, self)
             self.tabs = QTabWidget(self)
             self.tabs.setAccessibleName("Settings pages")
+            self.tabs.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # its tab bar takes the focus
             self.tabs.tabBar().setAccessibleName("Settings pages")
             self.tabs.addTab(general, "&General")
             self.tabs.addTab(self.approvals, "&Command approvals")
