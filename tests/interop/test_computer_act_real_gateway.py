@@ -1,0 +1,156 @@
+"""``computer.act`` and the v2 ``screen.snapshot`` on our node, invoked through the REAL
+OpenClaw gateway's ``node.invoke``.
+
+Our headless node (``openclaw-desktop node``) runs with Screen and Computer control on, on a
+private Xvfb where the Tk text window of :mod:`tests.helpers.x_text_window` runs; it pairs
+with the real gateway (2026.9.6, ``screen.snapshot`` and ``computer.act`` allowed). An
+operator's ``node.invoke`` takes a snapshot in an execution (the gateway's ``computer`` tool's
+params), clicks and types on its frame (the window's own text shows it), and a malformed
+request is refused by the real gateway itself before dispatch (its ``cua-computer`` policy
+classifies the arguments), a well-formed one on a guessed frame is the node's typed
+``COMPUTER_STALE_FRAME`` as the gateway relays it, and the node acts again afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openclaw_desktop.config import NodeSettings, Settings, SettingsStore
+from tests.helpers.bundled_gateway import RawClient, raw_operator
+from tests.helpers.desktop_session import xvfb
+from tests.helpers.real_openclaw import GatewayFactory, RealGateway
+from tests.helpers.x_text_window import TextWindow, text_window
+
+pytestmark = pytest.mark.timeout(420)
+
+BOTH = {"screen.snapshot", "computer.act"}
+
+
+@dataclass
+class Rig:
+    """The real gateway, an operator on it, our node's id and the window."""
+
+    gw: RealGateway
+    op: RawClient
+    node_id: str
+    window: TextWindow
+
+    async def invoke(self, command: str, params: Any) -> Any:
+        return await self.op.call(
+            "node.invoke",
+            {
+                "nodeId": self.node_id,
+                "command": command,
+                "params": params,
+                "idempotencyKey": f"k-{time.monotonic_ns()}",
+            },
+            timeout=90,
+        )
+
+
+def _commands(gw: RealGateway, node_id: str) -> set[str] | None:
+    for node in gw.cli_json("nodes", "status")["nodes"]:
+        if node["nodeId"] == node_id and node.get("connected"):
+            return set(node.get("commands") or [])
+    return None
+
+
+def _approve_pending(gw: RealGateway, node_id: str) -> None:
+    for row in gw.cli_json("nodes", "pending"):
+        if row["nodeId"] == node_id:
+            gw.cli_json("nodes", "approve", row["requestId"])
+
+
+@pytest.fixture
+async def rig(real_gateway: GatewayFactory, tmp_path: Path) -> AsyncIterator[Rig]:
+    from tests.helpers.bundled_gateway import DesktopNode
+
+    gw = real_gateway(allow=tuple(sorted(BOTH)))
+    with xvfb() as screen:
+        async with text_window(screen.display, tmp_path) as window:
+            home = tmp_path / "desktop"
+            store = SettingsStore(home / "config" / "settings.json")
+            store.save(Settings(node=NodeSettings(screen=True, computer=True)))
+            env = {"DISPLAY": screen.display, "WAYLAND_DISPLAY": "", "XDG_SESSION_TYPE": "x11"}
+            node = DesktopNode.start(home, url=gw.url, token=gw.token, env=env)
+            try:
+                node_id = await asyncio.to_thread(lambda: node.device_id)
+                deadline = time.monotonic() + 120
+                while True:
+                    await asyncio.to_thread(_approve_pending, gw, node_id)
+                    if (await asyncio.to_thread(_commands, gw, node_id) or set()) >= BOTH:
+                        break
+                    assert time.monotonic() < deadline, "our node never got both commands"
+                    await asyncio.sleep(0.5)
+                async with raw_operator(
+                    gw.url, auth={"token": gw.token}, client_id="cli", client_mode="cli"
+                ) as op:
+                    yield Rig(gw, op, node_id, window)
+            finally:
+                node.stop()
+
+
+async def test_snapshot_click_and_type_through_the_real_gateway(rig: Rig) -> None:
+    """The computer tool's snapshot params give a frame; a click on it and a type reach the
+    window; a malformed action is refused by the gateway, a guessed frame by the node; the
+    node acts again afterwards; the execution closes."""
+    execution = str(uuid.uuid4())
+    shot = await rig.invoke(
+        "screen.snapshot",
+        {"executionId": execution, "maxWidth": 320, "quality": 0.85, "format": "jpeg"},
+    )
+    assert shot["ok"] is True, shot
+    frame = shot["payload"]["payload"]
+    assert (frame["width"], frame["height"], frame["format"]) == (320, 240, "jpeg")
+    assert frame["displayFrameId"] and frame["screenIndex"] == 0
+
+    click = {
+        "action": "left_click",
+        "executionId": execution,
+        "displayFrameId": frame["displayFrameId"],
+        "refWidth": 320,
+        "x": 100,
+        "y": 60,
+    }
+    clicked = await rig.invoke("computer.act", click)
+    assert clicked["ok"] is True, clicked
+    assert clicked["payload"]["payload"]["ok"] is True
+    await rig.window.until(lambda s: [1, 200, 120] in s["presses"])
+
+    typed = await rig.invoke(
+        "computer.act", {"action": "type", "executionId": execution, "text": "über gw"}
+    )
+    assert typed["ok"] is True, typed
+    await rig.window.until(lambda s: "über gw" in s["text"])
+
+    bad = await rig.invoke(
+        "computer.act", {"action": "scroll", "executionId": execution, "scrollDirection": "in"}
+    )
+    # the real gateway classifies computer.act arguments (its cua-computer plugin policy)
+    # before dispatch: a malformed action never reaches the node
+    assert bad["ok"] is False, bad
+    assert bad["error"]["code"] == "INVALID_REQUEST", bad
+    assert bad["error"]["details"] == {
+        "nodeCommandDispatched": False,
+        "code": "PLUGIN_POLICY_RISK_CLASSIFICATION_FAILED",
+    }, bad
+    stale = await rig.invoke("computer.act", dict(click, displayFrameId="frame-guessed"))
+    assert stale["ok"] is False and "COMPUTER_STALE_FRAME" in str(stale["error"]), stale
+
+    key = await rig.invoke(
+        "computer.act", {"action": "key", "executionId": execution, "keys": "Return"}
+    )
+    assert key["ok"] is True, key
+    await rig.window.until(lambda s: "über gw\n" in s["text"])
+    closed = await rig.invoke(
+        "computer.act", {"action": "__close_execution", "executionId": execution}
+    )
+    assert closed["ok"] is True and closed["payload"]["payload"] == {"ok": True}, closed
