@@ -4,9 +4,10 @@ PyAV (FFmpeg), optionally with the microphone as an AAC track.
 The video is H.264 (libx264, in the PyPI wheel of PyAV) when the FFmpeg here has it, else
 MPEG-4 Part 2. Frames are grabbed on a fixed clock (``fps``); a slot whose grab would come
 more than one interval late is skipped rather than crowding the next ones, so a slow machine
-gives fewer frames but a recording of the right length. The mp4 is written to memory and
-checked against the size cap while it is encoded: a recording that passes the cap stops at
-once with ``PAYLOAD_TOO_LARGE`` naming the cap.
+gives fewer frames but a recording of the right length. The encoder's peak bit rate is set so
+that the recording fits the size cap (a busy screen loses detail first); the mp4 is written
+to memory and checked against the cap while it is encoded all the same: a recording that
+passes it stops at once with ``PAYLOAD_TOO_LARGE`` naming the cap.
 
 :func:`record_screen` blocks (a worker thread) and takes a :class:`threading.Event`; setting
 it stops the recording at the next frame and frees the display and the encoder (the handler
@@ -54,6 +55,7 @@ AUDIO_RATE = 48_000
 #: How long the end of a recording waits for the microphone to catch up with the video.
 AUDIO_TAIL_S = 0.5
 _VIDEO_CODECS = ("libx264", "mpeg4")
+_MIN_VIDEO_BPS = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +191,13 @@ class _Encoder:
     running count of the bytes muxed so far."""
 
     def __init__(
-        self, width: int, height: int, fps: Fraction, audio: bool, config: RecordConfig
+        self,
+        width: int,
+        height: int,
+        fps: Fraction,
+        audio: bool,
+        config: RecordConfig,
+        duration_s: float,
     ) -> None:
         import av
 
@@ -200,10 +208,13 @@ class _Encoder:
         try:
             video: Any = self.container.add_stream(self.codec, rate=fps)
             video.width, video.height, video.pix_fmt = width, height, "yuv420p"
+            ceiling = str(_video_ceiling(config, duration_s, audio))
+            rate_control = {"maxrate": ceiling, "bufsize": ceiling}
             if self.codec == "libx264":
-                video.options = {"preset": "veryfast", "crf": "26"}
+                video.options = {"preset": "veryfast", "crf": "26", **rate_control}
             else:
-                video.bit_rate = max(200_000, width * height * 2)
+                video.options = rate_control
+                video.bit_rate = min(int(ceiling), max(200_000, width * height * 2))
             self.video = video
             self.audio: Any = None
             if audio:
@@ -253,6 +264,17 @@ class _Encoder:
             log.debug("closing the screen recording's encoder failed", exc_info=True)
 
 
+def _video_ceiling(config: RecordConfig, duration_s: float, audio: bool) -> int:
+    """The video's peak bit rate: what lets the whole recording fit in 80 % of the size cap
+    (the rate control may overshoot by its one-second buffer; the sound takes its share),
+    never below 100 kbit/s. Busy screens then lose detail rather than fail the cap, which
+    stays the hard limit."""
+    budget = 0.8 * config.max_bytes * 8 / (duration_s + 1.0)
+    if audio:
+        budget -= config.audio_bit_rate
+    return max(_MIN_VIDEO_BPS, int(budget))
+
+
 def _too_large(size: int, config: RecordConfig, detail: str = "") -> DeviceError:
     return DeviceError(
         NodeErrorCode.PAYLOAD_TOO_LARGE,
@@ -294,7 +316,10 @@ class _Session:
             )
         monitor = monitors[index]
         width, height = _output_size(monitor["width"], monitor["height"], self.config.max_width)
-        encoder = _Encoder(width, height, self.rate, self.audio is not None, self.config)
+        duration_s = float(self.total / self.rate)
+        encoder = _Encoder(
+            width, height, self.rate, self.audio is not None, self.config, duration_s
+        )
         try:
             interval = 1.0 / float(self.rate)
             start = time.monotonic()

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from openclaw_desktop.config import NodeSettings
-from openclaw_desktop.devices import audio
+from openclaw_desktop.devices import audio, screen_record
 from openclaw_desktop.devices.screen_record import AUDIO_RATE, RecordConfig
 from openclaw_desktop.node.context import NodeContext
 from openclaw_desktop.node.dispatcher import InvokeDispatcher
@@ -218,6 +218,25 @@ async def test_cancel_stops_and_frees_at_once() -> None:
     assert rig.events == [("screen", "screen.record", True), ("screen", "screen.record", False)]
     again = await rig.record({"durationMs": 200, "fps": 10})
     assert again.ok, again.error_message
+
+
+@pytest.mark.usefixtures("flipping")
+async def test_mpeg4_when_ffmpeg_has_no_h264(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An FFmpeg without libx264 records MPEG-4 Part 2 (same length, same frames); one with
+    neither answers UNAVAILABLE, and the availability check says why."""
+    monkeypatch.setattr(screen_record, "_VIDEO_CODECS", ("openclaw-no-such-encoder", "mpeg4"))
+    result = await Rig().record({"durationMs": 1000, "fps": 10, "includeAudio": False})
+    assert result.ok, result.error_message
+    clip = Decoded(result.payload)
+    assert (clip.codec, clip.size, clip.rate) == ("mpeg4", (640, 480), 10)
+    assert 8 <= len(clip.frames) <= 10
+    assert clip.colours() == {"red", "green"}
+    monkeypatch.setattr(screen_record, "_VIDEO_CODECS", ("openclaw-no-such-encoder",))
+    rig = Rig()
+    none = await rig.record({"durationMs": 200})
+    assert none.error_message == "UNAVAILABLE: this FFmpeg has no H.264 or MPEG-4 encoder"
+    (entry,) = await rig.dispatcher.registry.survey({"screen": True})
+    assert entry.availability.reason == "this FFmpeg has no H.264 or MPEG-4 encoder"
 
 
 @pytest.mark.usefixtures("flipping")

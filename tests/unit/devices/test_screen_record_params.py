@@ -8,8 +8,10 @@ import pytest
 
 from openclaw_desktop.devices.screen_record import (
     AudioFeed,
+    RecordConfig,
     RecordRequest,
     _output_size,
+    _video_ceiling,
     video_codec,
 )
 from openclaw_desktop.node.context import NodeContext
@@ -93,6 +95,17 @@ def test_output_size_is_even_and_capped(
 ) -> None:
     """4:2:0 needs even sides; wider screens shrink to the cap with their aspect."""
     assert _output_size(*size, cap) == expected
+
+
+def test_the_video_rate_ceiling_fits_the_cap() -> None:
+    """Peak video bit rate: 80 % of the cap over the length plus the encoder's one-second
+    buffer, less the sound's share; at least 100 kbit/s."""
+    cap = RecordConfig()  # 18 MiB, 64 kbit/s sound
+    assert _video_ceiling(cap, 9.0, False) == int(0.8 * 18 * 2**20 * 8 / 10)
+    assert _video_ceiling(cap, 9.0, True) == int(0.8 * 18 * 2**20 * 8 / 10) - 64_000
+    longest = _video_ceiling(cap, 60.0, True)
+    assert (longest * 61 + cap.audio_bit_rate * 60) / 8 < cap.max_bytes
+    assert _video_ceiling(RecordConfig(max_bytes=1024), 20.0, True) == 100_000
 
 
 def test_the_pypi_wheel_encodes_h264() -> None:
