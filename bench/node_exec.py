@@ -1,8 +1,8 @@
 """``system.run`` benchmark: our node beside the real node host (``openclaw node run``).
 
-Through the real OpenClaw gateway, both nodes paired with it, and through our bundled
-gateway (our node only: the real node host pairs the same way there, but one gateway is
-enough to compare the nodes), sequential invokes from one operator:
+Through the real OpenClaw gateway and through our bundled gateway, both nodes paired with
+each (the real node host pairs with ours the same way), sequential invokes from one
+operator:
 
 * ``system.run`` of ``true``: what one command costs end to end (spawn, wait, answer);
 * ``system.run`` of a command writing 10 MiB to stdout: the node reads it all and keeps the
@@ -104,17 +104,24 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 results["real_gateway_our_node"] = await measure(op, mine, args)
     finally:
         await asyncio.to_thread(hosts.close)
-    async with (
-        ours(allow=EXEC_COMMANDS) as (url, token, _pid, _startup),
-        operator(url, token) as op,
-        approved_node(url, token, op, dispatcher(folder), ("system",)) as mine,
-    ):
-        results["our_gateway_our_node"] = await measure(op, mine, args)
+    hosts = NodeHostFactory(ensure_installed())
+    try:
+        async with (
+            ours(allow=EXEC_COMMANDS) as (url, token, _pid, _startup),
+            operator(url, token) as op,
+        ):
+            host_id = await real_node_id(op, url, token, hosts)
+            results["our_gateway_real_node"] = await measure(op, host_id, args)
+            async with approved_node(url, token, op, dispatcher(folder), ("system",)) as mine:
+                results["our_gateway_our_node"] = await measure(op, mine, args)
+    finally:
+        await asyncio.to_thread(hosts.close)
     return results
 
 
 def main() -> None:
-    """Print a table with ratios (our node / real node host, through the real gateway)."""
+    """Print a table with ratios: our node / the real node host through each gateway, and
+    our gateway / the real one for each node."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--big", type=int, default=10)
@@ -124,21 +131,25 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    r, o, b = (
-        result["real_gateway_real_node"],
-        result["real_gateway_our_node"],
-        result["our_gateway_our_node"],
+    rr, ro = result["real_gateway_real_node"], result["real_gateway_our_node"]
+    br, bo = result["our_gateway_real_node"], result["our_gateway_our_node"]
+    print(
+        "| measure | real gw + real node | real gw + our node | ours/real node"
+        " | our gw + real node | our gw + our node | ours/real node"
+        " | our gw / real gw (real node) | our gw / real gw (our node) |"
     )
-    print("| measure | real node host | our node | ours / real | our node, our gateway |")
-    print("|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for label, key, q in (
         ("system.run true p50", "true_ms", "p50"),
         ("system.run true p99", "true_ms", "p99"),
         ("system.run 10 MiB output p50", "big_ms", "p50"),
         ("system.run 10 MiB output p95", "big_ms", "p95"),
     ):
-        a, c, d = r[key][q], o[key][q], b[key][q]
-        print(f"| {label} | {a:.1f} ms | {c:.1f} ms | {c / a:.2f} | {d:.1f} ms |")
+        a, b, c, d = rr[key][q], ro[key][q], br[key][q], bo[key][q]
+        print(
+            f"| {label} | {a:.1f} ms | {b:.1f} ms | {b / a:.2f} | {c:.1f} ms | {d:.1f} ms"
+            f" | {d / c:.2f} | {c / a:.2f} | {d / b:.2f} |"
+        )
 
 
 if __name__ == "__main__":
