@@ -135,6 +135,7 @@ class ExecDecision:
         request = self.request
         executable = request.resolved_path or (request.argv[0] if request.argv else "?")
         count = max(len(request.argv) - 1, 0)
+        where = request.cwd or "the node's own folder"
         who = ", ".join(
             part
             for part in (
@@ -145,7 +146,7 @@ class ExecDecision:
         )
         text = (
             f"exec {self.verb} ({self.why or self.source}): {executable} with {count} "
-            f"argument{'s' if count != 1 else ''} in {request.cwd or '~'}, "
+            f"argument{'s' if count != 1 else ''} in {where}, "
             f"asked by {who or 'an unnamed agent'}"
         )
         return "".join(c if c.isprintable() else "?" for c in text)
