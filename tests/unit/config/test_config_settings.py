@@ -15,8 +15,8 @@ from openclaw_desktop.errors import ConfigError
 
 
 def test_privacy_sensitive_sources_are_off_by_default() -> None:
-    """Camera, screen, microphone, running commands, location and the installed-apps list
-    are opt-in; notifications are on."""
+    """Camera, screen, microphone, running commands, location, the installed-apps list and
+    computer control are opt-in; notifications are on."""
     node = NodeSettings()
     assert node.toggles() == {
         "notifications": True,
@@ -26,6 +26,7 @@ def test_privacy_sensitive_sources_are_off_by_default() -> None:
         "exec": False,
         "location": False,
         "installed_apps": False,
+        "computer": False,
     }
 
 
