@@ -134,8 +134,12 @@ def test_the_editor_loads_edits_refuses_bad_values_and_saves(
             assert not editor.add_entry(), program
             assert message in editor.status.text(), editor.status.text()
         assert len(editor.entries) == 1 and not dirty(editor)
+        picker = editor.browse()  # picking the file fills the program field
+        picker.selectFile(ECHO)
+        picker.accept()
+        assert editor.program.text() == ECHO
         editor.agent.setEditText("*")
-        editor.program.setText("sh")
+        editor.program.setText("sh")  # a name on PATH: stored as its absolute path
         editor.arguments.setText("^-c")
         assert editor.add_entry()
         assert table(editor)[1][:3] == ["every agent (*)", SH, "^-c"]

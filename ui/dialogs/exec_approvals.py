@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -445,11 +446,15 @@ class ExecApprovalsEditor(QWidget):
 
     # ------------------------------------------------------------------ editing
 
-    def browse(self) -> None:
-        """Pick the program's file."""
-        path, _filter = QFileDialog.getOpenFileName(self, "Program to allow", "/usr/bin")
-        if path:
-            self.program.setText(path)
+    def browse(self) -> QFileDialog:
+        """Pick the program's file (a window-modal picker opened without a nested loop; the
+        file chosen goes into the program field, resolved when added)."""
+        picker = QFileDialog(self, "Program to allow", "/usr/bin")
+        picker.setFileMode(QFileDialog.FileMode.ExistingFile)
+        picker.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        picker.fileSelected.connect(self.program.setText)
+        picker.open()
+        return picker
 
     def add_entry(self) -> bool:
         """Add the typed program (resolved to its absolute path) to the chosen agent's

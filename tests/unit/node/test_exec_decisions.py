@@ -112,6 +112,18 @@ async def test_each_way_a_command_is_decided_has_its_kind_and_words() -> None:
     ]
     for pol, prompt, expected in cases:
         assert await verdict_of(pol, prompt, "hi") == expected, pol
+    gateway = await decide(
+        request("hi"),
+        policy("allowlist", "always"),
+        explicit="allow-once",
+        ask_fallback_request=False,
+        prompt=None,
+    )
+    assert (gateway.allowed, gateway.kind, gateway.why) == (
+        True,
+        DecisionKind.GATEWAY_APPROVED,
+        "approved through the gateway",
+    )
     # "Always allow" on a command the policy would not let be remembered is only once.
     assert (await verdict_of(policy("full", "always"), answering("allow-always"), "hi"))[1] is (
         DecisionKind.USER_ONCE
