@@ -175,6 +175,32 @@ def test_the_editor_loads_edits_refuses_bad_values_and_saves(
     editor.close()
 
 
+def test_a_missing_document_shows_the_defaults_and_is_written_only_when_saved(
+    qapp: QApplication, tmp_path: Path
+) -> None:
+    """Without a document the reference's baseline shows (full, off, deny); looking does
+    not create the file, saving does (with the node's socket defaults)."""
+    path = tmp_path / "config" / FILE_NAME
+    editor = ExecApprovalsEditor(LocalApprovals(ApprovalsStore(path)))
+
+    async def scenario() -> None:
+        assert await editor.load()
+        modes = (editor.security, editor.ask, editor.ask_fallback)
+        assert [box.currentData() for box in modes] == ["full", "off", "deny"]
+        assert table(editor) == [] and not path.exists()
+        assert await editor.save() and editor.status.text() == "Nothing to save."
+        assert not path.exists()
+        choose(editor.ask, "on-miss")
+        assert await editor.save()
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        assert saved["defaults"] == {"ask": "on-miss"}
+        assert saved["socket"]["path"] and saved["socket"]["token"]
+        assert (path.stat().st_mode & 0o777) == 0o600
+
+    run_in_qt(qapp, scenario, timeout=30)
+    editor.close()
+
+
 def test_settings_has_a_named_command_approvals_page(
     qapp: QApplication, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -137,8 +137,8 @@ class LocalApprovals:
         """The ``system.execApprovals.get`` payload."""
         if self.dispatch is not None and self.serving():
             return self._payload(await self.dispatch("system.execApprovals.get", {}))
-        try:
-            return (await self.store.ensure()).redacted()
+        try:  # read only: opening Settings does not create the file (a save does)
+            return (await asyncio.to_thread(self.store.read)).redacted()
         except DeviceError as exc:
             raise ApprovalsError(exc.message) from exc
 
