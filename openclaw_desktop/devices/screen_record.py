@@ -186,6 +186,22 @@ def _output_size(width: int, height: int, max_width: int) -> tuple[int, int]:
     return max(2, width - width % 2), max(2, height - height % 2)
 
 
+def _yuv_frame(pixels: np.ndarray[Any, Any], width: int, height: int) -> Any:
+    """A BGRA screen grab as a 4:2:0 frame of ``width`` x ``height``. Without scaling,
+    OpenCV converts (about three times faster than swscale's generic path, and the same
+    BT.601 limited-range values); a screen wider than the cap goes through swscale, which
+    scales and converts in one pass."""
+    import av
+    import cv2
+
+    if width <= pixels.shape[1] <= width + 1 and height <= pixels.shape[0] <= height + 1:
+        cropped = np.ascontiguousarray(pixels[:height, :width])
+        planes = np.asarray(cv2.cvtColor(cropped, cv2.COLOR_BGRA2YUV_I420), dtype=np.uint8)
+        return av.VideoFrame.from_ndarray(planes, format="yuv420p")
+    frame = av.VideoFrame.from_ndarray(pixels, format="bgra")
+    return frame.reformat(width, height, "yuv420p")
+
+
 class _Encoder:
     """The mp4 being written: video (and audio) streams over an in-memory file, with a
     running count of the bytes muxed so far."""
@@ -304,8 +320,6 @@ class _Session:
         self.skipped = 0
 
     def run(self, sct: Any) -> ScreenRecording:
-        import av
-
         monitors = sct.monitors[1:]
         index = self.request.screen_index
         if index >= len(monitors):
@@ -334,8 +348,7 @@ class _Session:
                     continue
                 shot = sct.grab(monitor)
                 pixels = np.frombuffer(shot.raw, dtype=np.uint8).reshape(shot.height, shot.width, 4)
-                frame = av.VideoFrame.from_ndarray(pixels, format="bgra")
-                encoder.video_frame(frame.reformat(width, height, "yuv420p"), slot)
+                encoder.video_frame(_yuv_frame(pixels, width, height), slot)
                 self.frames += 1
                 self._drain_audio(encoder, 0.0)
                 if encoder.muxed > self.config.max_bytes:

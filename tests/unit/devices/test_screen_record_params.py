@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from openclaw_desktop.devices.screen_record import (
@@ -12,6 +13,7 @@ from openclaw_desktop.devices.screen_record import (
     RecordRequest,
     _output_size,
     _video_ceiling,
+    _yuv_frame,
     video_codec,
 )
 from openclaw_desktop.node.context import NodeContext
@@ -106,6 +108,25 @@ def test_the_video_rate_ceiling_fits_the_cap() -> None:
     longest = _video_ceiling(cap, 60.0, True)
     assert (longest * 61 + cap.audio_bit_rate * 60) / 8 < cap.max_bytes
     assert _video_ceiling(RecordConfig(max_bytes=1024), 20.0, True) == 100_000
+
+
+@pytest.mark.parametrize(
+    ("grab", "out"),
+    [((480, 640), (640, 480)), ((479, 641), (640, 478)), ((1440, 2560), (1920, 1080))],
+)
+def test_grabs_become_420_frames_with_swscale_values(
+    grab: tuple[int, int], out: tuple[int, int]
+) -> None:
+    """The fast path (OpenCV, odd sides cropped) gives swscale's BT.601 values; a screen
+    over the width cap is scaled."""
+    pixels = np.zeros((*grab, 4), np.uint8)
+    pixels[..., :3] = (40, 30, 200)  # BGR
+    pixels[: grab[0] // 2, :, :3] = (255, 255, 255)
+    frame = _yuv_frame(pixels, *out)
+    assert (frame.format.name, frame.width, frame.height) == ("yuv420p", *out)
+    plane = frame.to_ndarray()  # Y rows, then U and V quarter planes
+    assert plane[0, 0] == 235 and plane[out[1] - 1, 0] == 86
+    assert plane[-1, -1] == 202  # V of the red-ish half
 
 
 def test_the_pypi_wheel_encodes_h264() -> None:
