@@ -17,9 +17,11 @@ microphone is its own privacy toggle, and the reference clients ask for sound by
 When it is off, or the microphone cannot be opened, the recording goes on without sound and
 says ``hasAudio: false`` (logged), rather than failing a request that only defaulted to
 sound. The capture indicator shows the screen (and the microphone, while it is open) for
-exactly as long as they are in use. A cancelled invoke (``node.invoke.cancel``, the invoke
-timeout) stops the recording at the next frame and frees the display, the encoder and the
-microphone before the cancellation goes on. Recordings run one after the other.
+exactly as long as they are in use. Turning Screen off in Settings ends a running recording
+within a quarter of a second (``NOT_AUTHORIZED``, nothing returned). A cancelled invoke
+(``node.invoke.cancel``, the invoke timeout) stops the recording at the next frame and frees
+the display, the encoder and the microphone before the cancellation goes on. Recordings run
+one after the other.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ MAX_SCREEN_INDEX = 32
 _FINISH_S = 20.0  # encoding / muxing allowance on top of the recording time
 _GRACE_S = 3.0  # a stopped recording frees everything within one frame; this bounds it
 _MIC_STALL_S = 2.0
+_SETTINGS_POLL_S = 0.25  # how soon turning Screen off ends a running recording
 
 
 def _integer(params: dict[str, Any], key: str, default: int, low: int, high: int) -> int:
@@ -204,6 +207,9 @@ class _ScreenRecorder:
             activity.close()
             log.warning("screen.record without sound: %s", exc.message)
             return None
+        except BaseException:  # cancelled while opening: the indicator goes off too
+            activity.close()
+            raise
         held.push(activity)
         return mic
 
@@ -220,7 +226,7 @@ class _ScreenRecorder:
             )
             deadline = request.duration_ms / 1000 + _FINISH_S
             try:
-                done, _ = await asyncio.wait({worker}, timeout=deadline)
+                problem = await self._watch(worker, deadline)
             except asyncio.CancelledError:
                 stop.set()
                 await _settle(worker)
@@ -230,14 +236,31 @@ class _ScreenRecorder:
                     await asyncio.shield(mic.close())
                 if pump is not None:
                     await asyncio.wait({pump}, timeout=_GRACE_S)
-            if not done:
+            if problem is not None:
                 stop.set()
                 await _settle(worker)
-                raise DeviceError(
+                raise problem
+            return worker.result()
+
+    async def _watch(self, worker: asyncio.Future[Any], deadline: float) -> DeviceError | None:
+        """Wait for the recording; why it must stop early (Screen turned off in Settings,
+        no end by ``deadline`` seconds), or None once it has finished."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + deadline
+        while not worker.done():
+            if not self.ctx.settings().screen:
+                return DeviceError(
+                    NodeErrorCode.NOT_AUTHORIZED,
+                    "the screen recording stopped: Screen was turned off in Settings",
+                )
+            left = end - loop.time()
+            if left <= 0:
+                return DeviceError(
                     NodeErrorCode.UNAVAILABLE,
                     f"the screen recording did not finish within {deadline:g} s",
                 )
-            return worker.result()
+            await asyncio.wait({worker}, timeout=min(_SETTINGS_POLL_S, left))
+        return None
 
 
 def screen_record_area(

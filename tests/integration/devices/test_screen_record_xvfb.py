@@ -82,15 +82,15 @@ class Rig:
         config: RecordConfig | None = None,
         microphone_device: str | None = None,
     ) -> None:
-        settings = NodeSettings(
+        self.settings = NodeSettings(
             screen=screen, microphone=microphone, microphone_device=microphone_device
         )
-        self.ctx = NodeContext(settings=lambda: settings)
+        self.ctx = NodeContext(settings=lambda: self.settings)
         self.events: list[tuple[str, str, bool]] = []
         self.ctx.activity.listeners.append(lambda *event: self.events.append(event))
         area = screen_record_area(self.ctx, config=config)
         self.dispatcher = InvokeDispatcher(
-            CommandRegistry(area.specs), area.handlers, lambda: settings.toggles()
+            CommandRegistry(area.specs), area.handlers, lambda: self.settings.toggles()
         )
 
     async def record(self, params: Any = None) -> InvokeResult:
@@ -218,6 +218,26 @@ async def test_cancel_stops_and_frees_at_once() -> None:
     assert rig.events == [("screen", "screen.record", True), ("screen", "screen.record", False)]
     again = await rig.record({"durationMs": 200, "fps": 10})
     assert again.ok, again.error_message
+
+
+@pytest.mark.usefixtures("flipping")
+async def test_turning_screen_off_ends_a_running_recording() -> None:
+    """Screen switched off in Settings half a second into a 20 s recording: it ends at once
+    with NOT_AUTHORIZED and returns nothing; the indicator goes off."""
+    rig = Rig()
+    task = asyncio.create_task(rig.record({"durationMs": 20_000, "includeAudio": False}))
+    for _ in range(100):
+        if rig.events:
+            break
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.5)
+    rig.settings = NodeSettings(screen=False)
+    async with asyncio.timeout(5):
+        result = await task
+    assert result.error_message == (
+        "NOT_AUTHORIZED: the screen recording stopped: Screen was turned off in Settings"
+    )
+    assert rig.events == [("screen", "screen.record", True), ("screen", "screen.record", False)]
 
 
 @pytest.mark.usefixtures("flipping")
