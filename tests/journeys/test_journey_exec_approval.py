@@ -13,7 +13,8 @@ The person types a message (xdotool) that makes the fake model call ``exec`` wit
 tool result the gateway hands the model's next turn (the fake model's request log), and the
 window shows the model's answer quoting it. Denied with a mouse click: nothing runs, the
 model is told it was denied (the real gateway's own words, read from the request log), and
-the window shows that too.
+the window shows that too. Last, ``openclaw approvals allowlist add --node <ours>`` through
+the real gateway changes the window's node's own approvals document.
 """
 
 from __future__ import annotations
@@ -138,11 +139,9 @@ async def test_the_agent_runs_a_command_on_our_node_once_allowed_and_is_told_whe
         node = await _our_node(gw)
         await asyncio.to_thread(gw.cli, "config", "set", "tools.exec.node", node)
         await asyncio.to_thread(_approvals_set_stdin, gw, node, ASK_ALWAYS)
-        document = json.loads(
-            (
-                AppPaths.under(tmp_path / "home" / "openclaw").config_dir / "exec-approvals.json"
-            ).read_text("utf-8")
-        )
+        approvals = AppPaths.under(tmp_path / "home" / "openclaw").config_dir
+        approvals /= "exec-approvals.json"
+        document = json.loads(approvals.read_text("utf-8"))
         assert document["defaults"] == ASK_ALWAYS["defaults"], document
         await j.control("text", "Message")
 
@@ -179,6 +178,14 @@ async def test_the_agent_runs_a_command_on_our_node_once_allowed_and_is_told_whe
         await j.desktop.screenshot("denied-in-the-chat")
         assert "exec denied: user-denied" in final, (final, told)
         assert not marker.exists(), "the denied command ran"
+
+        # The operator CLI, through the real gateway, adds to the window's node's allowlist.
+        await asyncio.to_thread(
+            gw.cli, "approvals", "allowlist", "add", "--node", node, "/usr/bin/uname"
+        )
+        document = json.loads(approvals.read_text("utf-8"))
+        assert [e["pattern"] for e in document["agents"]["*"]["allowlist"]] == ["/usr/bin/uname"]
+        assert document["defaults"] == ASK_ALWAYS["defaults"], document
 
 
 async def _wait_results(model: FakeLLM, prompt: str, timeout: float = 120) -> list[str]:
