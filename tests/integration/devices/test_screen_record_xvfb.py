@@ -260,6 +260,21 @@ async def test_mpeg4_when_ffmpeg_has_no_h264(monkeypatch: pytest.MonkeyPatch) ->
     assert entry.availability.reason == "this FFmpeg has no H.264 or MPEG-4 encoder"
 
 
+async def test_screen_index_records_that_monitor(x_server: XServer) -> None:
+    """Two RandR monitors (red left, green right): screenIndex 1 records the right one at
+    its own size, and the result says which screen it was."""
+    with XPainter(x_server.display) as paint:
+        paint.fill_root(RED)
+        paint.add_window(320, 0, 320, 480, GREEN)
+        paint.set_monitors([(0, 0, 320, 480), (320, 0, 320, 480)])
+        result = await Rig().record({"screenIndex": 1, "durationMs": 300, "includeAudio": False})
+    assert result.ok, result.error_message
+    assert result.payload["screenIndex"] == 1
+    clip = Decoded(result.payload)
+    assert clip.size == (320, 480)
+    assert clip.colours() == {"green"}
+
+
 @pytest.mark.usefixtures("flipping")
 async def test_bad_screen_and_bad_params() -> None:
     """A screen past the last one and malformed params are INVALID_REQUEST with the limit;
