@@ -24,14 +24,17 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from openclaw_desktop.devices.errors import DeviceError
 
 __all__ = [
+    "ACTIONS",
     "EXECUTION_IDLE_S",
     "ComputerControl",
     "Frame",
     "ScreenGeometry",
+    "descriptor",
 ]
 
 log = logging.getLogger("openclaw.node")
@@ -40,6 +43,47 @@ log = logging.getLogger("openclaw.node")
 EXECUTION_IDLE_S = 60.0
 #: Frames remembered per execution (newest kept).
 MAX_FRAMES = 16
+
+#: The Computer Use v2 actions this node fulfils (``screenshot`` and ``wait`` run through
+#: ``screen.snapshot`` in the gateway's tool; the rest are ``computer.act`` actions).
+ACTIONS = (
+    "screenshot",
+    "left_click",
+    "right_click",
+    "middle_click",
+    "double_click",
+    "triple_click",
+    "mouse_move",
+    "left_click_drag",
+    "left_mouse_down",
+    "left_mouse_up",
+    "scroll",
+    "type",
+    "key",
+    "hold_key",
+    "wait",
+)
+#: This process's provider generation: a restart invalidates every frame and execution.
+GENERATION = secrets.token_hex(8)
+
+
+def descriptor() -> dict[str, Any]:
+    """The ``computerUse`` descriptor advertised in ``connect`` with ``computer.act`` and
+    ``screen.snapshot`` (the reference's contract version 2): screen targets, foreground
+    delivery, image observations, several screens (``screenIndex``)."""
+    return {
+        "contractVersion": 2,
+        "provider": {
+            "id": "openclaw-desktop-xtest",
+            "label": "OpenClaw Desktop (X11 XTest)",
+            "generation": GENERATION,
+        },
+        "actions": list(ACTIONS),
+        "targets": ["screen"],
+        "deliveryModes": ["foreground"],
+        "observations": ["image"],
+        "features": {"recording": False, "agentCursor": False, "multiDisplay": True},
+    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from openclaw_desktop.config.settings import NodeSettings, Settings, SettingsStore
 from openclaw_desktop.errors import ConfigError
+from openclaw_desktop.node.computer_control import descriptor
 from openclaw_desktop.node.context import NodeContext
 from openclaw_desktop.node.registry import Surface, SurfaceEntry
 from openclaw_desktop.node.session import NodeSession
@@ -157,6 +158,8 @@ class NodeHost:
         self.options.caps = self.surface.caps
         self.options.commands = self.surface.commands
         self.options.permissions = dict(self.surface.permissions)
+        both = {"computer.act", "screen.snapshot"} <= set(self.surface.commands)
+        self.options.computer_use = descriptor() if both else None
 
     async def _watch_settings(self) -> None:
         while True:

@@ -153,6 +153,8 @@ class ConnectPlan:
     caps: tuple[str, ...] = ()
     commands: tuple[str, ...] | None = None
     permissions: Mapping[str, bool] | None = None
+    #: A node's Computer Use descriptor (``computerUse``), sent with ``computer.act``.
+    computer_use: Mapping[str, Any] | None = None
     path_env: str | None = None
     min_protocol: int = MIN_CLIENT_PROTOCOL_VERSION
     max_protocol: int = PROTOCOL_VERSION
@@ -192,6 +194,7 @@ def build_connect_params(plan: ConnectPlan, challenge: ConnectChallenge) -> dict
         caps=list(plan.caps),
         commands=list(plan.commands) if plan.commands is not None else None,
         permissions=dict(plan.permissions) if plan.permissions is not None else None,
+        computer_use=dict(plan.computer_use) if plan.computer_use is not None else None,
         path_env=plan.path_env,
         role=plan.role.value,
         scopes=list(plan.auth.scopes),

@@ -386,6 +386,7 @@ class GatewayConnection:
             caps=opts.caps,
             commands=opts.commands,
             permissions=opts.permissions,
+            computer_use=opts.computer_use,
             path_env=opts.path_env,
             min_protocol=opts.min_protocol,
             max_protocol=opts.max_protocol,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 from urllib.parse import urlsplit
 
 from openclaw_desktop.errors import ConfigError, OpenClawError, PairingRequired
@@ -106,6 +107,8 @@ class ConnectionOptions:
     caps: tuple[str, ...] = ()
     commands: tuple[str, ...] | None = None
     permissions: Mapping[str, bool] | None = None
+    #: A node's Computer Use descriptor (``connect.computerUse``), None when it offers none.
+    computer_use: Mapping[str, Any] | None = None
     path_env: str | None = None
     shared_token: str | None = None
     #: ``shared_token`` was given explicitly for this connection: send it first.

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from openclaw_desktop.config import NodeSettings, Settings, SettingsStore
+from openclaw_desktop.node.computer_control import descriptor
 from tests.helpers.bundled_gateway import RawClient, raw_operator
 from tests.helpers.desktop_session import xvfb
 from tests.helpers.real_openclaw import GatewayFactory, RealGateway
@@ -102,6 +103,14 @@ async def test_snapshot_click_and_type_through_the_real_gateway(rig: Rig) -> Non
     """The computer tool's snapshot params give a frame; a click on it and a type reach the
     window; a malformed action is refused by the gateway, a guessed frame by the node; the
     node acts again afterwards; the execution closes."""
+    listed = await rig.op.call("node.list", {}, timeout=30)
+    ours = next(n for n in listed["payload"]["nodes"] if n["nodeId"] == rig.node_id)
+    # accepted and kept as advertised (the generation is the node process's own)
+    advertised = ours["computerUse"]
+    expected = descriptor()
+    assert advertised["provider"]["generation"], advertised
+    advertised["provider"]["generation"] = expected["provider"]["generation"] = "-"
+    assert advertised == expected, ours
     execution = str(uuid.uuid4())
     shot = await rig.invoke(
         "screen.snapshot",

@@ -24,6 +24,7 @@ from openclaw_desktop.errors import GatewayError
 from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
 from openclaw_desktop.integration.command import EMBEDDED_ALLOW
 from openclaw_desktop.node import NodeContext, NodeSession, build_dispatcher
+from openclaw_desktop.node.computer_control import descriptor
 from openclaw_desktop.node.host import NodeHost
 from openclaw_desktop.transport import GatewayConnection
 from tests.helpers.bundled_gateway import bundled_gateway, node_options, operator_options, wait_for
@@ -301,6 +302,7 @@ async def test_malformed_requests_through_the_bundled_gateway(
             surface.caps,
             identity=identity,
             credentials=CredentialStore(MemorySecretStore()),
+            computer_use=descriptor(),  # as the node host sends it with both commands
         )
         await operator.wait_ready(5)
         requested: list[dict[str, Any]] = []
