@@ -161,4 +161,12 @@ class AgentTools:
             meta = {k: v for k, v in payload.items() if k != "base64"}
             image = {"type": "image", "data": payload["base64"], "mimeType": mime}
             return ToolOutcome([image, *_text(meta)])
+        if isinstance(payload, dict) and isinstance(payload.get("base64"), str):
+            # A clip or a recording (camera.clip, screen.record): a model cannot watch an
+            # mp4 given as text, and cut at the text bound it is noise; it hears what was
+            # recorded and how large it is.
+            meta = {k: v for k, v in payload.items() if k != "base64"}
+            meta["mediaBytes"] = len(payload["base64"]) * 3 // 4
+            meta["note"] = "the media itself is kept out of the conversation"
+            return ToolOutcome(_text(meta))
         return ToolOutcome(_text(payload if payload is not None else {"ok": True}))
