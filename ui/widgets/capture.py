@@ -60,11 +60,12 @@ class CaptureIndicator(QWidget):
             self.active.pop(kind, None)
         if self.active:
             others = {k: c for k, c in self.active.items() if k != "computer"}
-            parts = ", ".join(f"{k} ({c})" for k, c in sorted(others.items()))
-            texts = [CONTROL_TEXT] if "computer" in self.active else []
-            if parts:
-                texts.append(f"● In use by the agent: {parts}")
-            self.label.setText("  ".join(texts))
+            if "computer" in self.active:  # the one thing that matters; the rest in short
+                also = f" (also using: {', '.join(sorted(others))})" if others else ""
+                self.label.setText(CONTROL_TEXT + also)
+            else:
+                parts = ", ".join(f"{k} ({c})" for k, c in sorted(others.items()))
+                self.label.setText(f"● In use by the agent: {parts}")
             self.show()
         else:
             self.hide()

@@ -35,7 +35,7 @@ from tests.helpers.desktop_session import (
 from tests.helpers.scripted_gateway import ScriptedPeer, node_behind_script
 from tests.helpers.x_text_window import TextWindow, text_window
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = pytest.mark.timeout(120)
 
 EXECUTION = str(uuid.uuid4())
 

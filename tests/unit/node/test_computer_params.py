@@ -13,8 +13,6 @@ from openclaw_desktop.node.computer_control import ComputerControl, ScreenGeomet
 from openclaw_desktop.node.handlers.computer_params import parse_act_params
 from openclaw_desktop.node.handlers.screen import parse_v2_request
 
-pytestmark = pytest.mark.unit
-
 EXEC = str(uuid.uuid4())
 
 
