@@ -23,6 +23,8 @@ TOOL_TIMEOUT_S = 90.0
 NODE_INVOKE_TIMEOUT_MS = 60_000
 _IMAGE_COMMANDS = {"camera.snap": "image/jpeg", "screen.snapshot": None}
 _MAX_TEXT = 20_000
+#: What a recording needs beyond its length (opening the device, encoding, sending).
+_ENCODE_MARGIN_MS = 20_000
 
 
 class NodeAccess(Protocol):
@@ -46,6 +48,17 @@ class ToolOutcome:
 
     content: list[dict[str, Any]]
     is_error: bool = False
+
+
+def _invoke_timeout_ms(params: dict[str, Any]) -> int:
+    """A node's time for one command: :data:`NODE_INVOKE_TIMEOUT_MS`, or a recording's
+    length and time to encode it (``durationMs``: camera.clip, screen.record), within the
+    tool's own bound."""
+    duration = params.get("durationMs")
+    if isinstance(duration, int | float) and not isinstance(duration, bool) and duration > 0:
+        wanted = int(duration) + _ENCODE_MARGIN_MS
+        return max(NODE_INVOKE_TIMEOUT_MS, min(wanted, int(TOOL_TIMEOUT_S * 1000) - 5_000))
+    return NODE_INVOKE_TIMEOUT_MS
 
 
 def _text(value: Any) -> list[dict[str, Any]]:
@@ -153,7 +166,7 @@ class AgentTools:
         node_id = self._resolve(node)
         if node_id is None:
             return ToolOutcome(_text(f"no connected node named {node!r}; see nodes_list"), True)
-        result = await self._nodes.invoke(node_id, command, params, NODE_INVOKE_TIMEOUT_MS)
+        result = await self._nodes.invoke(node_id, command, params, _invoke_timeout_ms(params))
         payload = result.get("payload")
         if command in _IMAGE_COMMANDS and isinstance(payload, dict) and "base64" in payload:
             fmt = str(payload.get("format") or "jpeg").lower()

@@ -51,3 +51,27 @@ async def test_a_snapshot_is_still_an_image_block() -> None:
     image, meta = outcome.content
     assert image == {"type": "image", "data": jpeg, "mimeType": "image/jpeg"}
     assert json.loads(meta["text"]) == {"format": "jpeg", "width": 2}
+
+
+class Timed(Node):
+    """Writes down the timeout each invoke was given."""
+
+    def __init__(self) -> None:
+        super().__init__({"ok": True})
+        self.timeouts: list[int] = []
+
+    async def invoke(
+        self, node_id: str, command: str, params: Any, timeout_ms: int
+    ) -> dict[str, Any]:
+        self.timeouts.append(timeout_ms)
+        return await super().invoke(node_id, command, params, timeout_ms)
+
+
+async def test_a_long_recording_gets_the_time_it_needs_within_the_tools_bound() -> None:
+    node = Timed()
+    tools = AgentTools(node, _nothing)
+    asks: list[dict[str, Any]] = [{}, {"durationMs": 5_000}, {"durationMs": 60_000}]
+    asks += [{"durationMs": 300_000}, {"durationMs": "long"}, {"durationMs": True}]
+    for params in asks:
+        await tools.run("node_invoke", {"node": "n1", "command": "screen.record", "params": params})
+    assert node.timeouts == [60_000, 60_000, 80_000, 85_000, 60_000, 60_000]
