@@ -32,7 +32,7 @@ from gateway.peer_transport import WebSocketTransport
 from gateway.proxies import Attribution, has_forwarding_headers
 from gateway.state.records import BootstrapRecord, DeviceRecord, PairingRequest, TokenRecord
 
-__all__ = ["GatewayServerConnection", "admit", "perform", "run_decision"]
+__all__ = ["CoreStateView", "GatewayServerConnection", "admit", "perform", "run_decision"]
 
 log = logging.getLogger("gateway.connect")
 
@@ -80,7 +80,7 @@ def _is_loopback(address: str) -> bool:
         return False
 
 
-class _CoreView:
+class CoreStateView:
     """The decision's read-only view of the gateway (:class:`~gateway.handshake.decision.
     StateView`): live reads of the state, the settings and the auth rate limiter."""
 
@@ -217,7 +217,7 @@ async def admit(
         tls=core.config.tls,
     )
     outcome = run_decision(
-        decide(params, context, _CoreView(core)), lambda effect: perform(core, effect)
+        decide(params, context, CoreStateView(core)), lambda effect: perform(core, effect)
     )
     if isinstance(outcome, hs.ConnectRejection):
         raise outcome
