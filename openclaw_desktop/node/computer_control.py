@@ -149,6 +149,7 @@ class ComputerControl:
         self.close_hooks: list[Callable[[], Awaitable[None]]] = []
         self.live_listeners: list[Callable[[bool], None]] = [] if live is None else [live]
         self._idle: asyncio.TimerHandle | None = None
+        self._closing: set[asyncio.Task[None]] = set()
         self._last_used = 0.0
 
     # --------------------------------------------------------------- executions
@@ -190,8 +191,9 @@ class ComputerControl:
             self._idle = asyncio.get_running_loop().call_later(left, self._check_idle)
             return
         log.info("computer control: execution idle for %g s; closing it", EXECUTION_IDLE_S)
-        task = asyncio.get_running_loop().create_task(self.close(None))
-        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        task = asyncio.get_running_loop().create_task(self.close(None), name="computer-idle")
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
 
     async def close(self, execution_id: str | None) -> None:
         """End the live execution (only when it is ``execution_id``, unless None): drop its

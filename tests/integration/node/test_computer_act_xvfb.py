@@ -411,3 +411,22 @@ async def test_the_hosts_stop_switches_computer_control_off(
     await host.apply(store.load())
     assert (control.stopped, control.execution_id) == (False, None)  # lifted
     await host.aclose()
+
+
+async def test_an_idle_execution_ends_by_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No snapshot or action for EXECUTION_IDLE_S: the execution closes (the indicator goes,
+    its close hooks run) and another execution may take the computer."""
+    from openclaw_desktop.node import computer_control
+
+    monkeypatch.setattr(computer_control, "EXECUTION_IDLE_S", 0.2)
+    heard: list[bool] = []
+    control = computer_control.ComputerControl(live=heard.append)
+    control.claim(EXECUTION)
+    await asyncio.sleep(0.1)
+    control.claim(EXECUTION)  # used again: the idle time starts over
+    async with asyncio.timeout(5):
+        while control.execution_id is not None:
+            await asyncio.sleep(0.02)
+    assert heard == [True, False]
+    control.claim(str(uuid.uuid4()))
+    await control.close(None)
