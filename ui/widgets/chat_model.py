@@ -16,7 +16,9 @@ WINDOW = 300
 #: The :class:`ChatItem` of a row.
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 1
 
-_ICONS = {"running": "⏳", "completed": "✓", "failed": "✗"}
+#: A tool card's state, in glyphs the common fonts have (DejaVu, Noto, Liberation Mono's
+#: fallbacks): an hourglass emoji was a missing-glyph box without an emoji font.
+_ICONS = {"running": "⋯", "completed": "✓", "failed": "✗"}
 
 
 def item_text(item: ChatItem) -> str:
