@@ -408,6 +408,8 @@ class DesktopApp(GatewayChoice):
         client = self.runtime.client
         approval = Approval.from_event(event)
         decision = await ask_approval(approval, self.window)
+        if self.activity is not None:
+            self.activity.on_approval_decision(approval, decision)
         if client is not None and decision is not None:
             try:
                 await client.approvals.respond(approval.id, decision, kind=approval.kind)

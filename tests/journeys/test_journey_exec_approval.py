@@ -179,6 +179,16 @@ async def test_the_agent_runs_a_command_on_our_node_once_allowed_and_is_told_whe
         assert "exec denied: user-denied" in final, (final, told)
         assert not marker.exists(), "the denied command ran"
 
+        # Both answers are in the Activity view, with what they were about.
+        for words, about in (("you allowed it once", "node-ran"), ("you denied it", "touch")):
+            [row, *_] = await j.atspi.find(
+                await j.root(),
+                lambda n, w=words, a=about: n.role == "list item" and w in n.name and a in n.name,
+                f"the Activity row {words!r}",
+            )
+            assert "exec approval" in row.name, row.name
+        await j.desktop.screenshot("answers-in-the-activity-view")
+
         # The operator CLI, through the real gateway, adds to the window's node's allowlist.
         await asyncio.to_thread(
             gw.cli, "approvals", "allowlist", "add", "--node", node, "/usr/bin/uname"

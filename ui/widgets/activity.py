@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QListView, QListWidget, QListWidgetItem, QVBoxLayo
 
 from openclaw_desktop.chat.redact import redact, strip_control
 from openclaw_desktop.node.exec.policy import ExecDecision
-from openclaw_desktop.sdk import Event
+from openclaw_desktop.sdk import Approval, Event
 from ui.dialogs.exec_prompt import exec_command_text, requested_by
 
 __all__ = ["DECISION_COMMAND_CHARS", "DECISION_ROLE", "MAX_ROWS", "ActivityView", "decision_text"]
@@ -44,6 +44,14 @@ def decision_text(decision: ExecDecision) -> str:
     why = redact(strip_control(decision.why or decision.reason or decision.source))
     who = requested_by(decision.request)
     return f"{mark} {decision.verb}: {command}\n{why} · asked by {who}"
+
+
+#: The gateway's approval decisions as the Activity view words them.
+_APPROVAL_WORDS = {
+    "allow-once": "you allowed it once",
+    "allow-always": "you allowed it always",
+    "deny": "you denied it",
+}
 
 
 @dataclass
@@ -118,6 +126,18 @@ class ActivityView(QWidget):
 
     def _node_row(self, command: str, code: str) -> None:
         self._add(f"⚙ this computer ran {command} → {code}")
+
+    def on_approval_decision(self, approval: Approval, decision: str | None) -> None:
+        """What the person answered to the gateway's approval dialog (None: closed without
+        an answer, the request stays open for another client or its expiry)."""
+        words = _APPROVAL_WORDS.get(decision or "", "left open")
+        mark = "✗" if decision == "deny" else "✓" if decision else "…"
+        what = _one_line(redact(strip_control(approval.command or approval.summary or "")), 160)
+        item = self._add(f"{mark} {words} ({approval.kind} approval): {what or approval.id}")
+        item.setData(
+            Qt.ItemDataRole.AccessibleDescriptionRole,
+            f"Gateway approval {words} in this window",
+        )
 
     def on_exec_decision(self, decision: ExecDecision) -> None:
         """An ``exec_decision_listeners`` entry of the node (any thread)."""
