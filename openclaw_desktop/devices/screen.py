@@ -2,9 +2,11 @@
 
 mss reads the screen through X11 on Linux (XShm/XGetImage, so an X display or XWayland is
 needed), GDI on Windows and CoreGraphics on macOS (which needs the Screen Recording
-permission; without it macOS returns the desktop wallpaper only). Pure Wayland sessions
-without XWayland are not supported yet: that needs the xdg-desktop-portal Screenshot call,
-which asks the user interactively on most desktops.
+permission; without it macOS returns the desktop wallpaper only). On a Wayland session the
+desktop portal's Screenshot interface is used when the session bus offers it
+(:mod:`.portal_screenshot`: the whole desktop as one screen, index 0; the compositor may ask
+the user the first time); without it, XWayland through ``DISPLAY`` as before (X windows only),
+and a pure Wayland session is unavailable with the reason.
 
 Everything here is blocking and meant for a worker thread; :class:`ScreenGrabber` is the async
 face (bounded time, cached availability).
@@ -24,9 +26,12 @@ from typing import Any, Literal
 import numpy as np
 
 from openclaw_desktop.devices.errors import DeviceError
+from openclaw_desktop.devices.portal_bus import wayland_session
+from openclaw_desktop.devices.portal_screenshot import portal_screenshot, screenshot_status
 
 __all__ = [
     "MAX_BASE64",
+    "WAYLAND_DISPLAY_NAME",
     "DisplayStatus",
     "ImageFormat",
     "ScreenGrabber",
@@ -44,6 +49,8 @@ MAX_BASE64 = 5 * 1024 * 1024
 _JPEG_STEPS = (60, 40, 25)
 _SHRINK = 0.7
 _MIN_WIDTH = 16
+#: The display name of frames captured through the Screenshot portal (the whole desktop).
+WAYLAND_DISPLAY_NAME = "wayland-portal"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +83,9 @@ class Snapshot:
     #: The captured screen's rectangle in root-window pixels ``(left, top, width, height)``
     #: (what ``computer.act`` coordinates are mapped onto); None when not known.
     rect: tuple[int, int, int, int] | None = None
+    #: The display it was captured from (None: ``$DISPLAY``; :data:`WAYLAND_DISPLAY_NAME`
+    #: through the portal).
+    display: str | None = None
 
     def to_payload(self) -> dict[str, Any]:
         """The ``screen.snapshot`` result: ``{format, width, height, base64}``."""
@@ -278,21 +288,48 @@ class ScreenGrabber:
         self.probe_timeout = probe_timeout
         self.capture_timeout = capture_timeout
         self.max_base64 = max_base64
-        self._cache: dict[tuple[str, str], tuple[float, DisplayStatus]] = {}
+        self._cache: dict[tuple[str, str], tuple[float, DisplayStatus, bool]] = {}
 
     async def probe(self) -> DisplayStatus:
         """Whether a screen can be captured now. Never raises."""
+        return (await self._probe())[0]
+
+    async def _probe(self) -> tuple[DisplayStatus, bool]:
+        """The status and whether captures go through the Screenshot portal."""
         key = (os.environ.get("DISPLAY", ""), os.environ.get("WAYLAND_DISPLAY", ""))
         cached = self._cache.get(key)
         if cached is not None and cached[0] > time.monotonic():
-            return cached[1]
+            return cached[1], cached[2]
+        portal, status = False, None
         try:
             async with asyncio.timeout(self.probe_timeout):
-                status = await asyncio.to_thread(display_status)
+                if wayland_session():
+                    found = await screenshot_status()
+                    portal = found.available
+                    if portal:
+                        status = DisplayStatus(True, screens=1)
+                    elif not os.environ.get("DISPLAY", "").strip():
+                        status = DisplayStatus(False, f"Wayland without XWayland: {found.reason}")
+                if status is None:
+                    status = await asyncio.to_thread(display_status)
         except TimeoutError:
             status = DisplayStatus(False, f"the display did not answer in {self.probe_timeout:g} s")
-        self._cache[key] = (time.monotonic() + self.probe_ttl, status)
-        return status
+        self._cache[key] = (time.monotonic() + self.probe_ttl, status, portal)
+        return status, portal
+
+    async def _portal_snapshot(self, request: SnapshotRequest) -> Snapshot:
+        if request.screen_index != 0:
+            raise DeviceError(
+                "INVALID_REQUEST",
+                f"no screen {request.screen_index}, there is 1 (the portal captures the "
+                "whole desktop)",
+            )
+        image = await portal_screenshot(self.capture_timeout)
+        snapshot = await asyncio.to_thread(encode_bounded, image, request, self.max_base64)
+        height, width = image.shape[:2]
+        return dataclasses.replace(
+            snapshot, rect=(0, 0, width, height), display=WAYLAND_DISPLAY_NAME
+        )
 
     async def snapshot(self, request: SnapshotRequest) -> Snapshot:
         """Take one screenshot in a worker thread.
@@ -301,6 +338,12 @@ class ScreenGrabber:
             DeviceError: see :func:`capture`; ``UNAVAILABLE`` when it takes longer than
                 ``capture_timeout``.
         """
+        if wayland_session() and (await self._probe())[1]:
+            try:
+                return await self._portal_snapshot(request)
+            except DeviceError:
+                self._cache.clear()
+                raise
         try:
             async with asyncio.timeout(self.capture_timeout):
                 return await asyncio.to_thread(capture, request, self.max_base64)

@@ -24,7 +24,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from openclaw_desktop.devices.errors import DeviceError
 
@@ -33,6 +33,7 @@ __all__ = [
     "EXECUTION_IDLE_S",
     "ComputerControl",
     "Frame",
+    "InputDriver",
     "ScreenGeometry",
     "descriptor",
 ]
@@ -125,6 +126,37 @@ class Frame:
         sx = min(geo.width - 1, round(x * geo.width / self.width))
         sy = min(geo.height - 1, round(y * geo.height / self.height))
         return geo.left + sx, geo.top + sy
+
+
+class InputDriver(Protocol):
+    """What ``computer.act`` drives input through: XTest on X11, the desktop portal's
+    RemoteDesktop on Wayland. Buttons are X numbers (1 left, 2 middle, 3 right), keys X
+    keysyms, points pixels of the frame's screen (see :meth:`bind`). Every press is
+    recorded; :meth:`release` lets go of all of them (but a left button held by
+    ``left_mouse_down``, unless closing)."""
+
+    left_held: bool
+
+    def bind(self, width: int, height: int) -> None:
+        """The size of the screen the next points are pixels of."""
+
+    async def move(self, x: int, y: int) -> None: ...
+
+    async def button(self, button: int, press: bool) -> None: ...
+
+    async def click_at(self, x: int, y: int, button: int, count: int = 1) -> None: ...
+
+    async def press_at(self, x: int, y: int, button: int) -> None: ...
+
+    async def wheel(self, direction: str, ticks: int) -> None: ...
+
+    async def key(self, keysym: int, press: bool) -> None: ...
+
+    async def type_keysym(self, keysym: int) -> None: ...
+
+    async def holds(self, button: int) -> bool: ...
+
+    async def release(self, close: bool = False) -> None: ...
 
 
 def stale(message: str) -> DeviceError:

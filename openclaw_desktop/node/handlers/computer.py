@@ -1,5 +1,5 @@
-"""``computer.act``: the agent's pointer and keyboard on this computer (X11 through XTest),
-off by default.
+"""``computer.act``: the agent's pointer and keyboard on this computer (X11 through XTest, a
+Wayland session through the desktop portal's RemoteDesktop), off by default.
 
 Coordinates are pixels of a screenshot taken with ``screen.snapshot`` in the same execution
 (its ``displayFrameId``, echoed with ``refWidth``: see
@@ -13,8 +13,15 @@ Every press is released: after each action, on error and on cancellation (``node
 stops typing before the next character). A button held by ``left_mouse_down`` stays held
 until ``left_mouse_up``, the end of the execution or the user's Stop.
 
-Result: ``{"ok": true, "details": {"action": ...}}`` (XTest cannot confirm that an application
-reacted, so no ``effect`` is claimed). Errors are the reference's ``COMPUTER_*`` codes.
+The input driver is chosen once per execution (:class:`DriverChoice`): the portal's on a
+Wayland session (available only when the portal offers RemoteDesktop with a keyboard and a
+pointer, and ScreenCast; otherwise unavailable naming what is missing), XTest elsewhere. Both
+implement :class:`~openclaw_desktop.node.computer_control.InputDriver`; frames, executions,
+Stop and error codes are the same for both.
+
+Result: ``{"ok": true, "details": {"action": ...}}`` (neither XTest nor the portal can confirm
+that an application reacted, so no ``effect`` is claimed). Errors are the reference's
+``COMPUTER_*`` codes.
 """
 
 from __future__ import annotations
@@ -26,11 +33,20 @@ import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from openclaw_desktop.config.paths import AppPaths
 from openclaw_desktop.devices.errors import DeviceError
-from openclaw_desktop.devices.screen import screen_rects
+from openclaw_desktop.devices.portal_bus import wayland_session
+from openclaw_desktop.devices.portal_input import PortalDriver, remote_desktop_status
+from openclaw_desktop.devices.screen import WAYLAND_DISPLAY_NAME, screen_rects
 from openclaw_desktop.devices.x11_input import BUTTONS, X11Input, input_status
 from openclaw_desktop.devices.x11_keys import KeyError_, char_keysym, parse_chord, parse_modifiers
-from openclaw_desktop.node.computer_control import Frame, ScreenGeometry, stale
+from openclaw_desktop.node.computer_control import (
+    ComputerControl,
+    Frame,
+    InputDriver,
+    ScreenGeometry,
+    stale,
+)
 from openclaw_desktop.node.context import Area, NodeContext
 from openclaw_desktop.node.handlers.computer_params import (
     CLICKS,
@@ -42,13 +58,30 @@ from openclaw_desktop.node.handlers.computer_params import (
 from openclaw_desktop.node.registry import Availability, CommandSpec, Probe
 from openclaw_desktop.node.results import Handler, InvokeResult
 
-__all__ = ["X11Driver", "computer_area", "current_geometry", "make_computer_act"]
+__all__ = [
+    "DriverChoice",
+    "X11Driver",
+    "computer_area",
+    "current_geometry",
+    "make_computer_act",
+]
 
 T = TypeVar("T")
 DEFAULT_SCROLL = 3
 DEFAULT_HOLD_MS = 1000
 DRAG_STEPS = 12
 BUTTON_NOT_HELD = "left button is not held by computer control"
+#: Where the portal's ``restore_token`` (the user's standing grant) is kept.
+PORTAL_TOKEN_FILE = "portal-remote-desktop.token"
+
+
+def _portal_geometry(computer: ComputerControl, index: int) -> ScreenGeometry | None:
+    """On Wayland the desktop as the newest portal screenshot showed it (a later screenshot
+    of another size makes the older frames stale)."""
+    for frame in reversed(computer.frames.values()):
+        if frame.geometry.display == WAYLAND_DISPLAY_NAME and frame.geometry.index == index:
+            return frame.geometry
+    return None
 
 
 def current_geometry(index: int) -> ScreenGeometry | None:
@@ -84,6 +117,33 @@ class X11Driver:
         if self._input is None:
             self._input = X11Input()
         return call(self._input)
+
+    def bind(self, width: int, height: int) -> None:
+        """XTest takes root-window pixels: nothing to bind."""
+
+    async def move(self, x: int, y: int) -> None:
+        await self.run(functools.partial(X11Input.move, x=x, y=y))
+
+    async def button(self, button: int, press: bool) -> None:
+        await self.run(functools.partial(X11Input.button, button=button, press=press))
+
+    async def click_at(self, x: int, y: int, button: int, count: int = 1) -> None:
+        await self.run(functools.partial(X11Input.click_at, x=x, y=y, button=button, count=count))
+
+    async def press_at(self, x: int, y: int, button: int) -> None:
+        await self.run(functools.partial(X11Input.press_at, x=x, y=y, button=button))
+
+    async def wheel(self, direction: str, ticks: int) -> None:
+        await self.run(functools.partial(X11Input.wheel, direction=direction, ticks=ticks))
+
+    async def key(self, keysym: int, press: bool) -> None:
+        await self.run(functools.partial(X11Input.key, keysym=keysym, press=press))
+
+    async def type_keysym(self, keysym: int) -> None:
+        await self.run(functools.partial(X11Input.type_keysym, keysym=keysym))
+
+    async def holds(self, button: int) -> bool:
+        return await self.run(lambda i: button in i.held_buttons)
 
     async def release(self, close: bool = False) -> None:
         """Release every held key and button (but the left button ``left_mouse_down``
@@ -130,7 +190,7 @@ def _modifiers(params: ActParams) -> list[int]:
 class _Act:
     """Performs one validated action."""
 
-    def __init__(self, ctx: NodeContext, driver: X11Driver, params: ActParams) -> None:
+    def __init__(self, ctx: NodeContext, driver: InputDriver, params: ActParams) -> None:
         self.ctx = ctx
         self.driver = driver
         self.p = params
@@ -142,13 +202,17 @@ class _Act:
             raise stale("the coordinate frame is missing or no longer current")
         known = self.ctx.computer.frames.get(frame_id)
         index = known.geometry.index if known is not None else 0
-        now = await asyncio.to_thread(current_geometry, index)
+        if known is not None and known.geometry.display == WAYLAND_DISPLAY_NAME:
+            now = _portal_geometry(self.ctx.computer, index)
+        else:
+            now = await asyncio.to_thread(current_geometry, index)
         frame = self.ctx.computer.frame_for(
             frame_id, execution, self.p.get("refWidth"), {index: now}.get
         )
         wanted = self.p.get("screenIndex")
         if wanted is not None and wanted != frame.geometry.index:
             raise stale(f"the frame is of screen {frame.geometry.index}, not {wanted}")
+        self.driver.bind(frame.geometry.width, frame.geometry.height)
         return frame
 
     async def point(
@@ -167,7 +231,7 @@ class _Act:
     async def press_keys(self, keysyms: list[int], press: bool) -> None:
         order = keysyms if press else list(reversed(keysyms))
         for keysym in order:
-            await self.driver.run(functools.partial(X11Input.key, keysym=keysym, press=press))
+            await self.driver.key(keysym, press)
 
     async def run(self) -> dict[str, Any]:
         action = self.p.action
@@ -176,13 +240,11 @@ class _Act:
             x, y = await self.point()
             mods = _modifiers(self.p)
             await self.press_keys(mods, True)
-            await self.driver.run(
-                functools.partial(X11Input.click_at, x=x, y=y, button=BUTTONS[button], count=count)
-            )
+            await self.driver.click_at(x, y, BUTTONS[button], count)
             await self.press_keys(mods, False)
         elif action == "mouse_move":
             x, y = await self.point()
-            await self.driver.run(lambda i: i.move(x, y))
+            await self.driver.move(x, y)
         elif action == "left_click_drag":
             await self.drag()
         elif action in ("left_mouse_down", "left_mouse_up"):
@@ -207,23 +269,23 @@ class _Act:
         x0, y0 = await self.point("fromX", "fromY", "drag start")
         x1, y1 = await self.point("x", "y", "drag end")
         duration = self.p.get("durationMs") or 0
-        await self.driver.run(functools.partial(X11Input.press_at, x=x0, y=y0, button=1))
+        await self.driver.press_at(x0, y0, 1)
         for step in range(1, DRAG_STEPS + 1):
             x = x0 + (x1 - x0) * step // DRAG_STEPS
             y = y0 + (y1 - y0) * step // DRAG_STEPS
-            await self.driver.run(functools.partial(X11Input.move, x=x, y=y))
+            await self.driver.move(x, y)
             await asyncio.sleep(duration / 1000 / DRAG_STEPS)
-        await self.driver.run(lambda i: i.button(1, False))
+        await self.driver.button(1, False)
 
     async def left_button(self, down: bool) -> None:
         point = await self.optional_point()
         mods = _modifiers(self.p)
-        if not down and not await self.driver.run(lambda i: 1 in i.held_buttons):
+        if not down and not await self.driver.holds(1):
             raise invalid(BUTTON_NOT_HELD)
         if point is not None:
-            await self.driver.run(lambda i: i.move(*point))
+            await self.driver.move(*point)
         await self.press_keys(mods, True)
-        await self.driver.run(lambda i: i.button(1, down))
+        await self.driver.button(1, down)
         self.driver.left_held = down
         await self.press_keys(mods, False)
 
@@ -233,9 +295,9 @@ class _Act:
         amount = self.p.get("scrollAmount") or DEFAULT_SCROLL
         mods = _modifiers(self.p)
         if point is not None:
-            await self.driver.run(lambda i: i.move(*point))
+            await self.driver.move(*point)
         await self.press_keys(mods, True)
-        await self.driver.run(lambda i: i.wheel(direction, amount))
+        await self.driver.wheel(direction, amount)
         await self.press_keys(mods, False)
 
     async def type_text(self, text: str) -> None:
@@ -244,7 +306,7 @@ class _Act:
         except KeyError_ as exc:
             raise DeviceError("COMPUTER_UNSUPPORTED_KEY", str(exc)) from None
         for keysym in keysyms:  # one character per step: a cancel stops before the next
-            await self.driver.run(functools.partial(X11Input.type_keysym, keysym=keysym))
+            await self.driver.type_keysym(keysym)
 
 
 def _refuse_targets(params: ActParams) -> None:
@@ -261,7 +323,29 @@ def _refuse_targets(params: ActParams) -> None:
         )
 
 
-def make_computer_act(ctx: NodeContext, driver: X11Driver) -> Handler:
+class DriverChoice:
+    """The input driver of the live execution, chosen when it starts (the portal on a
+    Wayland session, XTest elsewhere) and kept until it ends."""
+
+    def __init__(self, x11: X11Driver | None = None, portal: PortalDriver | None = None) -> None:
+        self.x11 = x11 or X11Driver()
+        self.portal = portal or PortalDriver(AppPaths.default().state_dir / PORTAL_TOKEN_FILE)
+        self.chosen: InputDriver | None = None
+
+    def current(self) -> InputDriver:
+        """The execution's driver (chosen now when none is)."""
+        if self.chosen is None:
+            self.chosen = self.portal if wayland_session() else self.x11
+        return self.chosen
+
+    async def close(self) -> None:
+        """The execution ended: release and close its driver; the next one chooses again."""
+        chosen, self.chosen = self.chosen, None
+        if chosen is not None:
+            await chosen.release(close=True)
+
+
+def make_computer_act(ctx: NodeContext, drivers: DriverChoice) -> Handler:
     """The ``computer.act`` handler."""
 
     async def computer_act(params: Any) -> InvokeResult:
@@ -272,6 +356,7 @@ def make_computer_act(ctx: NodeContext, driver: X11Driver) -> Handler:
                 return InvokeResult.success({"ok": True})
             ctx.computer.claim(request.execution_id)
             _refuse_targets(request)
+            driver = drivers.current()
             try:
                 payload = await _Act(ctx, driver, request).run()
             finally:
@@ -283,8 +368,11 @@ def make_computer_act(ctx: NodeContext, driver: X11Driver) -> Handler:
     return computer_act
 
 
-def _probe() -> Probe:
+def _probe(drivers: DriverChoice) -> Probe:
     async def input_available() -> Availability:
+        if wayland_session():
+            portal = await remote_desktop_status(drivers.portal.address)
+            return Availability.yes() if portal.available else Availability.no(portal.reason)
         status = await asyncio.to_thread(input_status)
         return Availability.yes() if status.available else Availability.no(status.reason)
 
@@ -304,20 +392,23 @@ def _show_live(ctx: NodeContext) -> Callable[[bool], None]:
     return live
 
 
-def computer_area(ctx: NodeContext, driver: X11Driver | None = None) -> Area:
+def computer_area(
+    ctx: NodeContext, driver: X11Driver | None = None, portal: PortalDriver | None = None
+) -> Area:
     """``computer.act``: off until the user enables Computer control, only while the user is
-    at the computer, and only where XTest input reaches the session (X11)."""
-    driver = driver or X11Driver()
+    at the computer, and only where input reaches the session (XTest on X11, the portal's
+    RemoteDesktop on Wayland)."""
+    drivers = DriverChoice(driver, portal)
     ctx.computer.live_listeners.append(_show_live(ctx))
-    ctx.computer.close_hooks.append(lambda: driver.release(close=True))
+    ctx.computer.close_hooks.append(drivers.close)
     spec = CommandSpec(
         "computer.act",
         "computer",
-        availability=_probe(),
+        availability=_probe(drivers),
         setting="computer",
         needs_presence=True,
         disabled_code="COMPUTER_DRIVER_UNAVAILABLE",
         disabled_message="computer control is off; enable Computer control in Settings",
         unavailable_code="COMPUTER_DRIVER_UNAVAILABLE",
     )
-    return Area((spec,), {"computer.act": make_computer_act(ctx, driver)})
+    return Area((spec,), {"computer.act": make_computer_act(ctx, drivers)})

@@ -129,9 +129,8 @@ async def _v2_snapshot(
     payload["screenIndex"] = request.screen_index
     payload["capturedAtMs"] = int(time.time() * 1000)
     if issue and snapshot.rect is not None:
-        geometry = ScreenGeometry(
-            os.environ.get("DISPLAY", ""), request.screen_index, *snapshot.rect
-        )
+        display = snapshot.display or os.environ.get("DISPLAY", "")
+        geometry = ScreenGeometry(display, request.screen_index, *snapshot.rect)
         payload["displayFrameId"] = ctx.computer.issue_frame(
             execution_id, geometry, snapshot.width, snapshot.height, request.max_width
         )
