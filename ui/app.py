@@ -8,13 +8,13 @@ import functools
 import logging
 import sys
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtWidgets import QApplication
 
 from openclaw_desktop.chat.attachments import Attachment
-from openclaw_desktop.config import AppPaths, SettingsStore, WindowStateStore
+from openclaw_desktop.config import AppPaths, Settings, SettingsStore, WindowStateStore
 from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.devices.notify import Notice, Notifier
 from openclaw_desktop.errors import OpenClawError, ReconnectPaused
@@ -45,6 +45,8 @@ from ui.widgets.pair_phone import PairPhoneDialog
 from ui.widgets.sessions import SessionsPanel
 
 __all__ = ["DesktopApp", "known_gateways_file", "last_gateway_file", "launch_target", "run"]
+
+_T = TypeVar("_T")
 
 if TYPE_CHECKING:
     from openclaw_desktop.node.host import NodeHost
@@ -81,8 +83,11 @@ class DesktopApp(GatewayChoice):
         self.capture: CaptureIndicator | None = None
         self.activity: ActivityView | None = None
         runtime.node_status_listeners.append(self._node_status)
+        #: ``settings.json``: read again at each use (Settings, the tray or the CLI may have
+        #: changed it since).
+        self.settings = SettingsStore(runtime.paths.settings_file)
         self.tray = Tray(
-            SettingsStore(runtime.paths.settings_file),
+            self.settings,
             open_chat=self._raise,
             pair_phone=lambda: self._spawn(self.pair_phone()),
             quit_app=lambda: self.quitter.request_quit(),
@@ -266,30 +271,30 @@ class DesktopApp(GatewayChoice):
     def open_settings(self) -> SettingsDialog:
         """The settings dialog (capabilities with their availability here)."""
         node = self.runtime.node
-        store = SettingsStore(self.runtime.paths.settings_file)
         entries = list(node.entries) if node else []
-        dialog = SettingsDialog(store, entries, self.window, node_approvals(node))
+        dialog = SettingsDialog(self.settings, entries, self.window, node_approvals(node))
         dialog.accepted.connect(self.tray.sync_capabilities)
         dialog.accepted.connect(self.apply_theme)
         dialog.open()
         return dialog
 
-    def _microphone_setting(self) -> str | None:
+    def _read_setting(self, read: Callable[[Settings], _T], default: _T) -> _T:
+        """One setting as the file says now (``default`` when it cannot be read)."""
         try:
-            return SettingsStore(self.runtime.paths.settings_file).load().node.microphone_device
+            return read(self.settings.load())
         except OpenClawError:
-            return None
+            return default
+
+    def _microphone_setting(self) -> str | None:
+        return self._read_setting(lambda s: s.node.microphone_device, None)
 
     def _theme(self) -> str:
-        try:
-            return SettingsStore(self.runtime.paths.settings_file).load().ui.theme
-        except OpenClawError:
-            return "system"
+        return self._read_setting(lambda s: s.ui.theme, "system")
 
     def set_theme(self, choice: str) -> None:
         """View > Theme: keep the choice in the settings and apply it."""
         try:
-            SettingsStore(self.runtime.paths.settings_file).set("ui.theme", choice)
+            self.settings.set("ui.theme", choice)
         except OpenClawError as exc:
             self.window.statusBar().showMessage(f"theme not saved: {exc}")
         self.apply_theme()
@@ -302,10 +307,7 @@ class DesktopApp(GatewayChoice):
 
     def _replied(self) -> None:
         """A reply finished: notify when the window is hidden (``ui.notify_replies``)."""
-        try:
-            wanted = SettingsStore(self.runtime.paths.settings_file).load().ui.notify_replies
-        except OpenClawError:
-            wanted = True
+        wanted = self._read_setting(lambda s: s.ui.notify_replies, True)
         if not wanted or (self.window.isVisible() and not self.window.isMinimized()):
             return
         title = "OpenClaw: the reply is ready"
