@@ -72,7 +72,7 @@ def unwrap(value: Any) -> Any:
         return unwrap(value.value)
     if isinstance(value, dict):
         return {k: unwrap(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [unwrap(v) for v in value]
     return value
 

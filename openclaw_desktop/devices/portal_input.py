@@ -205,7 +205,10 @@ class PortalInput:
         if isinstance(granted, int) and (granted & (KEYBOARD | POINTER)) != KEYBOARD | POINTER:
             await self.close()
             raise DeviceError(UNAVAILABLE, "the desktop granted no keyboard and pointer")
-        self.streams = _streams(started.get("streams"))
+        try:
+            self.streams = _streams(started.get("streams"))
+        except (TypeError, ValueError, IndexError, AttributeError):
+            self.streams = []
         if not self.streams:
             await self.close()
             raise DeviceError(UNAVAILABLE, "the desktop shared no screen to aim the pointer at")
@@ -268,6 +271,9 @@ class PortalInput:
                     await call(bus, (BUS_NAME, session, SESSION), "Close")
         self._bus, self.session, self.streams = None, None, []
         bus.disconnect()
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(1.0):
+                await bus.wait_for_disconnect()  # type: ignore[no-untyped-call]
 
     # -------------------------------------------------------------------- input
 

@@ -81,7 +81,7 @@ def _plain(value: Any) -> Any:
         return _plain(value.value)
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value
 
