@@ -388,7 +388,14 @@ class PortalDriver:
         async with self._lock:
             session = await self._session()
             session.space = self._space
-            await getattr(session, name)(*args)
+            try:
+                await getattr(session, name)(*args)
+            except DeviceError:
+                # The compositor ended the session (or the portal went away): drop it, so
+                # the next action starts a new one instead of failing for good.
+                self._input = None
+                await session.close()
+                raise
 
     async def move(self, x: int, y: int) -> None:
         await self._run("move", x, y)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from openclaw_desktop.devices.errors import DeviceError
+from openclaw_desktop.devices.portal_bus import wayland_session
 
 __all__ = [
     "ACTIONS",
@@ -71,14 +72,15 @@ GENERATION = secrets.token_hex(8)
 def descriptor() -> dict[str, Any]:
     """The ``computerUse`` descriptor advertised in ``connect`` with ``computer.act`` and
     ``screen.snapshot`` (the reference's contract version 2): screen targets, foreground
-    delivery, image observations, several screens (``screenIndex``)."""
+    delivery, image observations, several screens (``screenIndex``). The provider is the
+    desktop portal on a Wayland session, XTest elsewhere."""
+    if wayland_session():
+        provider = ("openclaw-desktop-portal", "OpenClaw Desktop (Wayland desktop portal)")
+    else:
+        provider = ("openclaw-desktop-xtest", "OpenClaw Desktop (X11 XTest)")
     return {
         "contractVersion": 2,
-        "provider": {
-            "id": "openclaw-desktop-xtest",
-            "label": "OpenClaw Desktop (X11 XTest)",
-            "generation": GENERATION,
-        },
+        "provider": {"id": provider[0], "label": provider[1], "generation": GENERATION},
         "actions": list(ACTIONS),
         "targets": ["screen"],
         "deliveryModes": ["foreground"],

@@ -133,6 +133,11 @@ class PortalService:
                 handle.cancel()
             await release(bus, NAME)
 
+    def revoke(self) -> None:
+        """The compositor ends every session (the user revoked the grant): their Notify
+        calls are refused from now on."""
+        self.started.clear()
+
     def members(self, interface: str) -> list[str]:
         """The members called on ``interface`` (short name), in order."""
         return [member for name, member, _ in self.calls if name == interface]

@@ -226,6 +226,22 @@ async def test_held_button_is_released_by_stop(node: Node, tmp_path: Path) -> No
     assert code == "COMPUTER_DRIVER_UNAVAILABLE" and "Stop" in message
 
 
+async def test_a_session_the_desktop_ended_is_started_again(node: Node, tmp_path: Path) -> None:
+    """The compositor ends the session (its Notify calls are refused): that action is
+    COMPUTER_DRIVER_UNAVAILABLE naming the refusal, and the next one starts a new session."""
+    async with PortalService.running(node_bus(), tmp_path / "shots") as portal:
+        frame = await node.snapshot(400)
+        ok(await node.act("mouse_move", frame, x=2, y=2))
+        portal.revoke()
+        code, message = error_of(await node.act("mouse_move", frame, x=4, y=4))
+        assert code == "COMPUTER_DRIVER_UNAVAILABLE"
+        assert "refused NotifyPointerMotionAbsolute" in message
+        ok(await node.act("mouse_move", frame, x=6, y=6))
+    assert portal.members("RemoteDesktop").count("Start") == 2
+    moves = [event for event in portal.events if event[0] == MOTION]
+    assert moves == [(MOTION, 44, 2.0, 2.0), (MOTION, 44, 6.0, 6.0)]
+
+
 async def test_a_frame_of_another_size_is_stale(node: Node, tmp_path: Path) -> None:
     """The desktop changed size between two screenshots: the older frame is refused, the
     newer one works."""
@@ -330,6 +346,8 @@ async def test_through_the_bundled_gateway(wayland: str, tmp_path: Path) -> None
             credentials=CredentialStore(MemorySecretStore()),
             computer_use=descriptor(),
         )
+        assert options.computer_use is not None
+        assert options.computer_use["provider"]["id"] == "openclaw-desktop-portal"
         await operator.wait_ready(5)
         requested: list[dict[str, Any]] = []
         operator.on_event(
