@@ -27,7 +27,8 @@ from openclaw_desktop.node import NodeContext, NodeSession, build_dispatcher
 from openclaw_desktop.node.computer_control import descriptor
 from openclaw_desktop.node.host import NodeHost
 from openclaw_desktop.transport import GatewayConnection
-from tests.helpers.bundled_gateway import bundled_gateway, node_options, operator_options, wait_for
+from tests.helpers.approved_node import approved_node
+from tests.helpers.bundled_gateway import bundled_gateway, node_options, operator_options
 from tests.helpers.desktop_session import (
     XServer,
     xvfb_fixture,  # noqa: F401 - provides the x_server fixture
@@ -288,86 +289,49 @@ async def test_malformed_requests_through_the_bundled_gateway(
     error, nothing reaches the window, and the node stays connected and still acts."""
     settings = NodeSettings(screen=True, computer=True)
     dispatcher = build_dispatcher(NodeContext(settings=lambda: settings))
-    identity = DeviceIdentity.generate()
     async with (
         bundled_gateway(tmp_path / "gw", nodes_allow=list(EMBEDDED_ALLOW)) as gw,
         GatewayConnection(operator_options(gw.url)) as operator,
+        # as the node host sends it with both commands
+        approved_node(gw.url, operator, dispatcher, settings, computer_use=descriptor()) as node,
     ):
-        surface = await dispatcher.registry.surface(settings.toggles())
-        assert {"screen.snapshot", "computer.act"} <= set(surface.commands)
-        assert "computer" in surface.caps
-        options = node_options(
-            gw.url,
-            surface.commands,
-            surface.caps,
-            identity=identity,
-            credentials=CredentialStore(MemorySecretStore()),
-            computer_use=descriptor(),  # as the node host sends it with both commands
+        assert {"screen.snapshot", "computer.act"} <= set(node.surface.commands)
+        assert "computer" in node.surface.caps
+        assert "computer.act" in node.requested["commands"]
+        invoke = node.invoke
+        for params in MALFORMED:
+            with pytest.raises(GatewayError) as caught:
+                await invoke("computer.act", params)
+            code = caught.value.details["nodeError"]["code"]
+            assert code.startswith("COMPUTER_"), (params, caught.value.details)
+            assert caught.value.message.startswith(f"{code}: "), (params, caught.value)
+        assert node.session.handled == len(MALFORMED)
+        assert window.state()["presses"] == [] and window.state()["keys"] == []
+        frame = (
+            await invoke(
+                "screen.snapshot",
+                {"executionId": EXECUTION, "maxWidth": 640, "quality": 0.85, "format": "jpeg"},
+            )
+        )["payload"]
+        assert frame["displayFrameId"] and frame["width"] == 640
+        clicked = await invoke(
+            "computer.act",
+            {
+                "action": "left_click",
+                "executionId": EXECUTION,
+                "displayFrameId": frame["displayFrameId"],
+                "refWidth": 640,
+                "x": 30,
+                "y": 30,
+            },
         )
-        await operator.wait_ready(5)
-        requested: list[dict[str, Any]] = []
-        operator.on_event(
-            lambda e: requested.append(e.payload) if e.event == "node.pair.requested" else None
+        assert clicked["payload"]["ok"] is True
+        await window.until(lambda s: [1, 30, 30] in s["presses"])
+        typed = await invoke(
+            "computer.act", {"action": "type", "executionId": EXECUTION, "text": "via gw"}
         )
-        connection = GatewayConnection(options)
-        session = NodeSession(connection, dispatcher)
-        connection.start()
-        counter = 0
-
-        def invoke(command: str, params: Any) -> Any:
-            nonlocal counter
-            counter += 1
-            return operator.request(
-                "node.invoke",
-                {
-                    "nodeId": identity.device_id,
-                    "command": command,
-                    "params": params,
-                    "idempotencyKey": f"computer-{counter}",
-                },
-            )
-
-        try:
-            await wait_for(lambda: requested, 10)
-            assert "computer.act" in requested[0]["commands"]
-            await operator.request("node.pair.approve", {"requestId": requested[0]["requestId"]})
-            await wait_for(lambda: session.surface == "approved", 10)
-            for params in MALFORMED:
-                with pytest.raises(GatewayError) as caught:
-                    await invoke("computer.act", params)
-                code = caught.value.details["nodeError"]["code"]
-                assert code.startswith("COMPUTER_"), (params, caught.value.details)
-                assert caught.value.message.startswith(f"{code}: "), (params, caught.value)
-            assert session.handled == len(MALFORMED)
-            assert window.state()["presses"] == [] and window.state()["keys"] == []
-            frame = (
-                await invoke(
-                    "screen.snapshot",
-                    {"executionId": EXECUTION, "maxWidth": 640, "quality": 0.85, "format": "jpeg"},
-                )
-            )["payload"]
-            assert frame["displayFrameId"] and frame["width"] == 640
-            clicked = await invoke(
-                "computer.act",
-                {
-                    "action": "left_click",
-                    "executionId": EXECUTION,
-                    "displayFrameId": frame["displayFrameId"],
-                    "refWidth": 640,
-                    "x": 30,
-                    "y": 30,
-                },
-            )
-            assert clicked["payload"]["ok"] is True
-            await window.until(lambda s: [1, 30, 30] in s["presses"])
-            typed = await invoke(
-                "computer.act", {"action": "type", "executionId": EXECUTION, "text": "via gw"}
-            )
-            assert typed["payload"] == {"ok": True, "details": {"action": "type"}}
-            await window.until(lambda s: "via gw" in s["text"])
-        finally:
-            await session.aclose()
-            await connection.aclose()
+        assert typed["payload"] == {"ok": True, "details": {"action": "type"}}
+        await window.until(lambda s: "via gw" in s["text"])
 
 
 async def test_the_hosts_stop_switches_computer_control_off(

@@ -19,15 +19,13 @@ import pytest
 
 from openclaw_desktop.config import NodeSettings
 from openclaw_desktop.errors import GatewayError
-from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
 from openclaw_desktop.integration.command import EMBEDDED_ALLOW
 from openclaw_desktop.node import NodeContext, NodeSession, build_dispatcher
 from openclaw_desktop.transport import GatewayConnection
+from tests.helpers.approved_node import approved_node
 from tests.helpers.bundled_gateway import (
     bundled_gateway,
-    node_options,
     operator_options,
-    wait_for,
 )
 from tests.helpers.desktop_session import (
     dbus_session_fixture,  # noqa: F401 - provides the dbus_session fixture
@@ -284,64 +282,29 @@ async def test_through_the_bundled_gateway_with_its_embedded_allowlist(
     them, a fix and the app list come back, and a node error keeps its code and text."""
     settings = NodeSettings(location=True, installed_apps=True, location_bus=dbus_session)
     dispatcher = build_dispatcher(NodeContext(settings=lambda: settings))
-    identity = DeviceIdentity.generate()
     async with (
         GeoClueService.running(dbus_session, fix=Fix(47.5, 8.5, 25.0)) as geoclue,
         bundled_gateway(tmp_path / "gw", nodes_allow=list(EMBEDDED_ALLOW)) as gw,
         GatewayConnection(operator_options(gw.url)) as operator,
+        approved_node(gw.url, operator, dispatcher, settings) as node,
     ):
-        surface = await dispatcher.registry.surface(settings.toggles())
-        assert {"location.get", "device.apps"} <= set(surface.commands)
-        assert "location" in surface.caps and surface.permissions["location"] is True
-        options = node_options(
-            gw.url,
-            surface.commands,
-            surface.caps,
-            identity=identity,
-            credentials=CredentialStore(MemorySecretStore()),
-        )
-        await operator.wait_ready(5)
-        requested: list[dict[str, Any]] = []
-        operator.on_event(
-            lambda e: requested.append(e.payload) if e.event == "node.pair.requested" else None
-        )
-        connection = GatewayConnection(options)
-        session = NodeSession(connection, dispatcher)
-        connection.start()
-        try:
-            await wait_for(lambda: requested, 10)
-            assert {"location.get", "device.apps"} <= set(requested[0]["commands"])
-            await operator.request("node.pair.approve", {"requestId": requested[0]["requestId"]})
-            await wait_for(lambda: session.surface == "approved", 10)
-
-            def invoke(command: str, key: str, params: Any) -> Any:
-                return operator.request(
-                    "node.invoke",
-                    {
-                        "nodeId": identity.device_id,
-                        "command": command,
-                        "params": params,
-                        "idempotencyKey": key,
-                    },
-                )
-
-            located = await invoke("location.get", "loc-1", {"desiredAccuracy": "coarse"})
-            fix = located["payload"]
-            assert (fix["lat"], fix["lon"], fix["accuracyMeters"]) == (47.5, 8.5, 25.0)
-            geoclue.state.mode = "no_fix"
-            with pytest.raises(GatewayError) as late:
-                await invoke("location.get", "loc-2", {"timeoutMs": 1000})
-            # location.get goes through the linux-node invoke policy, as on the real gateway:
-            # the node's text bare, its code in details.
-            assert (late.value.code, late.value.message) == ("INVALID_REQUEST", "no fix in time")
-            assert late.value.details["code"] == "LOCATION_TIMEOUT"
-            listed = await invoke("device.apps", "apps-1", {"query": "kate"})
-            assert [a["id"] for a in listed["payload"]["apps"]] == ["kde-org.kde.kate.desktop"]
-            with pytest.raises(GatewayError) as caught:
-                await invoke("device.apps", "apps-2", {"limit": "ten"})
-            assert "INVALID_REQUEST: limit must be an integer" in caught.value.message
-            still = await invoke("device.info", "info-1", {})
-            assert still["payload"]["deviceName"]
-        finally:
-            await session.aclose()
-            await connection.aclose()
+        assert {"location.get", "device.apps"} <= set(node.surface.commands)
+        assert "location" in node.surface.caps and node.surface.permissions["location"] is True
+        assert {"location.get", "device.apps"} <= set(node.requested["commands"])
+        located = await node.invoke("location.get", {"desiredAccuracy": "coarse"})
+        fix = located["payload"]
+        assert (fix["lat"], fix["lon"], fix["accuracyMeters"]) == (47.5, 8.5, 25.0)
+        geoclue.state.mode = "no_fix"
+        with pytest.raises(GatewayError) as late:
+            await node.invoke("location.get", {"timeoutMs": 1000})
+        # location.get goes through the linux-node invoke policy, as on the real gateway:
+        # the node's text bare, its code in details.
+        assert (late.value.code, late.value.message) == ("INVALID_REQUEST", "no fix in time")
+        assert late.value.details["code"] == "LOCATION_TIMEOUT"
+        listed = await node.invoke("device.apps", {"query": "kate"})
+        assert [a["id"] for a in listed["payload"]["apps"]] == ["kde-org.kde.kate.desktop"]
+        with pytest.raises(GatewayError) as caught:
+            await node.invoke("device.apps", {"limit": "ten"})
+        assert "INVALID_REQUEST: limit must be an integer" in caught.value.message
+        still = await node.invoke("device.info", {})
+        assert still["payload"]["deviceName"]

@@ -16,15 +16,13 @@ import pytest
 
 from openclaw_desktop.config import NodeSettings
 from openclaw_desktop.errors import GatewayError
-from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
 from openclaw_desktop.integration.command import EMBEDDED_ALLOW
-from openclaw_desktop.node import NodeContext, NodeSession, build_dispatcher
+from openclaw_desktop.node import NodeContext, build_dispatcher
 from openclaw_desktop.transport import GatewayConnection
+from tests.helpers.approved_node import approved_node
 from tests.helpers.bundled_gateway import (
     bundled_gateway,
-    node_options,
     operator_options,
-    wait_for,
 )
 from tests.helpers.desktop_session import (
     XPainter,
@@ -52,112 +50,70 @@ async def test_screen_record_through_the_bundled_gateway(tmp_path: Path, x_serve
     payload; malformed requests are INVALID_REQUEST naming the field, the node stays."""
     settings = NodeSettings(screen=True)
     dispatcher = build_dispatcher(NodeContext(settings=lambda: settings))
-    identity = DeviceIdentity.generate()
     with XPainter(x_server.display) as paint:
         paint.fill_root((200, 30, 40))
         async with (
             bundled_gateway(tmp_path / "gw", nodes_allow=list(EMBEDDED_ALLOW)) as gw,
             GatewayConnection(operator_options(gw.url)) as operator,
+            approved_node(gw.url, operator, dispatcher, settings) as node,
         ):
-            surface = await dispatcher.registry.surface(settings.toggles())
-            assert {"screen.snapshot", "screen.record"} <= set(surface.commands)
-            assert "screen" in surface.caps and surface.permissions["screenRecording"] is True
-            options = node_options(
-                gw.url,
-                surface.commands,
-                surface.caps,
-                identity=identity,
-                credentials=CredentialStore(MemorySecretStore()),
-            )
-            await operator.wait_ready(5)
-            requested: list[dict[str, Any]] = []
-            operator.on_event(
-                lambda e: requested.append(e.payload) if e.event == "node.pair.requested" else None
-            )
-            connection = GatewayConnection(options)
-            session = NodeSession(connection, dispatcher)
-            connection.start()
-            try:
-                await wait_for(lambda: requested, 10)
-                assert "screen.record" in requested[0]["commands"]
-                await operator.request(
-                    "node.pair.approve", {"requestId": requested[0]["requestId"]}
-                )
-                await wait_for(lambda: session.surface == "approved", 10)
+            assert {"screen.snapshot", "screen.record"} <= set(node.surface.commands)
+            assert "screen" in node.surface.caps
+            assert node.surface.permissions["screenRecording"] is True
+            assert "screen.record" in node.requested["commands"]
 
-                def invoke(key: str, params: Any, **extra: Any) -> Any:
-                    return operator.request(
-                        "node.invoke",
-                        {
-                            "nodeId": identity.device_id,
-                            "command": "screen.record",
-                            "params": params,
-                            "idempotencyKey": key,
-                            **extra,
-                        },
-                        timeout_s=30,
-                    )
+            def invoke(key: str, params: Any, **extra: Any) -> Any:
+                return node.invoke("screen.record", params, **extra)
 
-                # What the reference CLI sends (`openclaw nodes screen record`).
-                recorded = await invoke(
-                    "rec-1",
-                    {
-                        "durationMs": 500,
-                        "screenIndex": 0,
-                        "fps": 10,
-                        "format": "mp4",
-                        "includeAudio": True,
-                    },
-                )
-                payload = recorded["payload"]
-                assert {k: v for k, v in payload.items() if k != "base64"} == {
-                    "format": "mp4",
+            # What the reference CLI sends (`openclaw nodes screen record`).
+            recorded = await invoke(
+                "rec-1",
+                {
                     "durationMs": 500,
-                    "fps": 10,
                     "screenIndex": 0,
-                    "hasAudio": False,  # Microphone is off
+                    "fps": 10,
+                    "format": "mp4",
+                    "includeAudio": True,
+                },
+            )
+            payload = recorded["payload"]
+            assert {k: v for k, v in payload.items() if k != "base64"} == {
+                "format": "mp4",
+                "durationMs": 500,
+                "fps": 10,
+                "screenIndex": 0,
+                "hasAudio": False,  # Microphone is off
+            }
+            data = base64.b64decode(payload["base64"])
+            with av.open(io.BytesIO(data), mode="r") as container:
+                frames = list(container.decode(video=0))
+                assert container.streams.audio == ()
+            assert 4 <= len(frames) <= 5
+            assert (frames[0].width, frames[0].height) == (640, 480)
+
+            for n, (params, message) in enumerate(MALFORMED):
+                with pytest.raises(GatewayError) as caught:
+                    await invoke(f"bad-{n}", params)
+                # The gateway's node-failure shape: UNAVAILABLE, the node's error inside.
+                error = caught.value
+                assert (error.code, error.message) == (
+                    "UNAVAILABLE",
+                    f"INVALID_REQUEST: {message}",
+                ), params
+                assert error.details["nodeError"] == {
+                    "code": "INVALID_REQUEST",
+                    "message": message,
                 }
-                data = base64.b64decode(payload["base64"])
-                with av.open(io.BytesIO(data), mode="r") as container:
-                    frames = list(container.decode(video=0))
-                    assert container.streams.audio == ()
-                assert 4 <= len(frames) <= 5
-                assert (frames[0].width, frames[0].height) == (640, 480)
 
-                for n, (params, message) in enumerate(MALFORMED):
-                    with pytest.raises(GatewayError) as caught:
-                        await invoke(f"bad-{n}", params)
-                    # The gateway's node-failure shape: UNAVAILABLE, the node's error inside.
-                    error = caught.value
-                    assert (error.code, error.message) == (
-                        "UNAVAILABLE",
-                        f"INVALID_REQUEST: {message}",
-                    ), params
-                    assert error.details["nodeError"] == {
-                        "code": "INVALID_REQUEST",
-                        "message": message,
-                    }
-
-                with pytest.raises(GatewayError) as late:
-                    await invoke("long-1", {"durationMs": 20_000}, timeoutMs=1500)
-                assert late.value.message == "TIMEOUT: node invoke timed out"
-                # Recordings are serialised: this one only fits in its 5 s because the 20 s
-                # recording was stopped when its invoke ended.
-                again = await invoke(
-                    "rec-2", {"durationMs": 200, "includeAudio": False}, timeoutMs=5000
-                )
-                assert again["payload"]["durationMs"] == 200
-                info = await operator.request(
-                    "node.invoke",
-                    {
-                        "nodeId": identity.device_id,
-                        "command": "device.info",
-                        "params": {},
-                        "idempotencyKey": "info-1",
-                    },
-                )
-                assert info["payload"]["deviceName"]
-                assert session.surface == "approved"
-            finally:
-                await session.aclose()
-                await connection.aclose()
+            with pytest.raises(GatewayError) as late:
+                await invoke("long-1", {"durationMs": 20_000}, timeoutMs=1500)
+            assert late.value.message == "TIMEOUT: node invoke timed out"
+            # Recordings are serialised: this one only fits in its 5 s because the 20 s
+            # recording was stopped when its invoke ended.
+            again = await invoke(
+                "rec-2", {"durationMs": 200, "includeAudio": False}, timeoutMs=5000
+            )
+            assert again["payload"]["durationMs"] == 200
+            info = await node.invoke("device.info", {})
+            assert info["payload"]["deviceName"]
+            assert node.session.surface == "approved"
