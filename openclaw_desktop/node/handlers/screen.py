@@ -32,7 +32,7 @@ from openclaw_desktop.devices.screen import ImageFormat, ScreenGrabber, Snapshot
 from openclaw_desktop.node.computer_control import ScreenGeometry
 from openclaw_desktop.node.context import Area, NodeContext
 from openclaw_desktop.node.handlers.computer_params import execution_id_of
-from openclaw_desktop.node.handlers.params import BadParams, params_object
+from openclaw_desktop.node.handlers.params import BadParams, int_param, params_object
 from openclaw_desktop.node.registry import Availability, CommandSpec, Probe
 from openclaw_desktop.node.results import Handler, InvokeResult
 
@@ -40,17 +40,6 @@ __all__ = ["make_screen_snapshot", "parse_snapshot_request", "screen_area"]
 
 _FORMATS: dict[str, ImageFormat] = {"png": "png", "jpeg": "jpeg", "jpg": "jpeg"}
 MAX_SCREEN_INDEX = 32
-
-
-def _int(params: dict[str, Any], key: str, default: int, low: int, high: int) -> int:
-    value = params.get(key)
-    if value is None:
-        return default
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise BadParams(f"{key} must be an integer from {low} to {high}")
-    return value
 
 
 def parse_snapshot_request(params: Any) -> SnapshotRequest:
@@ -65,8 +54,8 @@ def parse_snapshot_request(params: Any) -> SnapshotRequest:
         fmt = "png"
     if not isinstance(fmt, str) or fmt.lower() not in _FORMATS:
         raise BadParams("format must be png or jpeg")
-    index = _int(params, "screenIndex", 0, 0, MAX_SCREEN_INDEX)
-    monitor = _int(params, "monitor", index, 0, MAX_SCREEN_INDEX)
+    index = int_param(params, "screenIndex", 0, 0, MAX_SCREEN_INDEX)
+    monitor = int_param(params, "monitor", index, 0, MAX_SCREEN_INDEX)
     if params.get("screenIndex") is None:
         index = monitor
     elif monitor != index:
@@ -76,8 +65,8 @@ def parse_snapshot_request(params: Any) -> SnapshotRequest:
         raise BadParams("includePointer must be a boolean")
     return SnapshotRequest(
         format=_FORMATS[fmt.lower()],
-        max_width=_int(params, "maxWidth", 1920, 16, 7680),
-        quality=_int(params, "quality", 80, 1, 100),
+        max_width=int_param(params, "maxWidth", 1920, 16, 7680),
+        quality=int_param(params, "quality", 80, 1, 100),
         screen_index=index,
         include_pointer=True if pointer is None else pointer,
     )

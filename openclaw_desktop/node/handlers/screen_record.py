@@ -46,7 +46,7 @@ from openclaw_desktop.devices.screen_record import (
     video_codec,
 )
 from openclaw_desktop.node.context import Area, NodeContext
-from openclaw_desktop.node.handlers.params import BadParams, params_object
+from openclaw_desktop.node.handlers.params import BadParams, int_param, params_object
 from openclaw_desktop.node.registry import Availability, CommandSpec
 from openclaw_desktop.node.results import InvokeResult
 from openclaw_desktop.protocol import NodeErrorCode
@@ -64,17 +64,6 @@ _FINISH_S = 20.0  # encoding / muxing allowance on top of the recording time
 _GRACE_S = 3.0  # a stopped recording frees everything within one frame; this bounds it
 _MIC_STALL_S = 2.0
 _SETTINGS_POLL_S = 0.25  # how soon turning Screen off ends a running recording
-
-
-def _integer(params: dict[str, Any], key: str, default: int, low: int, high: int) -> int:
-    value = params.get(key)
-    if value is None:
-        return default
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise BadParams(f"{key} must be an integer from {low} to {high}")
-    return value
 
 
 def _fps(params: dict[str, Any]) -> float:
@@ -106,9 +95,9 @@ def parse_record_request(params: Any) -> tuple[RecordRequest, bool]:
     if audio is not None and not isinstance(audio, bool):
         raise BadParams("includeAudio must be true or false")
     request = RecordRequest(
-        duration_ms=_integer(p, "durationMs", DEFAULT_DURATION_MS, *DURATION_MS),
+        duration_ms=int_param(p, "durationMs", DEFAULT_DURATION_MS, *DURATION_MS),
         fps=_fps(p),
-        screen_index=_integer(p, "screenIndex", 0, 0, MAX_SCREEN_INDEX),
+        screen_index=int_param(p, "screenIndex", 0, 0, MAX_SCREEN_INDEX),
     )
     return request, True if audio is None else audio
 
