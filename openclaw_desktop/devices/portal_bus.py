@@ -134,7 +134,7 @@ async def portal_request(
     Raises:
         BusError: the call itself was refused (no such interface or method, bad args).
         TimeoutError: no Response within ``timeout`` s (the request is closed first, so a
-            dialog left open goes away).
+            dialog left open goes away; so it is when the caller is cancelled).
     """
     from dbus_fast import MessageType, Variant
 
@@ -168,9 +168,11 @@ async def portal_request(
         try:
             async with asyncio.timeout(timeout):
                 return await answer
-        except TimeoutError:
+        except (TimeoutError, asyncio.CancelledError):
+            # Nobody waits for the answer any more: close the request (a dialog goes away).
             with contextlib.suppress(Exception):
-                await call(bus, (BUS_NAME, handle, REQUEST_INTERFACE), "Close")
+                async with asyncio.timeout(1.0):
+                    await call(bus, (BUS_NAME, handle, REQUEST_INTERFACE), "Close")
             raise
     finally:
         bus.remove_message_handler(on_message)

@@ -111,6 +111,8 @@ async def portal_screenshot(
         raise DeviceError(
             "UNAVAILABLE", f"the screenshot portal did not answer in {timeout:g} s"
         ) from None
+    except (OSError, ValueError) as exc:  # the bus cannot be reached, bad answer
+        raise DeviceError("UNAVAILABLE", f"the session bus cannot be reached: {exc}") from None
     if response.code == CANCELLED:
         raise DeviceError("UNAVAILABLE", "the user refused the screenshot in the desktop's dialog")
     if response.code != SUCCESS:

@@ -70,7 +70,7 @@ class Node:
     execution: str = field(default_factory=lambda: str(uuid.uuid4()))
     counter: int = 0
 
-    async def invoke(self, command: str, params: Any) -> dict[str, Any]:
+    async def send(self, command: str, params: Any) -> str:
         self.counter += 1
         invoke_id = f"inv-{self.counter}"
         payload = {
@@ -81,7 +81,10 @@ class Node:
             "timeoutMs": 30_000,
         }
         await self.peer.send({"type": "event", "event": "node.invoke.request", "payload": payload})
-        return await self.peer.invoke_result(invoke_id)
+        return invoke_id
+
+    async def invoke(self, command: str, params: Any) -> dict[str, Any]:
+        return await self.peer.invoke_result(await self.send(command, params))
 
     async def snapshot(self, max_width: int = 400) -> dict[str, Any]:
         params = {"executionId": self.execution, "maxWidth": max_width, "format": "png"}
@@ -299,6 +302,29 @@ async def test_a_dialog_left_open_is_bounded(
         code, message = error_of(await node.act("left_click", frame, x=10, y=10))
     assert code == "COMPUTER_DRIVER_UNAVAILABLE" and "did not answer Start" in message
     assert len(portal.requests_closed) == 1 and len(portal.closed) == 1
+
+
+async def test_a_cancel_during_the_dialog_closes_it(node: Node, tmp_path: Path) -> None:
+    """node.invoke.cancel while the user has not answered yet: CANCELLED, the request is
+    closed (the dialog goes) and so is the half-made session; the node answers on."""
+    async with PortalService.running(node_bus(), tmp_path / "shots", start_hangs=True) as portal:
+        frame = await node.snapshot(400)
+        params = {
+            "action": "left_click",
+            "executionId": node.execution,
+            "displayFrameId": frame["displayFrameId"],
+            "refWidth": frame["width"],
+            "x": 10,
+            "y": 10,
+        }
+        invoke_id = await node.send("computer.act", params)
+        await wait_for(lambda: "Start" in portal.members("RemoteDesktop"), 10)
+        cancel = {"invokeId": invoke_id, "nodeId": "node-1"}
+        await node.peer.send({"type": "event", "event": "node.invoke.cancel", "payload": cancel})
+        assert error_of(await node.peer.invoke_result(invoke_id))[0] == "CANCELLED"
+        await wait_for(lambda: portal.requests_closed and portal.closed, 10)
+        assert portal.events == []
+        assert ok(await node.invoke("screen.snapshot", {}))["width"] == 800
 
 
 async def test_a_portal_without_remote_desktop(node: Node, tmp_path: Path) -> None:
