@@ -264,9 +264,10 @@ class PortalInput:
         bus, session = self._bus, self.session
         if bus is None:
             return
-        with contextlib.suppress(Exception):
-            if session:
+        if session:
+            with contextlib.suppress(Exception):
                 await self.release_all()
+            with contextlib.suppress(Exception):
                 async with asyncio.timeout(self.call_timeout):
                     await call(bus, (BUS_NAME, session, SESSION), "Close")
         self._bus, self.session, self.streams = None, None, []

@@ -241,6 +241,7 @@ async def test_a_session_the_desktop_ended_is_started_again(node: Node, tmp_path
         assert "refused NotifyPointerMotionAbsolute" in message
         ok(await node.act("mouse_move", frame, x=6, y=6))
     assert portal.members("RemoteDesktop").count("Start") == 2
+    assert len(portal.closed) == 1  # the ended session was closed on our side too
     moves = [event for event in portal.events if event[0] == MOTION]
     assert moves == [(MOTION, 44, 2.0, 2.0), (MOTION, 44, 6.0, 6.0)]
 
@@ -335,9 +336,28 @@ async def test_a_portal_without_remote_desktop(node: Node, tmp_path: Path) -> No
     ) as portal:
         frame = await node.snapshot(400)
         code, message = error_of(await node.act("left_click", frame, x=10, y=10))
+        toggles = node.ctx.settings().toggles()
+        surface = await build_dispatcher(node.ctx).registry.surface(toggles)
     assert code == "COMPUTER_DRIVER_UNAVAILABLE"
     assert "does not offer org.freedesktop.portal.RemoteDesktop" in message
     assert portal.members("RemoteDesktop") == []
+    assert "screen.snapshot" in surface.commands and "computer.act" not in surface.commands
+
+
+async def test_a_version_1_portal_is_asked_for_no_persistence(node: Node, tmp_path: Path) -> None:
+    """RemoteDesktop version 1 has no persist_mode/restore_token: neither is sent, even
+    with a stored token."""
+    stored = token_file(tmp_path)
+    stored.parent.mkdir(parents=True)
+    stored.write_text("old-token")
+    async with PortalService.running(
+        node_bus(), tmp_path / "shots", remote_desktop_version=1
+    ) as portal:
+        frame = await node.snapshot(400)
+        ok(await node.act("mouse_move", frame, x=1, y=1))
+    devices = portal.options_of("SelectDevices")
+    assert devices["types"] == 3
+    assert "persist_mode" not in devices and "restore_token" not in devices
 
 
 async def test_no_portal_at_all(node: Node, tmp_path: Path) -> None:
