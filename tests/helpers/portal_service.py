@@ -16,7 +16,8 @@ answering the way the real portal does:
   method returned (0 success, 1 the user cancelled, 2 other);
 * ``org.freedesktop.portal.Session.Close`` on session handles.
 
-It records what it was asked (``calls``, ``events``, ``closed``, the options received).
+Calls whose signature differs from the specification's are refused (``InvalidArgs``), so a
+wrong argument type on our side fails the tests. It records what it was asked (``calls``, ``events``, ``closed``, the options received).
 Interfaces can be left out (``interfaces``) and answers set to refusals
 (``screenshot_response``, ``start_response``).
 
@@ -55,6 +56,23 @@ UNKNOWN_INTERFACE = "org.freedesktop.DBus.Error.UnknownInterface"
 UNKNOWN_METHOD = "org.freedesktop.DBus.Error.UnknownMethod"
 ACCESS_DENIED = "org.freedesktop.DBus.Error.AccessDenied"
 _RESPONSE_DELAY = 0.02
+#: The in-signatures of the interface specifications (xdg-desktop-portal's data/*.xml): a
+#: call with another one is refused with InvalidArgs, as the real portal's GDBus does.
+SIGNATURES = {
+    "Screenshot": "sa{sv}",
+    "CreateSession": "a{sv}",
+    "SelectDevices": "oa{sv}",
+    "SelectSources": "oa{sv}",
+    "Start": "osa{sv}",
+    "NotifyPointerMotion": "oa{sv}dd",
+    "NotifyPointerMotionAbsolute": "oa{sv}udd",
+    "NotifyPointerButton": "oa{sv}iu",
+    "NotifyPointerAxis": "oa{sv}dd",
+    "NotifyPointerAxisDiscrete": "oa{sv}ui",
+    "NotifyKeyboardKeycode": "oa{sv}iu",
+    "NotifyKeyboardKeysym": "oa{sv}iu",
+}
+INVALID_ARGS = "org.freedesktop.DBus.Error.InvalidArgs"
 
 
 def png_image(width: int = 800, height: int = 600) -> bytes:
@@ -170,6 +188,11 @@ class PortalService:
         member = str(msg.member)
         if short not in self.interfaces:
             raise DBusError(UNKNOWN_METHOD, f"No such interface “{msg.interface}”")
+        wanted = SIGNATURES.get(member)
+        if wanted is not None and msg.signature != wanted:
+            raise DBusError(
+                INVALID_ARGS, f"Type of message, “({msg.signature})”, does not match “({wanted})”"
+            )
         self.calls.append((short, member, _plain(list(msg.body))))
         if member.startswith("Notify"):
             return self._notify(msg)
@@ -192,7 +215,7 @@ class PortalService:
         if short == "ScreenCast":
             values["AvailableSourceTypes"] = Variant("u", 3)
         if name not in values:
-            raise DBusError("org.freedesktop.DBus.Error.InvalidArgs", f"No such property “{name}”")
+            raise DBusError(INVALID_ARGS, f"No such property “{name}”")
         return Message.new_method_return(msg, "v", [values[name]])
 
     def _request(self, msg: Message, options: dict[str, Any]) -> tuple[Message, str]:
