@@ -17,7 +17,8 @@ answering the way the real portal does:
 * ``org.freedesktop.portal.Session.Close`` on session handles.
 
 Calls whose signature differs from the specification's are refused (``InvalidArgs``), so a
-wrong argument type on our side fails the tests. It records what it was asked (``calls``, ``events``, ``closed``, the options received).
+wrong argument type on our side fails the tests. It records what it was asked (``calls``,
+``events``, ``closed``, the options received).
 Interfaces can be left out (``interfaces``) and answers set to refusals
 (``screenshot_response``, ``start_response``).
 
