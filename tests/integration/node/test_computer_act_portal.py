@@ -31,12 +31,12 @@ import pytest
 from openclaw_desktop.config import NodeSettings
 from openclaw_desktop.config.paths import HOME_ENV
 from openclaw_desktop.errors import GatewayError
-from openclaw_desktop.identity import CredentialStore, DeviceIdentity, MemorySecretStore
 from openclaw_desktop.integration.command import EMBEDDED_ALLOW
-from openclaw_desktop.node import NodeContext, NodeSession, build_dispatcher
+from openclaw_desktop.node import NodeContext, build_dispatcher
 from openclaw_desktop.node.computer_control import descriptor
 from openclaw_desktop.transport import GatewayConnection
-from tests.helpers.bundled_gateway import bundled_gateway, node_options, operator_options, wait_for
+from tests.helpers.approved_node import approved_node
+from tests.helpers.bundled_gateway import bundled_gateway, operator_options, wait_for
 from tests.helpers.desktop_session import (
     dbus_session_fixture,  # noqa: F401 - provides the dbus_session fixture
 )
@@ -370,92 +370,54 @@ async def test_no_portal_at_all(node: Node, tmp_path: Path) -> None:
 
 
 async def test_through_the_bundled_gateway(wayland: str, tmp_path: Path) -> None:
-    """An operator's node.invoke over loopback through our gateway: a snapshot from the
-    portal and a click through the remote desktop session; a refused session is the typed
-    node error."""
+    """An operator's node.invoke over loopback through our gateway: the node advertises
+    the portal provider, a snapshot comes from the portal and a click through the remote
+    desktop session; a refused session is the typed node error."""
     settings = NodeSettings(screen=True, computer=True)
     dispatcher = build_dispatcher(NodeContext(settings=lambda: settings))
-    identity = DeviceIdentity.generate()
+    computer_use = descriptor()
+    assert computer_use["provider"]["id"] == "openclaw-desktop-portal"
     execution = str(uuid.uuid4())
     async with (
         PortalService.running(wayland, tmp_path / "shots") as portal,
         bundled_gateway(tmp_path / "gw", nodes_allow=list(EMBEDDED_ALLOW)) as gw,
         GatewayConnection(operator_options(gw.url)) as operator,
+        approved_node(gw.url, operator, dispatcher, settings, computer_use=computer_use) as node,
     ):
-        surface = await dispatcher.registry.surface(settings.toggles())
-        assert {"screen.snapshot", "computer.act"} <= set(surface.commands)
-        options = node_options(
-            gw.url,
-            surface.commands,
-            surface.caps,
-            identity=identity,
-            credentials=CredentialStore(MemorySecretStore()),
-            computer_use=descriptor(),
-        )
-        assert options.computer_use is not None
-        assert options.computer_use["provider"]["id"] == "openclaw-desktop-portal"
-        await operator.wait_ready(5)
-        requested: list[dict[str, Any]] = []
-        operator.on_event(
-            lambda e: requested.append(e.payload) if e.event == "node.pair.requested" else None
-        )
-        connection = GatewayConnection(options)
-        session = NodeSession(connection, dispatcher)
-        connection.start()
-        counter = 0
-
-        def invoke(command: str, params: Any) -> Any:
-            nonlocal counter
-            counter += 1
-            return operator.request(
-                "node.invoke",
-                {
-                    "nodeId": identity.device_id,
-                    "command": command,
-                    "params": params,
-                    "idempotencyKey": f"portal-{counter}",
-                },
+        assert {"screen.snapshot", "computer.act"} <= set(node.surface.commands)
+        assert "computer.act" in node.requested["commands"]
+        frame = (
+            await node.invoke(
+                "screen.snapshot", {"executionId": execution, "maxWidth": 800, "format": "png"}
             )
-
-        try:
-            await wait_for(lambda: requested, 10)
-            await operator.request("node.pair.approve", {"requestId": requested[0]["requestId"]})
-            await wait_for(lambda: session.surface == "approved", 10)
-            frame = (
-                await invoke(
-                    "screen.snapshot", {"executionId": execution, "maxWidth": 800, "format": "png"}
-                )
-            )["payload"]
-            assert (frame["width"], frame["height"]) == (800, 600) and frame["displayFrameId"]
-            clicked = await invoke(
-                "computer.act",
-                {
-                    "action": "left_click",
-                    "executionId": execution,
-                    "displayFrameId": frame["displayFrameId"],
-                    "refWidth": 800,
-                    "x": 300,
-                    "y": 200,
-                },
+        )["payload"]
+        assert (frame["width"], frame["height"]) == (800, 600) and frame["displayFrameId"]
+        clicked = await node.invoke(
+            "computer.act",
+            {
+                "action": "left_click",
+                "executionId": execution,
+                "displayFrameId": frame["displayFrameId"],
+                "refWidth": 800,
+                "x": 300,
+                "y": 200,
+            },
+        )
+        assert clicked["payload"] == {"ok": True, "details": {"action": "left_click"}}
+        assert portal.events[:3] == [
+            (MOTION, 44, 150.0, 100.0),
+            (BUTTON, BTN_LEFT, 1),
+            (BUTTON, BTN_LEFT, 0),
+        ]
+        await node.invoke("computer.act", {"action": "__close_execution", "executionId": execution})
+        assert len(portal.closed) == 1
+        portal.start_response = 1
+        with pytest.raises(GatewayError) as caught:
+            await node.invoke(
+                "computer.act", {"action": "type", "executionId": execution, "text": "x"}
             )
-            assert clicked["payload"] == {"ok": True, "details": {"action": "left_click"}}
-            assert portal.events[:3] == [
-                (MOTION, 44, 150.0, 100.0),
-                (BUTTON, BTN_LEFT, 1),
-                (BUTTON, BTN_LEFT, 0),
-            ]
-            await invoke("computer.act", {"action": "__close_execution", "executionId": execution})
-            assert len(portal.closed) == 1
-            portal.start_response = 1
-            with pytest.raises(GatewayError) as caught:
-                await invoke(
-                    "computer.act", {"action": "type", "executionId": execution, "text": "x"}
-                )
-            assert caught.value.details["nodeError"]["code"] == "COMPUTER_DRIVER_UNAVAILABLE"
-            assert "user refused remote control" in caught.value.message
-        finally:
-            await session.aclose()
-            await connection.aclose()
+        assert caught.value.details["nodeError"]["code"] == "COMPUTER_DRIVER_UNAVAILABLE"
+        assert "user refused remote control" in caught.value.message
 
 
 def node_bus() -> str:
