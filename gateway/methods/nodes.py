@@ -22,6 +22,7 @@ from gateway.nodes.inventory import (
     runner_update_required,
 )
 from gateway.nodes.invoke import InvokeError
+from gateway.nodes.plugin_policy import check_plugin_policy
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
 from gateway.scopes import (
@@ -222,6 +223,7 @@ async def node_invoke(
             )
             reason = "command not declared by node"
         raise invalid_request(message, {"reason": reason, "command": command})
+    check_plugin_policy(command, p.get("params"))  # refuses what it cannot classify
     return await core.router.invoke(
         target,
         command,
