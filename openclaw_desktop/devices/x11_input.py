@@ -3,7 +3,8 @@ ctypes: no extra Python dependency, no ``xdotool`` subprocess).
 
 XTest events are indistinguishable from a real mouse and keyboard for every X client. On a
 Wayland session they would reach only XWayland windows, so :func:`input_status` calls Wayland
-unavailable (the desktop portal's RemoteDesktop interface is not implemented here).
+unavailable here; there input goes through the desktop portal instead
+(:mod:`.portal_input`).
 
 A character without a key on the current layout is typed by binding its keysym to a spare
 key code (one with no keysyms), so non-ASCII text types too. A binding stays until the
@@ -128,9 +129,8 @@ def _wayland_reason() -> str | None:
         os.environ.get("XDG_SESSION_TYPE", "").strip().lower() == "wayland"
     ):
         return (
-            "this is a Wayland session: XTest would reach only XWayland windows, and input "
-            "through the desktop portal (RemoteDesktop) is not implemented yet; log in to an "
-            "X11 session to use computer control"
+            "this is a Wayland session: XTest would reach only XWayland windows (input goes "
+            "through the desktop portal's RemoteDesktop interface there)"
         )
     return None
 
