@@ -9,10 +9,9 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from gateway.chat.events import now_ms
-from gateway.chat.params import Field, check
 from gateway.chat.service import MessageTooLargeError, check_fits
-from gateway.chat.transcript import HISTORY_LIMIT_MAX
 from gateway.errors import MethodError, invalid_request
+from gateway.methods.closed import model_checked
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
 from gateway.scopes import ADMIN, READ, WRITE
@@ -21,6 +20,13 @@ from openclaw_desktop.protocol import (
     MAX_ATTACHMENT_IMAGE_BYTES,
     ErrorCode,
     error_shape,
+)
+from openclaw_desktop.protocol.methods import (
+    ChatAbortParams,
+    ChatHistoryParams,
+    ChatInjectParams,
+    ChatMessageGetParams,
+    ChatSendParams,
 )
 
 if TYPE_CHECKING:
@@ -34,42 +40,8 @@ table = MethodTable()
 
 #: ``policy.attachments`` (the real gateway's numbers).
 ATTACHMENT_LIMITS = {"maxBytes": MAX_ATTACHMENT_BYTES, "maxImageBytes": MAX_ATTACHMENT_IMAGE_BYTES}
-_KEY = Field("string", required=True, min_length=1, max_length=512)
 #: The transcript roles chat.history shows (compaction entries are internal).
 CHAT_ROLES = frozenset({"user", "assistant", "toolResult"})
-_SEND_FIELDS = {
-    "sessionKey": _KEY,
-    "message": Field("string", required=True),
-    "idempotencyKey": Field("string", required=True, min_length=1),
-    "agentId": Field("string", min_length=1),
-    "thinking": Field("string"),
-    "queueMode": Field("string", enum=("steer", "followup", "collect", "interrupt")),
-    "attachments": Field("array"),
-    "timeoutMs": Field("integer", minimum=0),
-}
-#: Accepted (the reference's schema has them) but not acted on here.
-_SEND_IGNORED = (
-    "sessionId",
-    "mentions",
-    "workContext",
-    "intent",
-    "fastMode",
-    "fastAutoOnSeconds",
-    "deliver",
-    "originatingChannel",
-    "originatingTo",
-    "originatingAccountId",
-    "originatingThreadId",
-    "replyToId",
-    "toolBindings",
-    "systemInputProvenance",
-    "systemProvenanceReceipt",
-    "suppressCommandInterpretation",
-    "expectedLeafEntryId",
-    "expectedSessionRoutingContract",
-    "expectedPermissionMode",
-    "expectedToolOverrides",
-)
 
 
 def _service(core: GatewayCore) -> ChatService:
@@ -153,7 +125,7 @@ async def chat_send(core: GatewayCore, peer: Peer, params: Any) -> Any:
     ``chat.send_timing`` events (:mod:`gateway.chat_timing`)."""
     timings = core.hub.send_timings
     received = timings.now()
-    p = check("chat.send", params, _SEND_FIELDS, ignored=_SEND_IGNORED)
+    p = model_checked("chat.send", ChatSendParams, params)
     service = _service(core)
     key = _canonical(service, p["sessionKey"])
     loaded = timings.now() - received
@@ -189,16 +161,7 @@ async def chat_send(core: GatewayCore, peer: Peer, params: Any) -> Any:
 @table.method("chat.abort", scope=WRITE)
 async def chat_abort(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``chat.abort {sessionKey, runId?}``."""
-    p = check(
-        "chat.abort",
-        params,
-        {
-            "sessionKey": Field("string", required=True, min_length=1),
-            "runId": Field("string", min_length=1),
-            "agentId": Field("string"),
-        },
-        ignored=("preserveSideRuns",),
-    )
+    p = model_checked("chat.abort", ChatAbortParams, params)
     service = _service(core)
     stopped = service.abort(_canonical(service, p["sessionKey"]), p.get("runId"))
     return {"ok": True, "aborted": bool(stopped), "runIds": stopped}
@@ -216,21 +179,7 @@ def history_message(entry: dict[str, Any], position: int) -> dict[str, Any]:
 @table.method("chat.history", scope=READ)
 async def chat_history(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``chat.history {sessionKey, limit?, maxChars?}``: the visible path, bounded."""
-    p = check(
-        "chat.history",
-        params,
-        {
-            "sessionKey": Field("string", required=True, min_length=1),
-            "agentId": Field("string"),
-            "limit": Field("integer", minimum=1, maximum=HISTORY_LIMIT_MAX),
-            "maxChars": Field("integer", minimum=1, maximum=500_000),
-            "maxBytes": Field("integer", minimum=1024),
-            "pendingBefore": Field("integer", minimum=1),
-            "inputRunIds": Field("array"),
-        },
-        # Accepted as the reference (the Control UI sends them), not acted on here.
-        ignored=("cursor", "offset", "messageId", "sessionId"),
-    )
+    p = model_checked("chat.history", ChatHistoryParams, params)
     service = _service(core)
     key = _canonical(service, p["sessionKey"])
     transcript = await service.transcript(key)
@@ -262,16 +211,7 @@ async def chat_history(core: GatewayCore, peer: Peer, params: Any) -> Any:
 @table.method("chat.message.get", scope=READ)
 async def chat_message_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``chat.message.get {sessionKey, messageId, maxChars?}``: one message whole."""
-    p = check(
-        "chat.message.get",
-        params,
-        {
-            "sessionKey": Field("string", required=True, min_length=1),
-            "agentId": Field("string"),
-            "messageId": Field("string", required=True, min_length=1),
-            "maxChars": Field("integer", minimum=1, maximum=2_000_000),
-        },
-    )
+    p = model_checked("chat.message.get", ChatMessageGetParams, params)
     service = _service(core)
     transcript = await service.transcript(_canonical(service, p["sessionKey"]))
     entry = await asyncio.to_thread(transcript.get, p["messageId"])
@@ -286,16 +226,7 @@ async def chat_message_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
 @table.method("chat.inject", scope=ADMIN)
 async def chat_inject(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``chat.inject {sessionKey, message, label?}``: an assistant note, no run."""
-    p = check(
-        "chat.inject",
-        params,
-        {
-            "sessionKey": Field("string", required=True, min_length=1),
-            "agentId": Field("string"),
-            "message": Field("string", required=True, min_length=1),
-            "label": Field("string", max_length=100),
-        },
-    )
+    p = model_checked("chat.inject", ChatInjectParams, params)
     service = _service(core)
     key = _canonical(service, p["sessionKey"])
     if service.sessions.get(key) is None:

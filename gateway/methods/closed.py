@@ -8,12 +8,22 @@ without raising, for a method that adds the ones of a keyword the checker does n
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from gateway.errors import invalid_params
 from gateway.handshake.jsonschema_errors import collect_errors, format_errors
+from openclaw_desktop.protocol.base import WireModel
+from openclaw_desktop.protocol.methods import params_schema, unchecked_fields
 
-__all__ = ["NON_EMPTY", "literals", "schema_checked", "schema_problems"]
+__all__ = [
+    "NON_EMPTY",
+    "derived_schema",
+    "literals",
+    "model_checked",
+    "schema_checked",
+    "schema_problems",
+]
 
 #: The reference's ``NonEmptyString``.
 NON_EMPTY: dict[str, Any] = {"type": "string", "minLength": 1}
@@ -38,3 +48,29 @@ def schema_checked(method: str, schema: dict[str, Any], params: Any) -> dict[str
         raise invalid_params(method, problems)
     checked: dict[str, Any] = {} if params is None else params
     return checked
+
+
+@cache
+def derived_schema(model: type[WireModel]) -> dict[str, Any]:
+    """The schema of a params model of :mod:`openclaw_desktop.protocol.methods` (derived
+    once)."""
+    return params_schema(model)
+
+
+@cache
+def _integers(model: type[WireModel]) -> frozenset[str]:
+    properties = derived_schema(model)["properties"]
+    return frozenset(name for name, sub in properties.items() if sub.get("type") == "integer")
+
+
+def model_checked(method: str, model: type[WireModel], params: Any) -> dict[str, Any]:
+    """``params`` checked against ``model``'s derived schema (refused in the reference's
+    words), as a dict of the properties this gateway acts on: the :data:`UNCHECKED` ones
+    are left out, an integral float of an integer property (``5.0``) is an ``int``."""
+    checked = schema_checked(method, derived_schema(model), params)
+    skip, integers = unchecked_fields(model), _integers(model)
+    return {
+        name: int(value) if name in integers else value
+        for name, value in checked.items()
+        if name not in skip
+    }

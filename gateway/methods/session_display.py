@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.chat.params import Field
 from gateway.errors import invalid_request
 from gateway.state import ChatSession
 
 __all__ = [
-    "PATCH_FIELDS",
     "display_changes",
     "display_fields",
     "listed_by_display",
@@ -28,17 +26,6 @@ COLOR_IDS = ("red", "blue", "green", "yellow", "purple", "orange", "pink", "cyan
 ICON_GLYPH_IDS = ("braces", "book", "monitor", "bot", "kanban", "coins")
 #: Longest emoji sequence taken as one icon (flags, skin tones and ZWJ families included).
 _EMOJI_MAX_CHARS = 16
-
-#: The ``sessions.patch`` params this module handles, as the reference declares them.
-PATCH_FIELDS: dict[str, Field] = {
-    "archived": Field("boolean"),
-    "pinned": Field("boolean"),
-    "unread": Field("boolean"),
-    "icon": Field("string", nullable=True),
-    "color": Field("string", nullable=True),
-    "category": Field("string", max_length=200, nullable=True),
-    "expectedSessionId": Field("string", min_length=1),
-}
 
 _ICON_ERROR = (
     "icon must be a single emoji, a named icon ("

@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.chat.events import now_ms
 from gateway.chat.offline import SLASH_HELP
-from gateway.chat.params import Field, check
 from gateway.errors import invalid_request
 from gateway.methods.chat import _canonical, _service
+from gateway.methods.closed import model_checked
 from gateway.methods.session_display import (
-    PATCH_FIELDS,
     display_changes,
     display_fields,
     listed_by_display,
@@ -28,13 +27,21 @@ from gateway.scopes import (
     sessions_patch_scope,
 )
 from gateway.state import ChatSession
+from openclaw_desktop.protocol.methods import (
+    CommandsListParams,
+    SessionsCreateParams,
+    SessionsDeleteParams,
+    SessionsDescribeParams,
+    SessionsListParams,
+    SessionsPatchParams,
+    SessionsResetParams,
+)
 
 if TYPE_CHECKING:
     from gateway.chat.service import ChatService
     from gateway.core import GatewayCore
 
 __all__ = [
-    "LIST_FIELDS",
     "list_result",
     "requested_agent",
     "session_row",
@@ -44,42 +51,6 @@ __all__ = [
 
 table = MethodTable()
 """The methods this module declares."""
-
-_PATCH_IGNORED = (
-    "expectedLifecycleRevision",
-    "expectedPermissionMode",
-    "expectedSandboxMode",
-    "expectedNativeRuntimeConsent",
-    "expectedToolOverrides",
-    "expectedMarkedUnreadAt",
-    "autoLabel",
-    "boardFace",
-    "boardPresentation",
-    "statusNote",
-    "attention",
-    "ttlMinutes",
-    "contextWindow",
-    "fastMode",
-    "toolOverrides",
-    "verboseLevel",
-    "traceLevel",
-    "reasoningLevel",
-    "responseUsage",
-    "elevatedLevel",
-    "execHost",
-    "execSecurity",
-    "execAsk",
-    "execNode",
-    "permissionMode",
-    "sandboxMode",
-    "nativeRuntimeConsent",
-    "agentRuntime",
-    "completionOwnerSessionKey",
-    "inheritedToolPolicyVersion",
-    "inheritedToolAllow",
-    "inheritedToolDeny",
-    "sendPolicy",
-)
 
 
 def session_row(service: ChatService, row: ChatSession) -> dict[str, Any]:
@@ -117,47 +88,6 @@ def session_row(service: ChatService, row: ChatSession) -> dict[str, Any]:
     return entry | display_fields(row)
 
 
-#: ``sessions.list`` params (also ``sessions.subscribe``'s, as the reference): the
-#: reference's closed schema. The filters this gateway has the data for are applied (agent,
-#: label, search, archive, pin, category group); the others (activity, projects, boards,
-#: owners) select what it does not have.
-LIST_FIELDS: dict[str, Field] = {
-    "limit": Field("integer", minimum=1),
-    "offset": Field("integer", minimum=0),
-    "activeMinutes": Field("integer", minimum=1),
-    "activeOnly": Field("boolean"),
-    "requireLastInteraction": Field("boolean"),
-    "sortBy": Field(
-        "string", enum=("updatedAt", "lastInteractionAt", "activity"), literal_union=True
-    ),
-    "includeGlobal": Field("boolean"),
-    "includeUnknown": Field("boolean"),
-    "excludeSubagents": Field("boolean"),
-    "excludeCron": Field("boolean"),
-    "excludeSystem": Field("boolean"),
-    "configuredAgentsOnly": Field("boolean"),
-    "includeDerivedTitles": Field("boolean"),
-    "includeLastMessage": Field("boolean"),
-    "includeActivitySummary": Field("boolean"),
-    "label": Field("string"),
-    "projectId": Field("string", min_length=1),
-    "workspaceDir": Field("string", min_length=1),
-    "group": Field("string"),
-    "pinned": Field("boolean"),
-    "boardFace": Field("string", enum=("chat", "dashboard"), literal_union=True),
-    "hasBoard": Field("boolean"),
-    "creatorId": Field("string", min_length=1),
-    "ownerId": Field("string", min_length=1),
-    "ownerFirst": Field("boolean"),
-    "involvingMe": Field("boolean"),
-    "involvingProfileId": Field("string", min_length=1),
-    "includePeople": Field("boolean"),
-    "spawnedBy": Field("string", min_length=1),
-    "agentId": Field("string", min_length=1),
-    "search": Field("string"),
-}
-#: Accepted as the reference does, not checked further here (unions of kinds).
-LIST_UNCHECKED = ("profileRelation", "archived")
 #: Filters naming what no session of this gateway has (a parent, a project, a board, an
 #: owner other than the gateway's): given, they select nothing.
 _SELECT_NOTHING = (
@@ -195,7 +125,7 @@ def _listed(service: ChatService, p: dict[str, Any], raw: Any) -> list[ChatSessi
 def list_result(service: ChatService, params: Any, method: str = "sessions.list") -> dict[str, Any]:
     """The ``sessions.list`` answer to ``params`` (refused as the reference when invalid,
     naming ``method``: ``sessions.subscribe`` validates the same params)."""
-    p = check(method, params, LIST_FIELDS, ignored=LIST_UNCHECKED)
+    p = model_checked(method, SessionsListParams, params)
     limit, offset = min(p.get("limit", 100), 1000), p.get("offset", 0)
     selected = _listed(service, p, params)
     rows = selected[offset : offset + limit]
@@ -236,16 +166,7 @@ def requested_agent(service: ChatService, key: str, agent_id: str | None) -> Non
 @table.method("sessions.describe", scope=READ)
 async def sessions_describe(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``sessions.describe {key, agentId?}``: one session's row, or ``{session: null}``."""
-    p = check(
-        "sessions.describe",
-        params,
-        {
-            "key": Field("string", required=True, min_length=1),
-            "agentId": Field("string", min_length=1),
-            "includeDerivedTitles": Field("boolean"),
-            "includeLastMessage": Field("boolean"),
-        },
-    )
+    p = model_checked("sessions.describe", SessionsDescribeParams, params)
     service = _service(core)
     if not p["key"].strip():
         raise invalid_request("key required")
@@ -258,17 +179,7 @@ async def sessions_describe(core: GatewayCore, peer: Peer, params: Any) -> Any:
 async def commands_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``commands.list {sessionKey?, agentId?, provider?, scope?, includeArgs?}``: the slash
     commands this gateway's chat runs itself (text commands; none is channel-native)."""
-    p = check(
-        "commands.list",
-        params,
-        {
-            "sessionKey": Field("string", min_length=1),
-            "agentId": Field("string", min_length=1),
-            "provider": Field("string", min_length=1),
-            "scope": Field("string", enum=("text", "native", "both"), literal_union=True),
-            "includeArgs": Field("boolean"),
-        },
-    )
+    p = model_checked("commands.list", CommandsListParams, params)
     if p.get("scope") == "native":
         return {"commands": []}
     return {"commands": slash_commands()}
@@ -307,33 +218,7 @@ def _model_ref(service: ChatService, wanted: str) -> str:
 @table.method("sessions.create", scope=sessions_create_scope)
 async def sessions_create(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``sessions.create {key?, label?, model?, thinkingLevel?, message?}``."""
-    p = check(
-        "sessions.create",
-        params,
-        {
-            "key": Field("string", min_length=1, max_length=512),
-            "idempotencyKey": Field("string", min_length=1),
-            "agentId": Field("string"),
-            "label": Field("string", min_length=1, max_length=200),
-            "model": Field("string", min_length=1),
-            "thinkingLevel": Field("string", min_length=1),
-            "message": Field("string"),
-        },
-        ignored=(
-            "displayName",
-            "titleSource",
-            "category",
-            "agentRuntime",
-            "contextWindow",
-            "fastMode",
-            "visibility",
-            "parentSessionKey",
-            "timeoutMs",
-            "task",
-            "mentions",
-            "attachments",
-        ),
-    )
+    p = model_checked("sessions.create", SessionsCreateParams, params)
     service = _service(core)
     raw_key = p.get("key") or f"agent:{service.agent_id}:dashboard:{uuid.uuid4()}"
     key = _canonical(service, raw_key)
@@ -364,19 +249,7 @@ async def sessions_patch(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``sessions.patch {key, label?, model?, thinkingLevel?, archived?, pinned?, unread?,
     icon?, color?, category?, expectedSessionId?}``: the other reference fields are accepted
     and not applied."""
-    p = check(
-        "sessions.patch",
-        params,
-        {
-            "key": Field("string", required=True, min_length=1),
-            "agentId": Field("string"),
-            "label": Field("string", max_length=200, nullable=True),
-            "model": Field("string", nullable=True),
-            "thinkingLevel": Field("string"),
-            **PATCH_FIELDS,
-        },
-        ignored=_PATCH_IGNORED,
-    )
+    p = model_checked("sessions.patch", SessionsPatchParams, params)
     service = _service(core)
     key = _canonical(service, p["key"])
     current = service.sessions.get(key)
@@ -400,16 +273,7 @@ async def sessions_patch(core: GatewayCore, peer: Peer, params: Any) -> Any:
 async def sessions_reset(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``sessions.reset {key, reason?}``: a new session id and an empty transcript (the old
     one is archived, not deleted)."""
-    p = check(
-        "sessions.reset",
-        params,
-        {
-            "key": Field("string", required=True, min_length=1),
-            "agentId": Field("string"),
-            "reason": Field("string", enum=("new", "reset")),
-        },
-        ignored=("expectedSessionId",),
-    )
+    p = model_checked("sessions.reset", SessionsResetParams, params)
     service = _service(core)
     key = _canonical(service, p["key"])
     service.abort(key)
@@ -424,22 +288,7 @@ async def sessions_reset(core: GatewayCore, peer: Peer, params: Any) -> Any:
 @table.method("sessions.delete", scope=sessions_delete_scope)
 async def sessions_delete(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``sessions.delete {key}``: the index row goes, the transcript is archived."""
-    p = check(
-        "sessions.delete",
-        params,
-        {
-            "key": Field("string", required=True, min_length=1),
-            "agentId": Field("string"),
-            "deleteTranscript": Field("boolean"),
-            "archivedOnly": Field("boolean"),
-        },
-        ignored=(
-            "expectedSessionId",
-            "expectedLifecycleRevision",
-            "expectedSessionUpdatedAt",
-            "emitLifecycleHooks",
-        ),
-    )
+    p = model_checked("sessions.delete", SessionsDeleteParams, params)
     service = _service(core)
     key = _canonical(service, p["key"])
     if p.get("archivedOnly") is True:

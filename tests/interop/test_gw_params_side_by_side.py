@@ -23,6 +23,7 @@ import pytest
 
 from gateway.methods import HANDLERS, TABLE
 from openclaw_desktop.identity import DeviceIdentity
+from openclaw_desktop.protocol.methods import PARAMS, params_schema
 from tests.helpers.bundled_gateway import BundledGateway, RawClient
 from tests.helpers.real_openclaw import RealGateway
 
@@ -84,7 +85,10 @@ NOT_YET_MATCHED = {
 
 def _fields_of(method: str) -> list[str]:
     source = inspect.getsource(inspect.getmodule(HANDLERS[method]) or HANDLERS[method])
-    return [name for name in FIELDS if f'"{name}"' in source]
+    # A method whose params are a protocol model names its fields there.
+    model = PARAMS.get(method)
+    declared = set(params_schema(model)["properties"]) if model is not None else set()
+    return [name for name in FIELDS if f'"{name}"' in source or name in declared]
 
 
 def _cases(method: str) -> list[Any]:

@@ -1,0 +1,140 @@
+"""Method params declared once, as models, and the reference-shaped JSON schema derived
+from them (what the real gateway's TypeBox schemas compile to, key for key).
+
+A params model is a :class:`~openclaw_desktop.protocol.base.ClosedModel` whose fields say
+what the reference's schema says:
+
+* ``str`` / ``int`` / ``float`` / ``bool`` / ``list[...]`` / ``dict[...]``: the JSON type;
+  ``Field(min_length=..., max_length=...)`` and ``Field(ge=..., le=...)`` its bounds;
+* ``Literal["a", "b"]``: a union of string literals (``anyOf`` of string ``const``), or,
+  with :data:`AS_ENUM`, a ``string`` with an ``enum`` (the reference has both, worded
+  differently);
+* :data:`NULLABLE`: ``null`` is accepted too (``anyOf`` of the type and ``null``);
+* :data:`UNCHECKED` on an ``Any`` field: a property the schema admits with any value (one
+  the bundled gateway takes without acting on it);
+* a field without a default is ``required`` (in declaration order); ``X | None = None`` is
+  an optional property of type ``X``.
+
+:func:`params_schema` is the one function turning such a model into the schema dict.
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from annotated_types import Ge, Gt, Le, Lt, MaxLen, MinLen
+from pydantic.alias_generators import to_camel
+from pydantic.fields import FieldInfo
+
+from openclaw_desktop.protocol.base import WireModel
+
+__all__ = ["AS_ENUM", "NULLABLE", "UNCHECKED", "params_schema", "unchecked_fields"]
+
+
+@dataclass(frozen=True)
+class _Marker:
+    name: str
+
+
+#: A ``Literal`` declared as ``{"type": "string", "enum": [...]}``.
+AS_ENUM = _Marker("as-enum")
+#: ``null`` is accepted besides the declared type.
+NULLABLE = _Marker("nullable")
+#: Admitted with any value (schema ``{}``).
+UNCHECKED = _Marker("unchecked")
+
+_SCALARS: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+_CONTAINERS: dict[Any, str] = {list: "array", dict: "object"}
+
+
+def _wire_name(name: str, info: FieldInfo) -> str:
+    return info.alias or to_camel(name)
+
+
+def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:
+    """``X | None`` -> ``X`` (an optional property), and the metadata of an ``Annotated``
+    alias inside it (``NonEmpty | None``)."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        rest = [arg for arg in get_args(annotation) if arg is not type(None)]
+        if len(rest) == 1:
+            annotation = rest[0]
+    if get_origin(annotation) is Annotated:
+        inner, *extra = get_args(annotation)
+        metadata: list[Any] = []
+        for item in extra:
+            metadata.extend(item.metadata if isinstance(item, FieldInfo) else [item])
+        return inner, metadata
+    return annotation, []
+
+
+def _type_schema(annotation: Any, as_enum: bool) -> dict[str, Any]:
+    if annotation is Any:
+        return {}
+    if annotation in _SCALARS:
+        return {"type": _SCALARS[annotation]}
+    origin = get_origin(annotation)
+    if origin is Literal:
+        values = list(get_args(annotation))
+        if as_enum:
+            return {"type": "string", "enum": values}
+        return {"anyOf": [{"type": "string", "const": value} for value in values]}
+    if origin in _CONTAINERS or annotation in _CONTAINERS:
+        return {"type": _CONTAINERS[origin or annotation]}
+    raise TypeError(f"no schema for the annotation {annotation!r}")
+
+
+def _bounds(metadata: list[Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in metadata:
+        if isinstance(item, MinLen):
+            out["minLength"] = item.min_length
+        elif isinstance(item, MaxLen):
+            out["maxLength"] = item.max_length
+        elif isinstance(item, Ge):
+            out["minimum"] = item.ge
+        elif isinstance(item, Le):
+            out["maximum"] = item.le
+        elif isinstance(item, Gt | Lt):
+            raise TypeError("exclusive bounds are not used by the reference's params")
+    return out
+
+
+def _property_schema(info: FieldInfo) -> dict[str, Any]:
+    if UNCHECKED in info.metadata:
+        return {}
+    annotation, nested = _unwrap(info.annotation)
+    metadata = [*nested, *info.metadata]
+    schema = _type_schema(annotation, AS_ENUM in metadata)
+    schema.update(_bounds(metadata))
+    if NULLABLE in metadata:
+        return {"anyOf": [schema, {"type": "null"}]}
+    return schema
+
+
+def params_schema(model: type[WireModel]) -> dict[str, Any]:
+    """The closed-object JSON schema of ``model``'s params, as the reference declares it:
+    ``type: object``, ``additionalProperties: false``, ``properties`` in declaration order
+    and ``required`` (when any) in that order too."""
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for name, info in model.model_fields.items():
+        wire = _wire_name(name, info)
+        properties[wire] = _property_schema(info)
+        if info.is_required():
+            required.append(wire)
+    schema: dict[str, Any] = {"type": "object", "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    schema["properties"] = properties
+    return schema
+
+
+def unchecked_fields(model: type[WireModel]) -> frozenset[str]:
+    """The wire names ``model`` admits with any value (taken, not acted on)."""
+    return frozenset(
+        _wire_name(name, info)
+        for name, info in model.model_fields.items()
+        if UNCHECKED in info.metadata
+    )
