@@ -264,29 +264,40 @@ async def test_stop_takes_control_back(node: Node, window: TextWindow) -> None:
 
 # ---------------------------------------------------------------- through our gateway
 
-MALFORMED: list[Any] = [
-    {"action": "left_click"},  # no executionId
+#: Not v2 computer actions: the gateway's cua-computer policy refuses them before dispatch.
+UNCLASSIFIABLE: list[Any] = [
     {"action": "left_click", "executionId": "nope", "x": 1, "y": 1},
     {"action": "teleport", "executionId": EXECUTION},
     {"action": "left_click", "executionId": EXECUTION, "x": "ten", "y": 1},
     {"action": "left_click", "executionId": EXECUTION, "x": 1, "y": 1, "extra": True},
     {"action": "scroll", "executionId": EXECUTION, "scrollDirection": "diagonal"},
     {"action": "type", "executionId": EXECUTION, "text": 5},
-    {"action": "key", "executionId": EXECUTION, "keys": "hyper+q"},
     {"action": "hold_key", "executionId": EXECUTION, "keys": "a", "durationMs": -1},
-    {"action": "left_click", "executionId": EXECUTION, "x": 1, "y": 1},  # no frame
-    {"action": "list_windows", "executionId": EXECUTION},
     [1, 2],
     "text",
 ]
+#: Well-formed v2 actions this node still refuses (typed COMPUTER_* from the node).
+REFUSED_BY_THE_NODE: list[Any] = [
+    {"action": "left_click"},  # no executionId
+    {"action": "key", "executionId": EXECUTION, "keys": "hyper+q"},
+    {"action": "left_click", "executionId": EXECUTION, "x": 1, "y": 1},  # no frame
+    {"action": "list_windows", "executionId": EXECUTION},
+]
+CLASSIFICATION_FAILED = {
+    "nodeCommandDispatched": False,
+    "code": "PLUGIN_POLICY_RISK_CLASSIFICATION_FAILED",
+}
 
 
 async def test_malformed_requests_through_the_bundled_gateway(
     tmp_path: Path, x_server: XServer, window: TextWindow
 ) -> None:
     """An operator's node.invoke computer.act through our gateway (started with the app's
-    allowlist, the surface approved): every malformed request gets one typed COMPUTER_*
-    error, nothing reaches the window, and the node stays connected and still acts."""
+    allowlist, the surface approved): a request that is no v2 computer action is refused by
+    the gateway before dispatch (as the real gateway's cua-computer policy does: the node
+    handles none of them), a well-formed one the node cannot perform gets one typed
+    COMPUTER_* error from the node; nothing reaches the window, and the node stays
+    connected and still acts."""
     settings = NodeSettings(screen=True, computer=True)
     dispatcher = build_dispatcher(NodeContext(settings=lambda: settings))
     async with (
@@ -299,13 +310,22 @@ async def test_malformed_requests_through_the_bundled_gateway(
         assert "computer" in node.surface.caps
         assert "computer.act" in node.requested["commands"]
         invoke = node.invoke
-        for params in MALFORMED:
+        for params in UNCLASSIFIABLE:
+            with pytest.raises(GatewayError) as refused:
+                await invoke("computer.act", params)
+            assert (refused.value.code, refused.value.message) == (
+                "INVALID_REQUEST",
+                "node.invoke computer.act arguments could not be classified by plugin cua-computer",
+            ), params
+            assert refused.value.details == CLASSIFICATION_FAILED, params
+        assert node.session.handled == 0
+        for params in REFUSED_BY_THE_NODE:
             with pytest.raises(GatewayError) as caught:
                 await invoke("computer.act", params)
             code = caught.value.details["nodeError"]["code"]
             assert code.startswith("COMPUTER_"), (params, caught.value.details)
             assert caught.value.message.startswith(f"{code}: "), (params, caught.value)
-        assert node.session.handled == len(MALFORMED)
+        assert node.session.handled == len(REFUSED_BY_THE_NODE)
         assert window.state()["presses"] == [] and window.state()["keys"] == []
         frame = (
             await invoke(
