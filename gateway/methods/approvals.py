@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.chat.params import check
 from gateway.errors import MethodError, invalid_params, invalid_request
-from gateway.methods.closed import NON_EMPTY, schema_checked, schema_problems
+from gateway.methods.closed import derived_schema, schema_checked, schema_problems
 from gateway.nodes.invoke import InvokeError
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
 from gateway.scopes import ADMIN
 from openclaw_desktop.protocol import ErrorCode, error_shape
+from openclaw_desktop.protocol.methods import ExecApprovalsNodeGetParams, ExecApprovalsNodeSetParams
 
 if TYPE_CHECKING:
     from gateway.core import GatewayCore
@@ -110,24 +111,9 @@ async def exec_approvals_node_get(core: GatewayCore, peer: Peer, params: Any) ->
 
 _NODE_SET = "exec.approvals.node.set"
 #: ``ExecApprovalsNodeSetParams`` of the reference without its ``oneOf`` (see below).
-NODE_SET_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["nodeId"],
-    "properties": {
-        "nodeId": NON_EMPTY,
-        "file": {"type": "object"},
-        "native": {"type": "object"},
-        "baseHash": NON_EMPTY,
-    },
-}
+NODE_SET_SCHEMA: dict[str, Any] = derived_schema(ExecApprovalsNodeSetParams)
 #: ``ExecApprovalsNodeGetParams`` of the reference.
-NODE_GET_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["nodeId"],
-    "properties": {"nodeId": NON_EMPTY},
-}
+NODE_GET_SCHEMA: dict[str, Any] = derived_schema(ExecApprovalsNodeGetParams)
 _ONE_OF = "must match exactly one schema in oneOf"
 
 

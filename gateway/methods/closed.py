@@ -1,9 +1,11 @@
 """Params checked against a JSON schema as the reference declares it, refused in its words
 (``invalid <method> params: at /sessionKey: must not have fewer than 1 characters``).
 
-The schema dicts are the reference's TypeBox schemas written out (closed objects, string
-literal unions as ``anyOf`` of string ``const``); :func:`schema_problems` gives the problems
-without raising, for a method that adds the ones of a keyword the checker does not know.
+The schemas are derived from the params models of :mod:`openclaw_desktop.protocol.methods`
+(:func:`derived_schema`: the reference's TypeBox schemas, closed objects, string literal
+unions as ``anyOf`` of string ``const``); :func:`model_checked` checks a method's params
+with its model's; :func:`schema_problems` gives the problems without raising, for a method
+that adds the ones of a keyword the checker does not know.
 """
 
 from __future__ import annotations
@@ -17,22 +19,11 @@ from openclaw_desktop.protocol.base import WireModel
 from openclaw_desktop.protocol.methods import params_schema, unchecked_fields
 
 __all__ = [
-    "NON_EMPTY",
     "derived_schema",
-    "literals",
     "model_checked",
     "schema_checked",
     "schema_problems",
 ]
-
-#: The reference's ``NonEmptyString``.
-NON_EMPTY: dict[str, Any] = {"type": "string", "minLength": 1}
-
-
-def literals(*values: str) -> dict[str, Any]:
-    """A union of string literals (``Type.Union([Type.Literal(...), ...])``: each literal
-    is a string type with a ``const``)."""
-    return {"anyOf": [{"type": "string", "const": value} for value in values]}
 
 
 def schema_problems(schema: dict[str, Any], params: Any) -> str | None:

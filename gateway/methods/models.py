@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 from gateway.chat.events import now_ms
 from gateway.errors import invalid_params, invalid_request
 from gateway.methods.chat import _service
-from gateway.methods.closed import NON_EMPTY, literals, schema_checked
+from gateway.methods.closed import derived_schema, schema_checked
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
 from gateway.scopes import READ
+from openclaw_desktop.protocol.methods import ModelsListParams
 
 if TYPE_CHECKING:
     from gateway.core import GatewayCore
@@ -26,26 +27,9 @@ table = MethodTable()
 #: ``sessionKey`` to scope it (every session sees the same providers here).
 CAPABILITIES: tuple[str, ...] = ("published-model-catalog", "session-scoped-model-catalog")
 
-_BOOLEAN: dict[str, Any] = {"type": "boolean"}
-
-#: ``ModelsListParams`` of the reference: a closed object (its ``allOf``/``not`` refusing
-#: ``preparedOnly`` with ``refresh`` is checked by the handler).
-MODELS_LIST_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "agentId": NON_EMPTY,
-        "sessionKey": NON_EMPTY,
-        "authProfileId": NON_EMPTY,
-        "provider": NON_EMPTY,
-        "includeDetails": _BOOLEAN,
-        "includeProviderCapabilities": _BOOLEAN,
-        "includeDefaultModels": _BOOLEAN,
-        "preparedOnly": _BOOLEAN,
-        "refresh": _BOOLEAN,
-        "view": literals("default", "configured", "provider-config", "all"),
-    },
-}
+#: ``ModelsListParams`` of the reference, derived from its model (its ``allOf``/``not``
+#: refusing ``preparedOnly`` with ``refresh`` is checked by the handler).
+MODELS_LIST_SCHEMA: dict[str, Any] = derived_schema(ModelsListParams)
 
 
 def _js_type(value: object) -> str:

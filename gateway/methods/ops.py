@@ -17,11 +17,12 @@ from gateway.chat.params import Field, check
 from gateway.errors import invalid_request
 from gateway.logfile import log_path, read_tail
 from gateway.methods.chat import _service
-from gateway.methods.closed import NON_EMPTY, literals, schema_checked
+from gateway.methods.closed import derived_schema, schema_checked
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
 from gateway.scopes import READ
 from gateway.usage import daily_usage
+from openclaw_desktop.protocol.methods import CronListParams
 
 if TYPE_CHECKING:
     from gateway.core import GatewayCore
@@ -170,35 +171,8 @@ async def usage_cost(core: GatewayCore, peer: Peer, params: Any) -> Any:
     }
 
 
-def _integer(minimum: int, maximum: int | None = None) -> dict[str, Any]:
-    bounds: dict[str, Any] = {"type": "integer", "minimum": minimum}
-    if maximum is not None:
-        bounds["maximum"] = maximum
-    return bounds
-
-
-#: ``CronListParams`` of the reference: a closed object.
-CRON_LIST_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "sessionKey": NON_EMPTY,
-        "sessionAgentId": NON_EMPTY,
-        "includeDisabled": {"type": "boolean"},
-        "limit": _integer(1, 200),
-        "offset": _integer(0),
-        "query": {"type": "string"},
-        "enabled": literals("all", "enabled", "disabled"),
-        "scheduleKind": literals("all", "at", "every", "cron", "on-exit", "stream"),
-        "lastRunStatus": literals("all", "ok", "error", "skipped", "unknown"),
-        "trigger": literals("all", "conditional", "unconditional"),
-        "sortBy": literals("nextRunAtMs", "updatedAtMs", "name"),
-        "sortDir": literals("asc", "desc"),
-        "agentId": NON_EMPTY,
-        "compact": {"type": "boolean"},
-        "includeDeliveryPreviews": {"type": "boolean"},
-    },
-}
+#: ``CronListParams`` of the reference, derived from its model.
+CRON_LIST_SCHEMA: dict[str, Any] = derived_schema(CronListParams)
 _CRON_DEFAULT_LIMIT = 50
 
 

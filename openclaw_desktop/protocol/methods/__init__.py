@@ -9,6 +9,12 @@ from openclaw_desktop.protocol.methods.chat import (
     ChatMessageGetParams,
     ChatSendParams,
 )
+from openclaw_desktop.protocol.methods.ops import (
+    CronListParams,
+    ExecApprovalsNodeGetParams,
+    ExecApprovalsNodeSetParams,
+    ModelsListParams,
+)
 from openclaw_desktop.protocol.methods.schema import (
     AS_ENUM,
     NULLABLE,
@@ -37,6 +43,10 @@ __all__ = [
     "ChatMessageGetParams",
     "ChatSendParams",
     "CommandsListParams",
+    "CronListParams",
+    "ExecApprovalsNodeGetParams",
+    "ExecApprovalsNodeSetParams",
+    "ModelsListParams",
     "SessionsCreateParams",
     "SessionsDeleteParams",
     "SessionsDescribeParams",
@@ -62,4 +72,8 @@ PARAMS: dict[str, type[ClosedModel]] = {
     "sessions.patch": SessionsPatchParams,
     "sessions.reset": SessionsResetParams,
     "sessions.delete": SessionsDeleteParams,
+    "models.list": ModelsListParams,
+    "cron.list": CronListParams,
+    "exec.approvals.node.get": ExecApprovalsNodeGetParams,
+    "exec.approvals.node.set": ExecApprovalsNodeSetParams,
 }

@@ -1,0 +1,71 @@
+"""``models.list``, ``cron.list`` and ``exec.approvals.node.*`` params, in the reference's
+property order."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from openclaw_desktop.protocol.base import ClosedModel
+
+__all__ = [
+    "CronListParams",
+    "ExecApprovalsNodeGetParams",
+    "ExecApprovalsNodeSetParams",
+    "ModelsListParams",
+]
+
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+class ModelsListParams(ClosedModel):
+    """``models.list`` (its ``allOf``/``not`` refusing ``preparedOnly`` with ``refresh``
+    is not a property schema: the gateway's handler checks it)."""
+
+    agent_id: NonEmpty | None = None
+    session_key: NonEmpty | None = None
+    auth_profile_id: NonEmpty | None = None
+    provider: NonEmpty | None = None
+    include_details: bool | None = None
+    include_provider_capabilities: bool | None = None
+    include_default_models: bool | None = None
+    prepared_only: bool | None = None
+    refresh: bool | None = None
+    view: Literal["default", "configured", "provider-config", "all"] | None = None
+
+
+class CronListParams(ClosedModel):
+    """``cron.list``: a page of cron jobs, filtered and sorted."""
+
+    session_key: NonEmpty | None = None
+    session_agent_id: NonEmpty | None = None
+    include_disabled: bool | None = None
+    limit: Annotated[int | None, Field(ge=1, le=200)] = None
+    offset: Annotated[int | None, Field(ge=0)] = None
+    query: str | None = None
+    enabled: Literal["all", "enabled", "disabled"] | None = None
+    schedule_kind: Literal["all", "at", "every", "cron", "on-exit", "stream"] | None = None
+    last_run_status: Literal["all", "ok", "error", "skipped", "unknown"] | None = None
+    trigger: Literal["all", "conditional", "unconditional"] | None = None
+    sort_by: Literal["nextRunAtMs", "updatedAtMs", "name"] | None = None
+    sort_dir: Literal["asc", "desc"] | None = None
+    agent_id: NonEmpty | None = None
+    compact: bool | None = None
+    include_delivery_previews: bool | None = None
+
+
+class ExecApprovalsNodeGetParams(ClosedModel):
+    """``exec.approvals.node.get``: a node's exec policy."""
+
+    node_id: NonEmpty
+
+
+class ExecApprovalsNodeSetParams(ClosedModel):
+    """``exec.approvals.node.set`` without its ``oneOf`` (``file``, or ``native`` with
+    ``baseHash``: the gateway's handler checks it)."""
+
+    node_id: NonEmpty
+    file: dict[str, Any] | None = None
+    native: dict[str, Any] | None = None
+    base_hash: NonEmpty | None = None
