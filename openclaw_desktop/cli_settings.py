@@ -79,8 +79,11 @@ def doctor(paths: AppPaths) -> int:
             f"advertised: {'yes' if entry.advertised else 'no'}"
         )
     print(
-        "Gateways allow only some node commands by default; on the real OpenClaw gateway widen "
-        "the list with gateway.nodes.commands.allow (camera.snap, camera.clip and "
-        "screen.record always need it)."
+        "Gateways allow only some node commands by default. On the real OpenClaw gateway a "
+        "Linux node gets system.run, system.which, system.notify, screen.snapshot and "
+        "computer.act; add the others you use to gateway.nodes.commands.allow, e.g. "
+        "device.apps, screen.record, camera.list, camera.snap, camera.clip, device.info, "
+        "device.status (screen.record, camera.snap and camera.clip are dangerous: they always "
+        "need an explicit entry). The bundled gateway takes the same list as --allow."
     )
     return 0

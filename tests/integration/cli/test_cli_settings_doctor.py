@@ -59,6 +59,9 @@ def test_doctor_reports_every_command_with_three_answers(tmp_path: Path) -> None
     assert {"device.info", "device.status", "system.notify"} <= set(lines)
     assert "available: yes; enabled: yes; advertised: yes" in lines["device.info"]
     assert "gateway.nodes.commands.allow" in out
+    hint = out[out.index("Gateways allow only some node commands") :]
+    for needed in ("device.apps", "screen.record", "camera.list", "camera.snap", "camera.clip"):
+        assert needed in hint, f"the allowlist hint names {needed}"
     run_desktop_cli(tmp_path, "settings", "set", "node.notifications", "off")
     out = run_desktop_cli(tmp_path, "doctor").stdout
     assert re.search(
