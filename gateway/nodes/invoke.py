@@ -14,6 +14,8 @@ import orjson
 
 from gateway.errors import MethodError
 from gateway.memory import LARGE_MESSAGE_BYTES, trim_soon
+from gateway.nodes.plugin_policy import POLICY_PLUGINS, dispatched_failure
+from gateway.nodes.progress import INVOKE_PROGRESS, ProgressOrder
 from gateway.peer import Peer
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
@@ -79,6 +81,8 @@ class _Pending:
     command: str
     peer: Peer
     future: asyncio.Future[dict[str, Any]] = field(default_factory=asyncio.Future)
+    #: The caller's progress listener (:data:`INVOKE_PROGRESS` where the invoke began).
+    progress: ProgressOrder | None = None
 
 
 def _over_bytes(scope: str, pending: int, size: int, limit: int) -> InvokeError:
@@ -118,6 +122,8 @@ def _plugin_policy_failure(error: Any) -> InvokeError:
 def _node_failure(error: Any, command: str = "") -> InvokeError:
     if command in PLUGIN_POLICY_COMMANDS:
         return _plugin_policy_failure(error)
+    if command in POLICY_PLUGINS:  # cua-computer's computer.act
+        return InvokeError(dispatched_failure(error))
     node_error = error if isinstance(error, dict) else None
     code = str(node_error.get("code") or "") if node_error else ""
     message = str(node_error.get("message") or "") if node_error else ""
@@ -313,6 +319,8 @@ class InvokeRouter:
         pending = _Pending(
             invoke_id, node_id, command, peer, asyncio.get_running_loop().create_future()
         )
+        listener = INVOKE_PROGRESS.get()
+        pending.progress = ProgressOrder(listener) if listener is not None else None
         self._pending[invoke_id] = pending
         self._per_node[node_id] = self._per_node.get(node_id, 0) + 1
         params_json = request.pop("paramsJSON", None)
@@ -386,6 +394,21 @@ class InvokeRouter:
         if not pending.future.done():
             pending.future.set_result(params)
         return {"ok": True}
+
+    def on_progress(self, peer: Peer, params: dict[str, Any]) -> bool:
+        """Hand one ``node.invoke.progress`` chunk to the invoke's listener; False (ignored)
+        when the invoke is not pending from this connection, nobody listens, or the ``seq``
+        is stale."""
+        pending = self._pending.get(str(params.get("invokeId")))
+        if pending is None or pending.peer is not peer or pending.future.done():
+            return False
+        if pending.progress is None:
+            return False
+        try:
+            return pending.progress.accept(int(params["seq"]), str(params["chunk"]))
+        except Exception:  # a listener's fault is not the node's
+            log.exception("invoke progress listener failed")
+            return False
 
     def node_disconnected(self, peer: Peer) -> None:
         """Fail the node's pending invokes at once."""

@@ -9,6 +9,8 @@ params), clicks and types on its frame (the window's own text shows it), and a m
 request is refused by the real gateway itself before dispatch (its ``cua-computer`` policy
 classifies the arguments), a well-formed one on a guessed frame is the node's typed
 ``COMPUTER_STALE_FRAME`` as the gateway relays it, and the node acts again afterwards.
+The same unclassifiable requests sent to the real gateway and to our bundled one (the same
+node code behind each) get the same answer.
 """
 
 from __future__ import annotations
@@ -24,8 +26,12 @@ from typing import Any
 import pytest
 
 from openclaw_desktop.config import NodeSettings, Settings, SettingsStore
+from openclaw_desktop.integration.command import EMBEDDED_ALLOW
+from openclaw_desktop.node import NodeContext, build_dispatcher
 from openclaw_desktop.node.computer_control import descriptor
-from tests.helpers.bundled_gateway import RawClient, raw_operator
+from openclaw_desktop.transport import GatewayConnection
+from tests.helpers.approved_node import approved_node
+from tests.helpers.bundled_gateway import RawClient, bundled_gateway, operator_options, raw_operator
 from tests.helpers.desktop_session import xvfb
 from tests.helpers.real_openclaw import GatewayFactory, RealGateway
 from tests.helpers.x_text_window import TextWindow, text_window
@@ -37,12 +43,13 @@ BOTH = {"screen.snapshot", "computer.act"}
 
 @dataclass
 class Rig:
-    """The real gateway, an operator on it, our node's id and the window."""
+    """The real gateway, an operator on it, our node's id, the window and its display."""
 
     gw: RealGateway
     op: RawClient
     node_id: str
     window: TextWindow
+    display: str
 
     async def invoke(self, command: str, params: Any) -> Any:
         return await self.op.call(
@@ -94,7 +101,7 @@ async def rig(real_gateway: GatewayFactory, tmp_path: Path) -> AsyncIterator[Rig
                 async with raw_operator(
                     gw.url, auth={"token": gw.token}, client_id="cli", client_mode="cli"
                 ) as op:
-                    yield Rig(gw, op, node_id, window)
+                    yield Rig(gw, op, node_id, window, screen.display)
             finally:
                 node.stop()
 
@@ -163,3 +170,54 @@ async def test_snapshot_click_and_type_through_the_real_gateway(rig: Rig) -> Non
         "computer.act", {"action": "__close_execution", "executionId": execution}
     )
     assert closed["ok"] is True and closed["payload"]["payload"] == {"ok": True}, closed
+
+
+EXECUTION = str(uuid.uuid4())
+#: No v2 computer action (the real gateway's cua-computer policy refuses them before
+#: dispatch), then a well-formed one our node refuses (no executionId).
+SIDE_BY_SIDE: list[Any] = [
+    {"action": "scroll", "executionId": EXECUTION, "scrollDirection": "in"},
+    {"action": "left_click", "executionId": "not-a-uuid", "x": 1, "y": 1},
+    {"action": "left_click", "executionId": EXECUTION, "x": None},
+    {"action": "type", "executionId": EXECUTION, "text": "a", "extra": 1},
+    {"action": "screenshot"},
+    {"action": "kill_app"},
+    [1, 2],
+    "text",
+    {"action": "left_click"},
+]
+
+
+async def test_both_gateways_refuse_unclassifiable_actions_alike(
+    rig: Rig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each request to the real gateway and to ours (our node on each, the same settings):
+    the same error, code, message and details; only the last reached the node (whose
+    refusal both relay the policy's way)."""
+    monkeypatch.setenv("DISPLAY", rig.display)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setenv("XDG_SESSION_TYPE", "x11")
+    settings = NodeSettings(screen=True, computer=True)
+    dispatcher = build_dispatcher(NodeContext(settings=lambda: settings))
+    async with (
+        bundled_gateway(tmp_path / "gw", nodes_allow=list(EMBEDDED_ALLOW)) as ours,
+        GatewayConnection(operator_options(ours.url)) as operator,
+        approved_node(ours.url, operator, dispatcher, settings, computer_use=descriptor()) as node,
+        raw_operator(ours.url) as op,
+    ):
+        for params in SIDE_BY_SIDE:
+            real = await rig.invoke("computer.act", params)
+            mine = await op.call(
+                "node.invoke",
+                {
+                    "nodeId": node.identity.device_id,
+                    "command": "computer.act",
+                    "params": params,
+                    "idempotencyKey": f"k-{time.monotonic_ns()}",
+                },
+                timeout=30,
+            )
+            assert real["ok"] is False and mine["ok"] is False, (params, real, mine)
+            assert mine["error"] == real["error"], (params, real["error"], mine["error"])
+        assert node.session.handled == 1
+    assert rig.window.state()["presses"] == [] and rig.window.state()["keys"] == []

@@ -322,9 +322,16 @@ async def test_malformed_requests_through_the_bundled_gateway(
         for params in REFUSED_BY_THE_NODE:
             with pytest.raises(GatewayError) as caught:
                 await invoke("computer.act", params)
-            code = caught.value.details["nodeError"]["code"]
-            assert code.startswith("COMPUTER_"), (params, caught.value.details)
-            assert caught.value.message.startswith(f"{code}: "), (params, caught.value)
+            # relayed the policy's way: INVALID_REQUEST, the node's own message and code
+            node_error = caught.value.details["nodeError"]
+            assert node_error["code"].startswith("COMPUTER_"), (params, caught.value.details)
+            assert caught.value.code == "INVALID_REQUEST", (params, caught.value)
+            assert caught.value.message == node_error["message"], (params, caught.value)
+            assert caught.value.details == {
+                "nodeError": node_error,
+                "nodeCommandDispatched": True,
+                "code": node_error["code"],
+            }
         assert node.session.handled == len(REFUSED_BY_THE_NODE)
         assert window.state()["presses"] == [] and window.state()["keys"] == []
         frame = (
