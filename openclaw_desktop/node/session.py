@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +13,7 @@ from pydantic import ValidationError
 
 from openclaw_desktop.errors import GatewayError, OpenClawError, PayloadTooLarge
 from openclaw_desktop.node.dispatcher import InvokeDispatcher
+from openclaw_desktop.node.progress import INVOKE_PROGRESS
 from openclaw_desktop.node.results import InvokeResult
 from openclaw_desktop.protocol import (
     EventName,
@@ -191,6 +193,7 @@ class NodeSession:
         except ValueError as exc:
             result = InvokeResult.error(NodeErrorCode.INVALID_REQUEST, str(exc))
         else:
+            INVOKE_PROGRESS.set(functools.partial(self._progress, request))  # this task's own
             try:
                 async with asyncio.timeout(timeout_ms / 1000 if timeout_ms > 0 else None):
                     result = await self.dispatcher.dispatch(request.command, params)
@@ -205,6 +208,11 @@ class NodeSession:
         for listener in list(self.invoke_listeners):
             listener(request.command, "ok" if result.ok else str(result.error_code))
         await self._reply(request, result)
+
+    async def _progress(self, request: NodeInvokeRequest, seq: int, chunk: str) -> object:
+        """One ``node.invoke.progress`` of a running invoke (a handler's stream)."""
+        params = {"invokeId": request.id, "nodeId": request.node_id, "seq": seq, "chunk": chunk}
+        return await self.connection.request(Method.NODE_INVOKE_PROGRESS, params, timeout_s=15)
 
     async def _reply(self, request: NodeInvokeRequest, result: InvokeResult) -> None:
         params = result.to_wire(request.id, request.node_id)

@@ -5,6 +5,9 @@ As the real node host: stdin is empty, stdout and stderr together keep their fir
 full pipe), a timeout or a cancel ends the whole process group (SIGTERM, then SIGKILL after
 :data:`KILL_GRACE_S`), and a command that cannot start gives ``error`` rather than an
 exception.
+
+``on_output`` hears the kept bytes of each stream as they are read (the progress stream of
+:mod:`openclaw_desktop.node.exec.chunker`), so what it hears is always a prefix of the result.
 """
 
 from __future__ import annotations
@@ -14,11 +17,15 @@ import contextlib
 import errno
 import os
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["OUTPUT_CAP", "RunResult", "run_command"]
+__all__ = ["OUTPUT_CAP", "OutputListener", "RunResult", "run_command"]
+
+#: Hears ``(stream, kept bytes)`` while a command runs (``stream`` is stdout or stderr).
+OutputListener = Callable[[str, bytes], None]
 
 #: Bytes of stdout+stderr kept (the reference's cap).
 OUTPUT_CAP = 200_000
@@ -74,7 +81,8 @@ class RunResult:
 class _Capture:
     """The shared head-capture budget of both streams."""
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, on_output: OutputListener | None = None) -> None:
+        self.on_output = on_output
         self.left = cap
         self.truncated = False
         self.parts: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
@@ -87,6 +95,8 @@ class _Capture:
             if kept:
                 self.parts[name].append(kept)
                 self.left -= len(kept)
+                if self.on_output is not None:
+                    self.on_output(name, kept)
 
     def text(self, name: str) -> str:
         return b"".join(self.parts[name]).decode("utf-8", errors="replace")
@@ -123,6 +133,7 @@ async def run_command(
     env: dict[str, str],
     timeout_ms: int | None,
     cap: int = OUTPUT_CAP,
+    on_output: OutputListener | None = None,
 ) -> RunResult:
     """Run ``argv`` (never through a shell) and collect its bounded output.
 
@@ -140,7 +151,7 @@ async def run_command(
         )
     except OSError as exc:
         return RunResult(None, False, "", "", _cwd_error(exc, cwd), False)
-    capture = _Capture(cap)
+    capture = _Capture(cap, on_output)
     assert proc.stdout is not None and proc.stderr is not None
     readers = [
         asyncio.create_task(capture.drain("stdout", proc.stdout)),

@@ -12,8 +12,10 @@ Decisions where the reference is silent or differs:
 * The reference node host never prompts locally; ours asks :attr:`ExecHost.prompt` (the
   window, later) when the policy needs an approval, and applies ``askFallback`` when nobody
   answers. Every decision is logged and given to :attr:`ExecHost.decision_listeners`.
-* ``system.run`` answers once with the result (as the reference: only its Claude CLI runner
-  streams ``node.invoke.progress``); ``node.invoke.cancel`` ends the process group.
+* ``system.run`` streams its output while it runs as ``node.invoke.progress`` chunks
+  (:mod:`openclaw_desktop.node.exec.chunker`: ordered ``seq``, at most 16 KiB of UTF-8 each,
+  only within the output cap), where the reference's node host answers only at the end; the
+  final result is the same. ``node.invoke.cancel`` ends the process group.
 * The reference's ``exec.finished``/``exec.denied`` node events are not sent.
 """
 
@@ -32,6 +34,7 @@ from openclaw_desktop.config.paths import AppPaths
 from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.node.context import Area, NodeContext
 from openclaw_desktop.node.exec.approvals import FILE_NAME, ApprovalsStore, resolve_policy
+from openclaw_desktop.node.exec.chunker import ProgressStream
 from openclaw_desktop.node.exec.env import (
     EnvRejected,
     check_overrides,
@@ -56,6 +59,7 @@ from openclaw_desktop.node.exec.request import (
 )
 from openclaw_desktop.node.exec.runner import run_command
 from openclaw_desktop.node.handlers.params import BadParams, params_object
+from openclaw_desktop.node.progress import INVOKE_PROGRESS
 from openclaw_desktop.node.registry import CommandSpec
 from openclaw_desktop.node.results import InvokeResult
 from openclaw_desktop.protocol import NodeErrorCode
@@ -235,7 +239,22 @@ class ExecHost:
                 request, True, "", verdict.source, verdict.kind, verdict.why, verdict.matched
             )
         )
-        result = await run_command(list(run.argv), cwd=run.cwd, env=env, timeout_ms=run.timeout_ms)
+        send = INVOKE_PROGRESS.get()
+        stream = ProgressStream(send) if send is not None else None
+        try:
+            result = await run_command(
+                list(run.argv),
+                cwd=run.cwd,
+                env=env,
+                timeout_ms=run.timeout_ms,
+                on_output=stream.feed if stream is not None else None,
+            )
+        except BaseException:
+            if stream is not None:
+                await asyncio.shield(stream.cancel())
+            raise
+        if stream is not None:
+            await stream.aclose()  # the chunks go before the result, in order
         return InvokeResult.success(result.payload())
 
     def _denied(
