@@ -43,6 +43,8 @@ CLASSIFIED: list[Any] = [
 
 
 async def acted(params: Any) -> InvokeResult:
+    if isinstance(params, dict) and params.get("action") == "left_click" and "x" in params:
+        return InvokeResult.error("COMPUTER_STALE_FRAME", "frame is missing")
     return InvokeResult.success({"ok": True, "echo": params})
 
 
@@ -79,6 +81,29 @@ async def test_unclassifiable_arguments_never_reach_the_node(tmp_path: Path) -> 
                 )
                 assert result["payload"] == {"ok": True, "echo": params}, result
             assert node.handled == ["computer.act"] * len(CLASSIFIED)
+            failed = await chat.op.call(
+                "node.invoke",
+                {
+                    "nodeId": node.node_id,
+                    "command": "computer.act",
+                    "params": {"action": "left_click", "executionId": EXEC, "x": 1, "y": 1},
+                    "idempotencyKey": str(uuid.uuid4()),
+                },
+            )
+            # the node's refusal, relayed the policy's way (not a plain invoke's UNAVAILABLE)
+            node_error = {
+                "code": "COMPUTER_STALE_FRAME",
+                "message": "frame is missing",
+            }
+            assert failed["error"] == {
+                "code": "INVALID_REQUEST",
+                "message": node_error["message"],
+                "details": {
+                    "nodeError": node_error,
+                    "nodeCommandDispatched": True,
+                    "code": "COMPUTER_STALE_FRAME",
+                },
+            }, failed
         finally:
             await node.aclose()
 

@@ -171,7 +171,13 @@ def test_risk_families(params: dict[str, Any], risk: ComputerActRisk) -> None:
 
 
 def test_unclassifiable_arguments_raise() -> None:
-    for params in (None, [], {"action": "teleport"}, {"action": "left_click", "x": None}):
+    unclassifiable: list[Any] = [
+        None,
+        [],
+        {"action": "teleport"},
+        {"action": "left_click", "x": None},
+    ]
+    for params in unclassifiable:
         with pytest.raises(ComputerParamsError):
             classify_act_risk(params)
 
