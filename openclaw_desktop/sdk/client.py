@@ -76,7 +76,10 @@ class OpenClaw:
         self.scopes = tuple(options.scopes)
         self._listeners: list[asyncio.Queue[Event]] = []
         #: The runs this client follows (its own sends, the last finished, others' live).
-        self.run_book = RunBook(lambda run_id, key: Run(self, run_id, key, now_ms()), self._publish)
+        self.run_book = RunBook(
+            lambda run_id, key: Run(self.sessions, self.approvals, run_id, key, now_ms()),
+            self._publish,
+        )
         self.sessions = Sessions(self, self.run_book)
         self.models = Models(self)
         self.nodes = Nodes(self)

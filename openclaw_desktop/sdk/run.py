@@ -7,7 +7,7 @@ import asyncio
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from openclaw_desktop.sdk.events import Event, now_ms
 from openclaw_desktop.sdk.normalize import (
@@ -17,10 +17,16 @@ from openclaw_desktop.sdk.normalize import (
     run_event_id,
 )
 
-if TYPE_CHECKING:
-    from openclaw_desktop.sdk.client import OpenClaw
-
-__all__ = ["Approval", "ApprovalHandler", "Run", "RunResult", "RunStatus", "Usage"]
+__all__ = [
+    "Approval",
+    "ApprovalHandler",
+    "Run",
+    "RunApprovals",
+    "RunResult",
+    "RunSessions",
+    "RunStatus",
+    "Usage",
+]
 
 log = logging.getLogger("openclaw.sdk")
 
@@ -101,11 +107,39 @@ class Approval:
 ApprovalHandler = Callable[[Approval], Awaitable[str | None]]
 
 
+class RunSessions(Protocol):
+    """What a run asks of its client's sessions: its transcript and an abort."""
+
+    async def run_history(self, key: str, run_id: str) -> tuple[list[dict[str, Any]], str | None]:
+        """The run's transcript messages and how it ended (see ``Sessions.run_history``)."""
+        ...
+
+    async def abort(self, key: str, run_id: str | None = None) -> dict[str, Any]:
+        """``chat.abort``."""
+        ...
+
+
+class RunApprovals(Protocol):
+    """What a run asks of its client's approvals: to answer one."""
+
+    async def respond(self, approval_id: str, decision: str, *, kind: str = "exec") -> None:
+        """Answer an approval."""
+        ...
+
+
 class Run:
     """One run; created by :meth:`Sessions.send`."""
 
-    def __init__(self, client: OpenClaw, run_id: str, session_key: str, created_ms: int) -> None:
-        self._client = client
+    def __init__(
+        self,
+        sessions: RunSessions,
+        approvals: RunApprovals,
+        run_id: str,
+        session_key: str,
+        created_ms: int,
+    ) -> None:
+        self._sessions = sessions
+        self._approvals = approvals
         self.run_id = run_id
         self.session_key = session_key
         self._events: list[Event] = []
@@ -263,7 +297,7 @@ class Run:
                     await self._changed.wait()
         except TimeoutError:
             return self._result("accepted", [])
-        messages, _ = await self._client.sessions.run_history(self.session_key, self.run_id)
+        messages, _ = await self._sessions.run_history(self.session_key, self.run_id)
         return self._result(self.status, messages)  # type: ignore[arg-type]
 
     def _result(self, status: RunStatus, messages: list[dict[str, Any]]) -> RunResult:
@@ -300,7 +334,7 @@ class Run:
 
     async def cancel(self) -> bool:
         """Abort the run (``chat.abort``); True when the gateway stopped something."""
-        result = await self._client.sessions.abort(self.session_key, self.run_id)
+        result = await self._sessions.abort(self.session_key, self.run_id)
         return bool(result.get("aborted"))
 
     # ------------------------------------------------------------------ approvals
@@ -320,5 +354,5 @@ class Run:
                 log.exception("approval handler failed; leaving %s to a human", approval.id)
                 return
             if decision is not None:
-                await self._client.approvals.respond(approval.id, decision, kind=approval.kind)
+                await self._approvals.respond(approval.id, decision, kind=approval.kind)
                 return

@@ -95,7 +95,7 @@ async def test_finished_runs_are_forgotten(oc: OpenClaw) -> None:
     assert oc.runs.get(runs[-1]) is not None
     assert oc._normalizer._items == {}  # per-run stream state goes with the run
     gc.collect()  # and nothing else holds a forgotten run (listeners, tasks, the normalizer)
-    alive = [o for o in gc.get_objects() if type(o) is Run and o._client is oc]
+    alive = [o for o in gc.get_objects() if type(o) is Run and o._sessions is oc.sessions]
     assert len(alive) == FINISHED_KEPT
 
 
