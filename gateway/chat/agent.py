@@ -273,7 +273,11 @@ async def _tool_call(spec: RunSpec, call: ToolCall) -> None:
         outcome_content = [{"type": "text", "text": f"tool call rejected: {call.error}"}]
         is_error = True
     else:
-        outcome = await spec.tools.run(call.name, args)
+
+        def update(partial: dict[str, Any]) -> None:
+            ev.tool_update(call.id, call.name, partial, title, started)
+
+        outcome = await spec.tools.run(call.name, args, update)
         outcome_content, is_error = outcome.content, outcome.is_error
     log.info(
         "tool %s %s in %.0f ms",

@@ -182,6 +182,29 @@ class RunEvents:
             tools=True,
         )
 
+    def tool_update(
+        self, call_id: str, name: str, partial: dict[str, Any], title: str, started_at: int
+    ) -> None:
+        """A running tool call's partial result (a node command's output so far), as the
+        real gateway's ``tool`` ``update`` phase (tool-events clients only)."""
+        self._agent(
+            "tool",
+            {"phase": "update", "name": name, "toolCallId": call_id, "partialResult": partial},
+            tools=True,
+        )
+        item = {
+            "itemId": f"tool:{call_id}",
+            "toolCallId": call_id,
+            "name": name,
+            "kind": "tool",
+            "phase": "update",
+            "title": title,
+            "status": "running",
+            "commandBearing": False,
+            "startedAt": started_at,
+        }
+        self._agent("item", item, tools=True)
+
     def tool_end(
         self,
         call_id: str,

@@ -15,8 +15,16 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gateway.chat.providers.base import ToolSpec
+from gateway.nodes.progress import INVOKE_PROGRESS
 
-__all__ = ["TOOL_TIMEOUT_S", "AgentTools", "NodeAccess", "ToolOutcome", "tool_title"]
+__all__ = [
+    "TOOL_TIMEOUT_S",
+    "AgentTools",
+    "NodeAccess",
+    "ToolOutcome",
+    "ToolUpdate",
+    "tool_title",
+]
 
 #: Upper bound of one tool call (a node's own ``timeoutMs`` is shorter).
 TOOL_TIMEOUT_S = 90.0
@@ -25,6 +33,8 @@ _IMAGE_COMMANDS = {"camera.snap": "image/jpeg", "screen.snapshot": None}
 _MAX_TEXT = 20_000
 #: What a recording needs beyond its length (opening the device, encoding, sending).
 _ENCODE_MARGIN_MS = 20_000
+#: Hears a running tool call's partial result (the agent's tool ``update`` phase).
+ToolUpdate = Callable[[dict[str, Any]], None]
 
 
 class NodeAccess(Protocol):
@@ -66,6 +76,22 @@ def _text(value: Any) -> list[dict[str, Any]]:
     if len(text) > _MAX_TEXT:
         text = text[:_MAX_TEXT] + f"\n[… {len(text) - _MAX_TEXT} more characters cut]"
     return [{"type": "text", "text": text}]
+
+
+class _LiveOutput:
+    """A node's streamed output as the tool's partial result, the text so far each time."""
+
+    def __init__(self, on_update: ToolUpdate) -> None:
+        self._on_update = on_update
+        self._parts: list[str] = []
+        self._length = 0
+
+    def __call__(self, chunk: str) -> None:
+        if not chunk or self._length > _MAX_TEXT:  # past the bound nothing more is shown
+            return
+        self._parts.append(chunk)
+        self._length += len(chunk)
+        self._on_update({"content": _text("".join(self._parts))})
 
 
 def tool_title(name: str, args: Any) -> str:
@@ -133,9 +159,13 @@ class AgentTools:
             lines.append(f"- {name} (id {node['nodeId']}, {node.get('platform')}): {commands}")
         return "\n".join(lines)
 
-    async def run(self, name: str, args: dict[str, Any]) -> ToolOutcome:
+    async def run(
+        self, name: str, args: dict[str, Any], on_update: ToolUpdate | None = None
+    ) -> ToolOutcome:
         """Execute one tool call (bounded by :data:`TOOL_TIMEOUT_S`); never raises except
-        for cancellation."""
+        for cancellation. ``on_update`` hears the partial result while a node command
+        streams its output (``system.run``): ``{content: [{type: text, text}]}`` with the
+        output so far (cut as the final text is)."""
         try:
             async with asyncio.timeout(TOOL_TIMEOUT_S):
                 if name == "nodes_list":
@@ -143,7 +173,7 @@ class AgentTools:
                 if name == "sessions_list":
                     return ToolOutcome(_text({"sessions": await self._sessions()}))
                 if name == "node_invoke":
-                    return await self._invoke(args)
+                    return await self._invoke(args, on_update)
         except TimeoutError:
             return ToolOutcome(_text(f"{name} timed out after {TOOL_TIMEOUT_S:g} s"), True)
         except Exception as exc:  # the model hears what failed, the run goes on
@@ -156,7 +186,7 @@ class AgentTools:
                 return str(node["nodeId"])
         return None
 
-    async def _invoke(self, args: dict[str, Any]) -> ToolOutcome:
+    async def _invoke(self, args: dict[str, Any], on_update: ToolUpdate | None) -> ToolOutcome:
         node, command = args.get("node"), args.get("command")
         params = args.get("params") or {}
         if not isinstance(node, str) or not isinstance(command, str) or not node or not command:
@@ -166,7 +196,11 @@ class AgentTools:
         node_id = self._resolve(node)
         if node_id is None:
             return ToolOutcome(_text(f"no connected node named {node!r}; see nodes_list"), True)
-        result = await self._nodes.invoke(node_id, command, params, _invoke_timeout_ms(params))
+        token = INVOKE_PROGRESS.set(_LiveOutput(on_update) if on_update is not None else None)
+        try:
+            result = await self._nodes.invoke(node_id, command, params, _invoke_timeout_ms(params))
+        finally:
+            INVOKE_PROGRESS.reset(token)
         payload = result.get("payload")
         if command in _IMAGE_COMMANDS and isinstance(payload, dict) and "base64" in payload:
             fmt = str(payload.get("format") or "jpeg").lower()

@@ -94,6 +94,20 @@ NODE_EVENT_PARAMS_SCHEMA: dict[str, Any] = {
     "required": ["event"],
     "properties": {"event": _NON_EMPTY, "payload": {}, "payloadJSON": {"type": "string"}},
 }
+#: ``NodeInvokeProgressParamsSchema``.
+NODE_INVOKE_PROGRESS_PARAMS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["invokeId", "nodeId", "seq", "chunk"],
+    "properties": {
+        "invokeId": _NON_EMPTY,
+        "nodeId": _NON_EMPTY,
+        "seq": {"type": "integer", "minimum": 0},
+        "chunk": {"type": "string", "maxLength": 16384},
+    },
+}
+#: The largest chunk in UTF-8 bytes (``MAX_PROGRESS_CHUNK_BYTES``).
+MAX_PROGRESS_CHUNK_BYTES = 16384
 NODE_INVOKE_PARAMS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -249,14 +263,17 @@ async def node_invoke_result(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 @table.method("node.invoke.progress", role="node")
 async def node_invoke_progress(core: GatewayCore, peer: Peer, params: Any) -> Any:
-    """``node.invoke.progress`` (accepted; progress is not forwarded yet)."""
-    p = _obj("node.invoke.progress", params)
-    if p.get("nodeId") != peer.device_id:
+    """``node.invoke.progress {invokeId, nodeId, seq, chunk}`` (node -> gateway): one chunk
+    of a running invoke's output, as the real gateway takes it (closed params, ``nodeId
+    mismatch``, ``progress chunk too large`` over 16 KiB of UTF-8), answered ``{ok,
+    ignored}``: ignored unless the invoke's caller listens (the agent's tool call)."""
+    p = _validated("node.invoke.progress", NODE_INVOKE_PROGRESS_PARAMS_SCHEMA, params)
+    caller = peer.device_id or peer.client.get("id")
+    if caller and p["nodeId"] != caller:
         raise invalid_request("nodeId mismatch")
-    chunk = p.get("chunk")
-    if isinstance(chunk, str) and len(chunk.encode("utf-8")) > 16384:
+    if len(p["chunk"].encode("utf-8", errors="surrogatepass")) > MAX_PROGRESS_CHUNK_BYTES:
         raise invalid_request("progress chunk too large")
-    return {"ok": True}
+    return {"ok": True, "ignored": not core.router.on_progress(peer, p)}
 
 
 @table.method("node.event", role="node")
