@@ -6,7 +6,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from openclaw_desktop.protocol.base import ClosedModel, OpenModel
+from openclaw_desktop.protocol.base import OpenModel
+from openclaw_desktop.protocol.methods.chat import ChatSendParams
 
 __all__ = [
     "AgentEvent",
@@ -19,17 +20,6 @@ __all__ = [
 ]
 
 ChatState = Literal["status", "delta", "final", "aborted", "error"]
-
-
-class ChatSendParams(ClosedModel):
-    """The ``chat.send`` params this client sends (a subset of the real schema)."""
-
-    session_key: str = Field(min_length=1)
-    message: str
-    idempotency_key: str = Field(min_length=1)
-    thinking: str | None = None
-    attachments: list[dict[str, Any]] | None = None
-    queue_mode: str | None = None
 
 
 class ChatSendAck(OpenModel):

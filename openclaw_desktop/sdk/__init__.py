@@ -2,7 +2,7 @@
 Python without touching frames. See :class:`OpenClaw`."""
 
 from openclaw_desktop.sdk.client import DEFAULT_SCOPES, OpenClaw
-from openclaw_desktop.sdk.errors import MissingScope, Unsupported
+from openclaw_desktop.sdk.errors import InvalidParams, MissingScope, Unsupported
 from openclaw_desktop.sdk.events import EVENT_TYPES, Event
 from openclaw_desktop.sdk.run import Approval, ApprovalHandler, Run, RunResult, RunStatus, Usage
 
@@ -12,6 +12,7 @@ __all__ = [
     "Approval",
     "ApprovalHandler",
     "Event",
+    "InvalidParams",
     "MissingScope",
     "OpenClaw",
     "Run",

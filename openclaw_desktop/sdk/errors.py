@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from openclaw_desktop.errors import MissingScope, OpenClawError
 
-__all__ = ["MissingScope", "Unsupported"]
+__all__ = ["InvalidParams", "MissingScope", "Unsupported"]
 
 
 class Unsupported(OpenClawError):
@@ -18,3 +18,14 @@ class Unsupported(OpenClawError):
         where = f" ({gateway})" if gateway else ""
         super().__init__(f"the connected gateway{where} does not support {method}")
         self.method = method
+
+
+class InvalidParams(OpenClawError, ValueError):
+    """The params do not fit the method's model (:mod:`openclaw_desktop.protocol.methods`,
+    the one the gateway checks them with); nothing was sent. ``problems`` says which
+    fields and why."""
+
+    def __init__(self, method: str, problems: str) -> None:
+        super().__init__(f"invalid {method} params: {problems}")
+        self.method = method
+        self.problems = problems

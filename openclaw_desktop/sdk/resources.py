@@ -6,6 +6,20 @@ import logging
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
+from openclaw_desktop.protocol.base import WireModel
+from openclaw_desktop.protocol.methods import (
+    ChatAbortParams,
+    ChatHistoryParams,
+    ChatSendParams,
+    SessionsCreateParams,
+    SessionsDeleteParams,
+    SessionsListParams,
+    SessionsPatchParams,
+    SessionsResetParams,
+)
+from openclaw_desktop.sdk.errors import InvalidParams
 from openclaw_desktop.sdk.events import now_ms
 from openclaw_desktop.sdk.run import Run
 from openclaw_desktop.sdk.runbook import RunBook
@@ -25,6 +39,21 @@ log = logging.getLogger("openclaw.sdk")
 _IDLE = frozenset({"done", "aborted", "failed", "error", "interrupted"})
 
 
+def _built(method: str, model: type[WireModel], fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` (wire names) checked against the method's params model, as sent: what was
+    given, ``None`` included (``sessions.patch`` clears with it). A wrong field raises
+    :class:`InvalidParams` before anything is sent."""
+    try:
+        params = model.model_validate(fields, strict=True)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'/'.join(str(p) for p in error['loc']) or 'params'}: {error['msg']}"
+            for error in exc.errors()
+        )
+        raise InvalidParams(method, problems) from None
+    return params.model_dump(by_alias=True, exclude_unset=True, mode="json")
+
+
 class _Namespace:
     def __init__(self, client: OpenClaw) -> None:
         self._client = client
@@ -42,7 +71,9 @@ class Sessions(_Namespace):
 
     async def list(self, **filters: Any) -> Rows:
         """``sessions.list``: the session rows."""
-        result = await self._call("sessions.list", filters)
+        result = await self._call(
+            "sessions.list", _built("sessions.list", SessionsListParams, filters)
+        )
         return list(result.get("sessions") or [])
 
     async def get(self, key: str) -> dict[str, Any] | None:
@@ -58,6 +89,7 @@ class Sessions(_Namespace):
         params = dict(fields)
         if key is not None:
             params["key"] = key
+        params = _built("sessions.create", SessionsCreateParams, params)
         result: dict[str, Any] = await self._call("sessions.create", params)
         return result
 
@@ -74,7 +106,6 @@ class Sessions(_Namespace):
         """``chat.send``: returns the :class:`Run` at once (the key is known before the
         send, so no other stream can mix in)."""
         run_id = idempotency_key or str(uuid.uuid4())
-        run = self._book.track(run_id, key)
         params: dict[str, Any] = {"sessionKey": key, "message": message, "idempotencyKey": run_id}
         if attachments:
             params["attachments"] = attachments
@@ -82,6 +113,8 @@ class Sessions(_Namespace):
             params["thinking"] = thinking
         if queue_mode is not None:
             params["queueMode"] = queue_mode
+        params = _built("chat.send", ChatSendParams, params)
+        run = self._book.track(run_id, key)
         try:
             ack = await self._call("chat.send", params)
         except BaseException:
@@ -124,7 +157,8 @@ class Sessions(_Namespace):
         session is idle and the run's message is stored): the session's
         ``sessionInfo.status`` when the run was its latest, else ``done``; None while it
         may still be going."""
-        result = await self._call("chat.history", {"sessionKey": key, "limit": 200})
+        params = _built("chat.history", ChatHistoryParams, {"sessionKey": key, "limit": 200})
+        result = await self._call("chat.history", params)
         messages = [m for m in (result.get("messages") or []) if isinstance(m, dict)]
         out: Rows = []
         latest = None
@@ -150,22 +184,26 @@ class Sessions(_Namespace):
         params: dict[str, Any] = {"sessionKey": key}
         if run_id is not None:
             params["runId"] = run_id
+        params = _built("chat.abort", ChatAbortParams, params)
         result: dict[str, Any] = await self._call("chat.abort", params)
         return result
 
     async def patch(self, key: str, **changes: Any) -> dict[str, Any]:
         """``sessions.patch`` (``label``, ``model``, ``thinkingLevel``, ...)."""
-        result: dict[str, Any] = await self._call("sessions.patch", {"key": key, **changes})
+        params = _built("sessions.patch", SessionsPatchParams, {"key": key, **changes})
+        result: dict[str, Any] = await self._call("sessions.patch", params)
         return result
 
     async def reset(self, key: str) -> dict[str, Any]:
         """``sessions.reset``: a new session id, an empty transcript."""
-        result: dict[str, Any] = await self._call("sessions.reset", {"key": key})
+        params = _built("sessions.reset", SessionsResetParams, {"key": key})
+        result: dict[str, Any] = await self._call("sessions.reset", params)
         return result
 
     async def delete(self, key: str) -> dict[str, Any]:
         """``sessions.delete``."""
-        result: dict[str, Any] = await self._call("sessions.delete", {"key": key})
+        params = _built("sessions.delete", SessionsDeleteParams, {"key": key})
+        result: dict[str, Any] = await self._call("sessions.delete", params)
         return result
 
     async def history(self, key: str, limit: int = 200, max_chars: int | None = None) -> Rows:
@@ -173,7 +211,7 @@ class Sessions(_Namespace):
         params: dict[str, Any] = {"sessionKey": key, "limit": limit}
         if max_chars is not None:
             params["maxChars"] = max_chars
-        result = await self._call("chat.history", params)
+        result = await self._call("chat.history", _built("chat.history", ChatHistoryParams, params))
         return list(result.get("messages") or [])
 
 

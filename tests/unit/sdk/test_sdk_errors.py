@@ -10,7 +10,7 @@ import pytest
 import openclaw_desktop.errors as core
 from openclaw_desktop.errors import GatewayError, OpenClawError, gateway_error_from_shape
 from openclaw_desktop.protocol import HelloOk
-from openclaw_desktop.sdk import DEFAULT_SCOPES, MissingScope, OpenClaw, Unsupported
+from openclaw_desktop.sdk import DEFAULT_SCOPES, InvalidParams, MissingScope, OpenClaw, Unsupported
 from tests.helpers.session_builders import hello_payload
 
 #: The error the real gateway 2026.9.6 answers ``chat.send`` with on a read-only connection.
@@ -118,6 +118,27 @@ async def test_namespaces_check_features_too(oc: OpenClaw) -> None:
         await oc.nodes.list()
     with pytest.raises(Unsupported, match=r"models\.authStatus"):
         await oc.models.status()
+
+
+async def test_a_wrong_field_raises_before_sending(oc: OpenClaw) -> None:
+    """Requests are built through the method's params model (the one the gateway checks
+    them with): a wrong field is refused before anything is sent (the connection never
+    started: anything sent would fail with another error), and no run is left tracked."""
+    with pytest.raises(InvalidParams, match=r"invalid sessions\.patch params: bogus"):
+        await oc.sessions.patch("main", bogus=1)
+    with pytest.raises(InvalidParams, match=r"invalid chat\.send params: queueMode"):
+        await oc.sessions.send("main", "hi", queue_mode="loud", idempotency_key="r-bad")
+    assert oc.run_book.get("r-bad") is None
+    with pytest.raises(InvalidParams, match=r"invalid chat\.send params: sessionKey"):
+        await oc.sessions.send("", "hi")
+    with pytest.raises(InvalidParams, match=r"invalid chat\.history params: limit"):
+        await oc.sessions.history("main", limit=0)
+    with pytest.raises(InvalidParams, match=r"invalid sessions\.list params: limit"):
+        await oc.sessions.list(limit="5")
+    with pytest.raises(InvalidParams) as caught:
+        await oc.sessions.create(label="")
+    assert caught.value.method == "sessions.create"
+    assert isinstance(caught.value, ValueError)  # and an OpenClawError, as every SDK error
 
 
 async def test_runs_namespace_tracks_started_runs(oc: OpenClaw) -> None:
