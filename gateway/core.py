@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from gateway import __version__
 from gateway.config import GatewayConfig
 from gateway.errors import MethodError, invalid_request
+from gateway.hello import hello_ok
 from gateway.hub import Hub, now_ms
 from gateway.methods import TABLE
 from gateway.methods.models import CAPABILITIES as SERVER_CAPS
@@ -30,14 +31,7 @@ from gateway.rpc import CURRENT_REQUEST_ID
 from gateway.setup_code import build_setup_payload, encode_setup_code, qr_png_data_url
 from gateway.state import ApprovalKind, GatewayState
 from gateway.state.bootstrap import SetupProfile
-from openclaw_desktop.protocol import (
-    MAX_ATTACHMENT_BYTES,
-    MAX_ATTACHMENT_IMAGE_BYTES,
-    MAX_BUFFERED_BYTES,
-    MAX_PAYLOAD_BYTES,
-    ErrorCode,
-    error_shape,
-)
+from openclaw_desktop.protocol import ErrorCode, ServerInfo, error_shape
 
 if TYPE_CHECKING:
     from gateway.chat.service import ChatService
@@ -564,33 +558,19 @@ class GatewayCore:
 
     # ------------------------------------------------------------------ hello
     def hello_payload(self, peer: Peer, auth: dict[str, Any]) -> dict[str, Any]:
-        """The ``hello-ok`` payload for a freshly authenticated peer."""
-        return {
-            "type": "hello-ok",
-            "protocol": 4,
-            "server": {"version": __version__, "bootId": self.boot_id, "connId": peer.conn_id},
-            "features": {"methods": self.methods, "events": EVENTS, "capabilities": [*SERVER_CAPS]},
-            "snapshot": {
+        """The ``hello-ok`` payload for a freshly authenticated peer (from its model)."""
+        return hello_ok(
+            server=ServerInfo(version=__version__, boot_id=self.boot_id, conn_id=peer.conn_id),
+            methods=self.methods,
+            events=EVENTS,
+            capabilities=SERVER_CAPS,
+            snapshot={
                 "presence": self.hub.presence(),
                 "health": self.health_snapshot(),
                 "stateVersion": self.hub.state_version(),
                 "uptimeMs": self.uptime_ms(),
-                "sessionDefaults": {
-                    "defaultAgentId": "main",
-                    "mainKey": "main",
-                    "mainSessionKey": "agent:main:main",
-                    "scope": "per-sender",
-                },
                 "authMode": self.config.auth_mode,
             },
-            "auth": auth,
-            "policy": {
-                "maxPayload": MAX_PAYLOAD_BYTES,
-                "maxBufferedBytes": MAX_BUFFERED_BYTES,
-                "tickIntervalMs": self.config.tick_interval_ms,
-                "attachments": {
-                    "maxBytes": MAX_ATTACHMENT_BYTES,
-                    "maxImageBytes": MAX_ATTACHMENT_IMAGE_BYTES,
-                },
-            },
-        }
+            auth=auth,
+            tick_interval_ms=self.config.tick_interval_ms,
+        )
