@@ -5,24 +5,30 @@ input; ``system.run.prepare``) and the same ``exec.approvals.node.get/set`` call
 conflicts, policy decisions) give the same answers modulo ids, paths and times; and
 ``openclaw approvals allowlist add --node <ours>`` changes our node's document.
 
-Through our bundled gateway: it forwards ``system.run``/``system.which`` but has no
-``exec.approvals.node.*`` methods yet (its ``node.invoke`` refuses ``system.execApprovals.*``
-as the real one does), so the approvals CLI cannot reach either node through it; that is
-checked here too, so the day it is added this test says so.
+What each node sends is seen through a loopback WebSocket relay in front of the real
+gateway: while ``system.run`` runs, our node streams its output as ``node.invoke.progress``
+(the real gateway answers ``{ok: true, ignored: true}``: it consumes progress only for its
+own plugin-runtime streams), the real node host sends none; the final results are the same.
+
+Through our bundled gateway: ``system.run`` reaches our node, and so does
+``exec.approvals.node.get`` (the approvals CLI's ``--node``), as through the real gateway.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+import websockets
+from websockets.asyncio.server import Server, ServerConnection
 
 from openclaw_desktop.config import NodeSettings, Settings, SettingsStore
 from tests.helpers.bundled_gateway import BundledGateway, DesktopNode, RawClient, raw_operator
@@ -137,6 +143,66 @@ async def pair(
         node.stop()
 
 
+@dataclass
+class Tap:
+    """A loopback WebSocket relay in front of the real gateway, recording the text frames a
+    node sends through it and the ones it gets back (both still pass unchanged)."""
+
+    upstream: str
+    sent: list[dict[str, Any]] = field(default_factory=list)
+    received: list[dict[str, Any]] = field(default_factory=list)
+    server: Server | None = None
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        port: int = next(iter(self.server.sockets)).getsockname()[1]
+        return port
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}"
+
+    async def _relay(self, client: ServerConnection) -> None:
+        async with websockets.connect(self.upstream, max_size=None) as gateway:
+
+            async def pump(src: Any, dst: Any, log: list[dict[str, Any]]) -> None:
+                async for message in src:
+                    if isinstance(message, str):
+                        log.append(json.loads(message))
+                    await dst.send(message)
+
+            tasks = [
+                asyncio.create_task(pump(client, gateway, self.sent)),
+                asyncio.create_task(pump(gateway, client, self.received)),
+            ]
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def progress(self) -> list[tuple[dict[str, Any], Any]]:
+        """Each ``node.invoke.progress`` request sent, with the gateway's answer (or None)."""
+        answers = {f.get("id"): f for f in self.received if f.get("type") == "res"}
+        return [
+            (frame["params"], answers.get(frame["id"]))
+            for frame in self.sent
+            if frame.get("type") == "req" and frame.get("method") == "node.invoke.progress"
+        ]
+
+
+@contextlib.asynccontextmanager
+async def tap(upstream: str) -> AsyncIterator[Tap]:
+    """A :class:`Tap` listening on a free loopback port; closed on exit."""
+    relay = Tap(upstream)
+    relay.server = await websockets.serve(relay._relay, "127.0.0.1", 0, max_size=None)
+    try:
+        yield relay
+    finally:
+        relay.server.close()
+        await relay.server.wait_closed()
+
+
 def _gone(pid: int) -> bool:
     """Gone, or a zombie waiting for whoever inherited it to reap it (it runs no more)."""
     try:
@@ -225,6 +291,64 @@ async def test_system_run_and_which_answer_as_the_real_node_host(
     assert ours_p["payload"]["payload"]["execPolicy"] == real_p["payload"]["payload"]["execPolicy"]
 
 
+async def test_our_node_streams_run_output_the_real_gateway_ignores(
+    real_gateway: GatewayFactory, real_node_host: NodeHostFactory, tmp_path: Path
+) -> None:
+    """A command printing a line every 0.2 s, on both nodes through the real gateway: our
+    node sends its output as node.invoke.progress (seq 0.., in order, before the result,
+    together a prefix of the result's stdout), each answered {ok: true, ignored: true}; the
+    real node host sends none; both results are the same."""
+    gw = real_gateway()
+    home = tmp_path / "desktop"
+    SettingsStore(home / "config" / "settings.json").save(Settings(node=NodeSettings(exec=True)))
+    async with tap(gw.url) as ours_tap, tap(gw.url) as real_tap:
+        host = real_node_host(gw, port=real_tap.port)
+        node = DesktopNode.start(home, url=ours_tap.url, token=gw.token)
+        try:
+            ours = await asyncio.to_thread(lambda: node.device_id)
+            assert host.running
+
+            def real_id() -> str | None:
+                nodes = gw.cli_json("nodes", "status")["nodes"]
+                return next((n["nodeId"] for n in nodes if n["nodeId"] != ours), None)
+
+            real = await until(real_id, "the real node host to appear")
+            await approve_exec_surfaces(gw, [ours, real])
+            async with raw_operator(
+                gw.url, auth={"token": gw.token}, client_id="cli", client_mode="cli"
+            ) as op:
+                pair = Pair(gw, op, ours, real, home)
+                script = 'for i in 1 2 3 4 5 6; do echo "line $i é€"; sleep 0.2; done'
+                ours_run, real_run = await pair.run({"command": ["sh", "-c", script]})
+        finally:
+            node.stop()
+    expected = "".join(f"line {i} é€\n" for i in range(1, 7))
+    assert ours_run == real_run
+    assert ours_run["payload"]["stdout"] == expected
+    assert real_tap.progress() == []  # the real node host answers once, at the end
+    streamed = ours_tap.progress()
+    assert len(streamed) >= 2, streamed  # while it ran, not once at the end
+    assert [p["seq"] for p, _ in streamed] == list(range(len(streamed)))
+    assert {p["nodeId"] for p, _ in streamed} == {ours}
+    assert len({p["invokeId"] for p, _ in streamed}) == 1
+    assert "".join(p["chunk"] for p, _ in streamed) == expected
+    for _params, answer in streamed:
+        assert answer is not None and answer["ok"] is True, answer
+        assert answer["payload"] == {"ok": True, "ignored": True}
+    # every chunk went out before the result
+    (invoke_id,) = {p["invokeId"] for p, _ in streamed}
+    requests = [f for f in ours_tap.sent if f.get("type") == "req"]
+    last_progress = max(
+        i for i, f in enumerate(requests) if f.get("method") == "node.invoke.progress"
+    )
+    (result_at,) = [
+        i
+        for i, f in enumerate(requests)
+        if f.get("method") == "node.invoke.result" and f["params"].get("id") == invoke_id
+    ]
+    assert result_at > last_progress
+
+
 def _wait_gone(pid: int, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -290,8 +414,8 @@ async def test_exec_approvals_documents_hashes_and_policy_match(pair: Pair) -> N
     (ours_entry,) = ours["payload"]["file"]["agents"]["main"]["allowlist"]
     (real_entry,) = real["payload"]["file"]["agents"]["main"]["allowlist"]
     assert set(ours_entry) == set(real_entry), (ours_entry, real_entry)
-    for field in ("pattern", "lastUsedCommand", "lastResolvedPath"):
-        assert ours_entry.get(field) == real_entry.get(field), field
+    for key in ("pattern", "lastUsedCommand", "lastResolvedPath"):
+        assert ours_entry.get(key) == real_entry.get(key), key
     ours, real = await pair.both("exec.approvals.node.get", {})
     assert (
         ours["payload"]["file"]["defaults"]
