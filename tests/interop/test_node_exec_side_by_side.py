@@ -143,6 +143,26 @@ async def pair(
         node.stop()
 
 
+INJECTED = "tap-"
+#: Malformed ``node.invoke.progress`` params (from the node's own connection) and the real
+#: gateway's answer to each, which our bundled gateway gives too
+#: (``tests/integration/node/test_exec_progress_bundled.py``).
+BAD_PROGRESS: list[tuple[dict[str, Any], str]] = [
+    ({"nodeId": "someone-else"}, "nodeId mismatch"),
+    ({"chunk": "€" * 6000}, "progress chunk too large"),
+    (
+        {"invokeId": None},
+        "invalid node.invoke.progress params: must have required property 'invokeId'",
+    ),
+    ({"seq": -1}, "invalid node.invoke.progress params: at /seq: must be >= 0"),
+    ({"extra": 1}, "invalid node.invoke.progress params: at root: unexpected property 'extra'"),
+    (
+        {"chunk": "x" * 16385},
+        "invalid node.invoke.progress params: at /chunk: must not have more than 16384 characters",
+    ),
+]
+
+
 @dataclass
 class Tap:
     """A loopback WebSocket relay in front of the real gateway, recording the text frames a
@@ -152,6 +172,7 @@ class Tap:
     sent: list[dict[str, Any]] = field(default_factory=list)
     received: list[dict[str, Any]] = field(default_factory=list)
     server: Server | None = None
+    gateway: Any = None
 
     @property
     def port(self) -> int:
@@ -165,12 +186,14 @@ class Tap:
 
     async def _relay(self, client: ServerConnection) -> None:
         async with websockets.connect(self.upstream, max_size=None) as gateway:
+            self.gateway = gateway
 
             async def pump(src: Any, dst: Any, log: list[dict[str, Any]]) -> None:
                 async for message in src:
-                    if isinstance(message, str):
-                        log.append(json.loads(message))
-                    await dst.send(message)
+                    frame = json.loads(message) if isinstance(message, str) else {}
+                    log.append(frame)
+                    if not str(frame.get("id", "")).startswith(INJECTED):
+                        await dst.send(message)
 
             tasks = [
                 asyncio.create_task(pump(client, gateway, self.sent)),
@@ -180,6 +203,20 @@ class Tap:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def inject(self, method: str, params: Any) -> dict[str, Any]:
+        """Send a request on the node's own connection, as the node; the answer is kept
+        from the node."""
+        frame_id = f"{INJECTED}{len(self.received)}-{time.monotonic_ns()}"
+        await self.gateway.send(
+            json.dumps({"type": "req", "id": frame_id, "method": method, "params": params})
+        )
+        async with asyncio.timeout(10):
+            while True:
+                for frame in self.received:
+                    if frame.get("id") == frame_id:
+                        return frame
+                await asyncio.sleep(0.02)
 
     def progress(self) -> list[tuple[dict[str, Any], Any]]:
         """Each ``node.invoke.progress`` request sent, with the gateway's answer (or None)."""
@@ -320,6 +357,12 @@ async def test_our_node_streams_run_output_the_real_gateway_ignores(
                 pair = Pair(gw, op, ours, real, home)
                 script = 'for i in 1 2 3 4 5 6; do echo "line $i é€"; sleep 0.2; done'
                 ours_run, real_run = await pair.run({"command": ["sh", "-c", script]})
+                good = {"invokeId": "no-such-invoke", "nodeId": ours, "seq": 0, "chunk": "hi"}
+                unknown = await ours_tap.inject("node.invoke.progress", good)
+                refusals = []
+                for change, _message in BAD_PROGRESS:
+                    params = {k: v for k, v in {**good, **change}.items() if v is not None}
+                    refusals.append(await ours_tap.inject("node.invoke.progress", params))
         finally:
             node.stop()
     expected = "".join(f"line {i} é€\n" for i in range(1, 7))
@@ -335,6 +378,14 @@ async def test_our_node_streams_run_output_the_real_gateway_ignores(
     for _params, answer in streamed:
         assert answer is not None and answer["ok"] is True, answer
         assert answer["payload"] == {"ok": True, "ignored": True}
+    # the real gateway's answers to progress it cannot use (ours gives the same)
+    assert unknown["ok"] is True and unknown["payload"] == {"ok": True, "ignored": True}
+    for (change, message), answer in zip(BAD_PROGRESS, refusals, strict=True):
+        assert answer["ok"] is False, (change, answer)
+        assert (answer["error"]["code"], answer["error"]["message"]) == (
+            "INVALID_REQUEST",
+            message,
+        ), change
     # every chunk went out before the result
     (invoke_id,) = {p["invokeId"] for p, _ in streamed}
     requests = [f for f in ours_tap.sent if f.get("type") == "req"]
