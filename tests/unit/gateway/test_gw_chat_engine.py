@@ -126,6 +126,33 @@ def test_tool_streams_are_marked_for_tool_event_clients_only() -> None:
     assert rec.sent[-1][1]["data"]["status"] == "completed"
 
 
+def test_a_running_tool_call_updates_in_the_real_shape() -> None:
+    """A node's streamed output reaches tool-events clients as the real gateway's tool
+    ``update`` phase (``partialResult``) and the item's running ``update``."""
+    rec = Recorder()
+    ev = events(rec)
+    partial = {"content": [{"type": "text", "text": "line 1\n"}]}
+    ev.tool_update("c1", "node_invoke", partial, "Node invoke system.run", 5)
+    (tool, tool_flag), (item, item_flag) = [(p, flag) for _, p, flag in rec.sent]
+    assert tool_flag is item_flag is True
+    assert (tool["stream"], tool["data"]) == (
+        "tool",
+        {"phase": "update", "name": "node_invoke", "toolCallId": "c1", "partialResult": partial},
+    )
+    assert item["stream"] == "item"
+    assert item["data"] == {
+        "itemId": "tool:c1",
+        "toolCallId": "c1",
+        "name": "node_invoke",
+        "kind": "tool",
+        "phase": "update",
+        "title": "Node invoke system.run",
+        "status": "running",
+        "commandBearing": False,
+        "startedAt": 5,
+    }
+
+
 def test_context_answers_interrupted_tool_calls_and_uses_the_summary() -> None:
     """A tool call without a result gets an error result; a compaction replaces old turns."""
     path: list[dict[str, Any]] = [
