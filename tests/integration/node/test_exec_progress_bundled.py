@@ -203,3 +203,16 @@ async def test_malformed_progress_gets_the_real_gateways_answers(tmp_path: Path)
         for params, message in cases:
             error = await node.error("node.invoke.progress", params)
             assert (error["code"], error["message"]) == ("INVALID_REQUEST", message), params
+
+
+async def test_only_the_output_the_result_keeps_is_streamed(setup: Setup) -> None:
+    """300,000 bytes of output: the chunks (each at most 16 KiB) carry exactly the first
+    200,000 the result keeps, and the result is marked truncated as before."""
+    script = "head -c 300000 /dev/zero | tr '\\0' x"
+    result = await setup.node.invoke("system.run", {"command": ["sh", "-c", script]})
+    payload = result["payload"]
+    assert payload["stdout"] == "x" * 200_000 + "\n... (truncated)"
+    assert "".join(s.chunk for s in setup.sent) == "x" * 200_000
+    assert [s.seq for s in setup.sent] == list(range(len(setup.sent)))
+    assert all(len(s.chunk.encode()) <= 16384 for s in setup.sent)
+    assert len(setup.sent) >= 200_000 // 16384 + 1
