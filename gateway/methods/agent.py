@@ -18,9 +18,11 @@ from gateway.chat.params import Field, check
 from gateway.chat.service import MessageTooLargeError
 from gateway.errors import MethodError, invalid_params, invalid_request
 from gateway.methods.chat import _attachments, _service, _too_large
+from gateway.methods.closed import model_checked
 from gateway.peer import Peer
 from gateway.rpc import CURRENT_REQUEST_ID, MethodTable
 from gateway.scopes import ADMIN, READ, WRITE
+from openclaw_desktop.protocol.methods import EmptyParams
 
 if TYPE_CHECKING:
     from gateway.chat.service import ChatService
@@ -117,7 +119,7 @@ def _agent_params(params: Any) -> dict[str, Any]:
 @table.method("agents.list", scope=READ)
 async def agents_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``agents.list``: the one agent this gateway runs, with its default model."""
-    check("agents.list", params, {})
+    model_checked("agents.list", EmptyParams, params)
     service = _service(core)
     agent: dict[str, Any] = {"id": service.agent_id, "thinkingDefault": "off"}
     model = service.providers.model

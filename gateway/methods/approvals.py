@@ -8,15 +8,18 @@ import hashlib
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from gateway.chat.params import check
 from gateway.errors import MethodError, invalid_params, invalid_request
-from gateway.methods.closed import derived_schema, schema_checked, schema_problems
+from gateway.methods.closed import derived_schema, model_checked, schema_checked, schema_problems
 from gateway.nodes.invoke import InvokeError
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
 from gateway.scopes import ADMIN
 from openclaw_desktop.protocol import ErrorCode, error_shape
-from openclaw_desktop.protocol.methods import ExecApprovalsNodeGetParams, ExecApprovalsNodeSetParams
+from openclaw_desktop.protocol.methods import (
+    EmptyParams,
+    ExecApprovalsNodeGetParams,
+    ExecApprovalsNodeSetParams,
+)
 
 if TYPE_CHECKING:
     from gateway.core import GatewayCore
@@ -53,7 +56,7 @@ async def openclaw_approval_list(core: GatewayCore, peer: Peer, params: Any) -> 
 async def exec_approvals_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``exec.approvals.get``: the gateway host's exec approval policy. This gateway runs no
     command on its host, so there is no policy file and every exec is denied."""
-    check("exec.approvals.get", params, {})
+    model_checked("exec.approvals.get", EmptyParams, params)
     path = core.config.state_dir / "exec-approvals.json"
     return {
         "path": str(path),

@@ -8,11 +8,12 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from gateway.chat.params import check
 from gateway.chat.providers.config import PROVIDERS_FILE
+from gateway.methods.closed import model_checked
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
 from gateway.scopes import READ
+from openclaw_desktop.protocol.methods import EmptyParams
 
 if TYPE_CHECKING:
     from gateway.config import GatewayConfig
@@ -83,7 +84,7 @@ def redacted_config(core: GatewayCore) -> dict[str, Any]:
 @table.method("config.get", scope=READ)
 async def config_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``config.get``: the configuration, redacted (see the module docstring)."""
-    check("config.get", params, {})
+    model_checked("config.get", EmptyParams, params)
     document = redacted_config(core)
     raw = json.dumps(document, indent=1) + "\n"
     digest = "sha256:" + hashlib.sha256(raw.encode("utf-8")).hexdigest()

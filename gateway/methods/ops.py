@@ -13,16 +13,15 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from gateway.chat.events import now_ms
-from gateway.chat.params import Field, check
 from gateway.errors import invalid_request
 from gateway.logfile import log_path, read_tail
 from gateway.methods.chat import _service
-from gateway.methods.closed import derived_schema, schema_checked
+from gateway.methods.closed import derived_schema, model_checked, schema_checked
 from gateway.peer import Peer
 from gateway.rpc import MethodTable
 from gateway.scopes import READ
 from gateway.usage import daily_usage
-from openclaw_desktop.protocol.methods import CronListParams
+from openclaw_desktop.protocol.methods import CronListParams, EmptyParams, LogsTailParams
 
 if TYPE_CHECKING:
     from gateway.core import GatewayCore
@@ -32,12 +31,6 @@ __all__ = ["table"]
 table = MethodTable()
 """The methods this module declares."""
 
-#: ``LogsTailParams`` of the reference: a closed object.
-LOGS_TAIL_FIELDS: dict[str, Field] = {
-    "cursor": Field("integer", minimum=0),
-    "limit": Field("integer", minimum=1, maximum=5000),
-    "maxBytes": Field("integer", minimum=1, maximum=1_000_000),
-}
 #: The reference's defaults when ``limit`` / ``maxBytes`` are left out.
 LOGS_DEFAULT_LIMIT = 500
 LOGS_DEFAULT_MAX_BYTES = 250_000
@@ -47,7 +40,7 @@ LOGS_DEFAULT_MAX_BYTES = 250_000
 async def logs_tail(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``logs.tail {cursor?, limit?, maxBytes?}``: the newest lines of this gateway's log
     file (JSON lines, redacted as they were written), from ``cursor`` when given."""
-    p = check("logs.tail", params, LOGS_TAIL_FIELDS)
+    p = model_checked("logs.tail", LogsTailParams, params)
     path = log_path(core.config.state_dir)
     tail = await asyncio.to_thread(
         read_tail,
@@ -202,5 +195,5 @@ def _revision(jobs: list[dict[str, Any]]) -> str:
 @table.method("cron.status", scope=READ)
 async def cron_status(core: GatewayCore, peer: Peer, params: Any) -> Any:
     """``cron.status``: the scheduler's state; this gateway has none (disabled, no jobs)."""
-    check("cron.status", params, {})
+    model_checked("cron.status", EmptyParams, params)
     return {"enabled": False, "triggersEnabled": False, "jobs": 0, "nextWakeAtMs": None}

@@ -11,8 +11,10 @@ from openclaw_desktop.protocol.methods.chat import (
 )
 from openclaw_desktop.protocol.methods.ops import (
     CronListParams,
+    EmptyParams,
     ExecApprovalsNodeGetParams,
     ExecApprovalsNodeSetParams,
+    LogsTailParams,
     ModelsListParams,
 )
 from openclaw_desktop.protocol.methods.schema import (
@@ -44,8 +46,10 @@ __all__ = [
     "ChatSendParams",
     "CommandsListParams",
     "CronListParams",
+    "EmptyParams",
     "ExecApprovalsNodeGetParams",
     "ExecApprovalsNodeSetParams",
+    "LogsTailParams",
     "ModelsListParams",
     "SessionsCreateParams",
     "SessionsDeleteParams",
@@ -76,4 +80,9 @@ PARAMS: dict[str, type[ClosedModel]] = {
     "cron.list": CronListParams,
     "exec.approvals.node.get": ExecApprovalsNodeGetParams,
     "exec.approvals.node.set": ExecApprovalsNodeSetParams,
+    "logs.tail": LogsTailParams,
+    "agents.list": EmptyParams,
+    "config.get": EmptyParams,
+    "cron.status": EmptyParams,
+    "exec.approvals.get": EmptyParams,
 }

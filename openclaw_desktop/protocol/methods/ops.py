@@ -1,5 +1,5 @@
-"""``models.list``, ``cron.list`` and ``exec.approvals.node.*`` params, in the reference's
-property order."""
+"""``models.list``, ``cron.*``, ``exec.approvals.*``, ``logs.tail`` and the other operations'
+params, in the reference's property order."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from openclaw_desktop.protocol.base import ClosedModel
 
 __all__ = [
     "CronListParams",
+    "EmptyParams",
     "ExecApprovalsNodeGetParams",
     "ExecApprovalsNodeSetParams",
+    "LogsTailParams",
     "ModelsListParams",
 ]
 
@@ -69,3 +71,16 @@ class ExecApprovalsNodeSetParams(ClosedModel):
     file: dict[str, Any] | None = None
     native: dict[str, Any] | None = None
     base_hash: NonEmpty | None = None
+
+
+class LogsTailParams(ClosedModel):
+    """``logs.tail``: the newest lines of the gateway's log, from ``cursor`` when given."""
+
+    cursor: Annotated[int | None, Field(ge=0)] = None
+    limit: Annotated[int | None, Field(ge=1, le=5000)] = None
+    max_bytes: Annotated[int | None, Field(ge=1, le=1_000_000)] = None
+
+
+class EmptyParams(ClosedModel):
+    """The params of a method that takes none (``agents.list``, ``config.get``,
+    ``cron.status``, ``exec.approvals.get``): an empty closed object."""

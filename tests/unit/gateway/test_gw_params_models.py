@@ -63,6 +63,7 @@ DEVIATIONS: dict[tuple[str, str], str] = {
     ("sessions.patch", "category"): "may be empty here",
     ("sessions.reset", "agentId"): "no minLength here",
     ("sessions.delete", "agentId"): "no minLength here",
+    ("models.list", "authProfileId"): "no maxLength (256) here",
 }
 
 
