@@ -147,7 +147,14 @@ async def approve_own_surface(
         role=Role.OPERATOR,
         client=cli_client(),
         shared_token=token,
-        scopes=(OperatorScope.READ.value, OperatorScope.WRITE.value, OperatorScope.PAIRING.value),
+        # operator.admin too: approving system.run / system.execApprovals.* needs it, as on
+        # the real gateway (requiredApproveScopes), or Run commands never reaches the agent.
+        scopes=(
+            OperatorScope.READ.value,
+            OperatorScope.WRITE.value,
+            OperatorScope.PAIRING.value,
+            OperatorScope.ADMIN.value,
+        ),
         user_agent=user_agent(),
     )
     wake = asyncio.Event()
