@@ -22,6 +22,7 @@ tool result slowly: one run, one tool instance, like a model that screenshots th
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import re
 import time
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtGui import QImage
 
 from tests.helpers.bundled_gateway import RawClient, raw_operator
 from tests.helpers.computer_node import COMPUTER_COMMANDS, paired_computer_node
@@ -130,16 +132,20 @@ async def agent(real_gateway: GatewayFactory, tmp_path: Path) -> AsyncIterator[A
 
 
 async def test_the_agents_computer_tool_screenshots_clicks_and_types_on_our_node(
-    agent: Agent,
+    agent: Agent, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """Screenshot → frameId and image; click on that frame and type reach the Tk window;
     a guessed frameId is refused as not the most recent screenshot, nothing reaches it."""
     shot = await agent.say(call({"action": "screenshot", "target": "node", "node": agent.node_id}))
+    shots = tmp_path_factory.mktemp("computer-tool-real-gateway")
     tools = [t["function"]["name"] for t in agent.llm.bodies("/chat/completions")[0]["tools"]]
     assert "computer" in tools, tools
     frame = FRAME_RE.search(shot.text)
     assert frame and shot.text.startswith("screenshot 640x480 (screen 0"), shot.text
-    assert len(shot.images) == 1 and shot.images[0].startswith("data:image/"), shot.images
+    assert len(shot.images) == 1 and shot.images[0].startswith("data:image/jpeg;base64,")
+    picture = QImage.fromData(base64.b64decode(shot.images[0].split(",", 1)[1]))
+    assert (picture.width(), picture.height()) == (640, 480)
+    picture.save(str(shots / "01-screenshot-the-model-got.png"))
 
     click = {"action": "left_click", "coordinate": [100, 60], "frameId": frame.group(1)}
     clicked = await agent.say(call(click), steer=True)
@@ -152,7 +158,10 @@ async def test_the_agents_computer_tool_screenshots_clicks_and_types_on_our_node
         "ok": True,
         "details": {"action": "type"},
     }, typed.text
-    await agent.window.until(lambda s: "hello from the agent" in s["text"])
+    # clicked past the end of line 4 (y=60), so the text lands there
+    await agent.window.until(lambda s: "line 04hello from the agent\n" in s["text"])
+    after_typing = base64.b64decode(typed.images[0].split(",", 1)[1])
+    QImage.fromData(after_typing).save(str(shots / "02-after-typing.png"))
     assert FRAME_RE.search(typed.text), typed.text  # the tool looks again after input
 
     before = agent.window.state()
