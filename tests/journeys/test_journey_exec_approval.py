@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 
 from openclaw_desktop.config import AppPaths, NodeSettings, Settings, SettingsStore
+from tests.helpers.atspi import Seen
 from tests.helpers.fake_llm import FakeLLM, find_prompt
 from tests.helpers.journey_app import Journey, approve_own_node, idle, read_row
 from tests.helpers.real_openclaw import GatewayFactory, RealGateway
@@ -181,11 +182,11 @@ async def test_the_agent_runs_a_command_on_our_node_once_allowed_and_is_told_whe
 
         # Both answers are in the Activity view, with what they were about.
         for words, about in (("you allowed it once", "node-ran"), ("you denied it", "touch")):
-            [row, *_] = await j.atspi.find(
-                await j.root(),
-                lambda n, w=words, a=about: n.role == "list item" and w in n.name and a in n.name,
-                f"the Activity row {words!r}",
-            )
+
+            def is_row(n: Seen, w: str = words, a: str = about) -> bool:
+                return n.role == "list item" and w in n.name and a in n.name
+
+            [row, *_] = await j.atspi.find(await j.root(), is_row, f"the Activity row {words!r}")
             assert "exec approval" in row.name, row.name
         await j.desktop.screenshot("answers-in-the-activity-view")
 
