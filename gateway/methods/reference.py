@@ -1,7 +1,7 @@
 """The method reference, ``docs/gateway-methods.md``, generated from the method table.
 
 ``python -m gateway.methods.reference`` rewrites the file; a unit test fails when it is
-stale (``tests/unit/gateway/test_gw_method_table.py``).
+stale (``tests/unit/gateway/methods/test_gw_method_table.py``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ _HEADER = """\
 
 Generated from the method table (each handler's `@table.method(...)` declaration in
 `gateway/methods/`, see `gateway/rpc.py`) by `python -m gateway.methods.reference`; do not
-edit by hand. A unit test (`tests/unit/gateway/test_gw_method_table.py`) fails when this
+edit by hand. A unit test (`tests/unit/gateway/methods/test_gw_method_table.py`) fails when this
 file and the table disagree.
 
 Methods are listed in the order of `hello-ok.features.methods`. *Who may call* is the

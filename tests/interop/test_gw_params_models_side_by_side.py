@@ -1,7 +1,7 @@
 """The recorded params rejections (``tests/fixtures/gateway/real-params-rejections.json``)
 side by side: the REAL gateway still answers each case exactly as recorded, and OUR gateway
 answers the same except the cases the offline test lists as known to differ
-(:data:`tests.unit.gateway.test_gw_params_models.KNOWN_DIFFERENT`).
+(:data:`tests.unit.gateway.methods.test_gw_params_models.KNOWN_DIFFERENT`).
 
 The fixture is what the offline test holds the schemas derived from
 :mod:`openclaw_desktop.protocol.methods` to; this test keeps it true to the real gateway.
@@ -17,7 +17,7 @@ import pytest
 from openclaw_desktop.identity import DeviceIdentity
 from tests.helpers.bundled_gateway import BundledGateway, RawClient
 from tests.helpers.real_openclaw import RealGateway
-from tests.unit.gateway.test_gw_params_models import REJECTIONS, _known_different
+from tests.unit.gateway.methods.test_gw_params_models import REJECTIONS, _known_different
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -23,7 +23,7 @@ from gateway.state import (
 KEY = "w1tF0k6A6Udo13b50tQToiyU74nTScuJShZTpxQthm4"
 NODE = "293edc08293edc08293edc08293edc08293edc08293edc08293edc08293edc08"
 T0 = 1_796_023_941_992
-GOLDEN = Path(__file__).parents[2] / "fixtures" / "protocol" / "node_pair_list_entry.json"
+GOLDEN = Path(__file__).parents[3] / "fixtures" / "protocol" / "node_pair_list_entry.json"
 SCOPES = ["operator.pairing", "operator.write"]
 
 

@@ -34,7 +34,7 @@ from openclaw_desktop.protocol.methods import (
 
 pytestmark = pytest.mark.unit
 
-FIXTURES = Path(__file__).parents[2] / "fixtures" / "gateway"
+FIXTURES = Path(__file__).parents[3] / "fixtures" / "gateway"
 REAL_SCHEMAS: dict[str, Any] = json.loads(
     (FIXTURES / "real-params-schemas.json").read_text(encoding="utf-8")
 )["schemas"]
