@@ -28,7 +28,7 @@ def test_split_never_cuts_a_character_and_keeps_the_bound() -> None:
     assert [len(p.encode()) for p in big[:-1]] == [CHUNK_BYTES - 1] * (len(big) - 1)
     assert "".join(big) == "€" * 20_000
     assert split_utf8("") == []
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="limit must hold any character"):
         split_utf8("x", 3)
 
 
