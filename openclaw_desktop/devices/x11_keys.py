@@ -20,6 +20,8 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 
+from openclaw_desktop.errors import OpenClawError
+
 __all__ = ["Chord", "KeyError_", "char_keysym", "parse_chord"]
 
 #: Modifier aliases -> the X keysym pressed for them.
@@ -74,7 +76,7 @@ NAMED: dict[str, str] = {
 _TYPED_AS_KEY = {"\n": 0xFF0D, "\r": 0xFF0D, "\t": 0xFF09}
 
 
-class KeyError_(ValueError):  # noqa: N801 - not the builtin KeyError
+class KeyError_(OpenClawError, ValueError):  # noqa: N801 - not the builtin KeyError
     """A chord or character that cannot be pressed; ``str()`` is the reason."""
 
 

@@ -2,7 +2,8 @@
 from :class:`openclaw_desktop.errors.OpenClawError`, the bundled gateway's from
 :class:`gateway.errors.BundledGatewayError`, so ``except`` on the root catches all of a
 package's own errors and nothing else. The wire layer (``openclaw_desktop.protocol``)
-imports nothing of the project, so its two frame errors stay plain ``ValueError``."""
+imports nothing of the project, so its frame errors and the computer-use params error stay
+plain ``ValueError``."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from openclaw_desktop.errors import OpenClawError
 EXEMPT = {
     "openclaw_desktop.protocol.frames.FrameDecodeError",
     "openclaw_desktop.protocol.frames.FrameEncodeError",
+    "openclaw_desktop.protocol.computer_use.ComputerParamsError",
 }
 
 
