@@ -15,7 +15,6 @@ node code behind each) get the same answer.
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -25,13 +24,14 @@ from typing import Any
 
 import pytest
 
-from openclaw_desktop.config import NodeSettings, Settings, SettingsStore
+from openclaw_desktop.config import NodeSettings
 from openclaw_desktop.integration.command import EMBEDDED_ALLOW
 from openclaw_desktop.node import NodeContext, build_dispatcher
 from openclaw_desktop.node.computer_control import descriptor
 from openclaw_desktop.transport import GatewayConnection
 from tests.helpers.approved_node import approved_node
 from tests.helpers.bundled_gateway import RawClient, bundled_gateway, operator_options, raw_operator
+from tests.helpers.computer_node import paired_computer_node
 from tests.helpers.desktop_session import xvfb
 from tests.helpers.real_openclaw import GatewayFactory, RealGateway
 from tests.helpers.x_text_window import TextWindow, text_window
@@ -64,46 +64,18 @@ class Rig:
         )
 
 
-def _commands(gw: RealGateway, node_id: str) -> set[str] | None:
-    for node in gw.cli_json("nodes", "status")["nodes"]:
-        if node["nodeId"] == node_id and node.get("connected"):
-            return set(node.get("commands") or [])
-    return None
-
-
-def _approve_pending(gw: RealGateway, node_id: str) -> None:
-    for row in gw.cli_json("nodes", "pending"):
-        if row["nodeId"] == node_id:
-            gw.cli_json("nodes", "approve", row["requestId"])
-
-
 @pytest.fixture
 async def rig(real_gateway: GatewayFactory, tmp_path: Path) -> AsyncIterator[Rig]:
-    from tests.helpers.bundled_gateway import DesktopNode
-
     gw = real_gateway(allow=tuple(sorted(BOTH)))
     with xvfb() as screen:
-        async with text_window(screen.display, tmp_path) as window:
-            home = tmp_path / "desktop"
-            store = SettingsStore(home / "config" / "settings.json")
-            store.save(Settings(node=NodeSettings(screen=True, computer=True)))
-            env = {"DISPLAY": screen.display, "WAYLAND_DISPLAY": "", "XDG_SESSION_TYPE": "x11"}
-            node = DesktopNode.start(home, url=gw.url, token=gw.token, env=env)
-            try:
-                node_id = await asyncio.to_thread(lambda: node.device_id)
-                deadline = time.monotonic() + 120
-                while True:
-                    await asyncio.to_thread(_approve_pending, gw, node_id)
-                    if (await asyncio.to_thread(_commands, gw, node_id) or set()) >= BOTH:
-                        break
-                    assert time.monotonic() < deadline, "our node never got both commands"
-                    await asyncio.sleep(0.5)
-                async with raw_operator(
-                    gw.url, auth={"token": gw.token}, client_id="cli", client_mode="cli"
-                ) as op:
-                    yield Rig(gw, op, node_id, window, screen.display)
-            finally:
-                node.stop()
+        async with (
+            text_window(screen.display, tmp_path) as window,
+            paired_computer_node(gw, screen.display, tmp_path / "desktop") as node_id,
+            raw_operator(
+                gw.url, auth={"token": gw.token}, client_id="cli", client_mode="cli"
+            ) as op,
+        ):
+            yield Rig(gw, op, node_id, window, screen.display)
 
 
 async def test_snapshot_click_and_type_through_the_real_gateway(rig: Rig) -> None:
