@@ -18,19 +18,21 @@ from openclaw_desktop.config import NodeSettings, Settings, SettingsStore
 from tests.helpers.bundled_gateway import DesktopNode
 from tests.helpers.real_openclaw import RealGateway
 
-__all__ = ["COMPUTER_COMMANDS", "paired_computer_node"]
+__all__ = ["COMPUTER_COMMANDS", "approve_pending", "listed_commands", "paired_computer_node"]
 
 COMPUTER_COMMANDS = frozenset({"screen.snapshot", "computer.act"})
 
 
-def _commands(gw: RealGateway, node_id: str) -> set[str] | None:
+def listed_commands(gw: RealGateway, node_id: str) -> set[str] | None:
+    """The commands the real gateway lists for a connected node (None when not connected)."""
     for node in gw.cli_json("nodes", "status")["nodes"]:
         if node["nodeId"] == node_id and node.get("connected"):
             return set(node.get("commands") or [])
     return None
 
 
-def _approve_pending(gw: RealGateway, node_id: str) -> None:
+def approve_pending(gw: RealGateway, node_id: str) -> None:
+    """Approve the node's pending pairing and surface requests with the real CLI."""
     for row in gw.cli_json("nodes", "pending"):
         if row["nodeId"] == node_id:
             gw.cli_json("nodes", "approve", row["requestId"])
@@ -49,8 +51,10 @@ async def paired_computer_node(
         node_id = await asyncio.to_thread(lambda: node.device_id)
         deadline = time.monotonic() + timeout
         while True:
-            await asyncio.to_thread(_approve_pending, gw, node_id)
-            if (await asyncio.to_thread(_commands, gw, node_id) or set()) >= COMPUTER_COMMANDS:
+            await asyncio.to_thread(approve_pending, gw, node_id)
+            if (
+                await asyncio.to_thread(listed_commands, gw, node_id) or set()
+            ) >= COMPUTER_COMMANDS:
                 break
             assert time.monotonic() < deadline, f"our node never got both commands: {node}"
             await asyncio.sleep(0.5)

@@ -30,6 +30,7 @@ import pytest
 
 from openclaw_desktop.config import NodeSettings, Settings, SettingsStore
 from tests.helpers.bundled_gateway import DesktopNode, RawClient, raw_operator
+from tests.helpers.computer_node import approve_pending, listed_commands
 from tests.helpers.desktop_session import session_bus
 from tests.helpers.geoclue_service import Fix, GeoClueService
 from tests.helpers.real_openclaw import GatewayFactory, NodeHostFactory, RealGateway
@@ -91,20 +92,6 @@ def _desktop_entries(root: Path) -> tuple[Path, Path]:
     return user, system
 
 
-def _commands(gw: RealGateway, node_id: str) -> set[str] | None:
-    """The commands the real gateway lists for a connected node (None when not connected)."""
-    for node in gw.cli_json("nodes", "status")["nodes"]:
-        if node["nodeId"] == node_id and node.get("connected"):
-            return set(node.get("commands") or [])
-    return None
-
-
-def _approve_pending(gw: RealGateway, node_id: str) -> None:
-    for row in gw.cli_json("nodes", "pending"):
-        if row["nodeId"] == node_id:
-            gw.cli_json("nodes", "approve", row["requestId"])
-
-
 @pytest.fixture
 async def rig(real_gateway: GatewayFactory, tmp_path: Path) -> AsyncIterator[Rig]:
     gw = real_gateway(allow=("device.apps",))
@@ -123,8 +110,8 @@ async def rig(real_gateway: GatewayFactory, tmp_path: Path) -> AsyncIterator[Rig
                 node_id = await asyncio.to_thread(lambda: node.device_id)
 
                 def ready() -> bool:
-                    _approve_pending(gw, node_id)
-                    return (_commands(gw, node_id) or set()) >= BOTH
+                    approve_pending(gw, node_id)
+                    return (listed_commands(gw, node_id) or set()) >= BOTH
 
                 await until(ready, "our node with location.get and device.apps approved", 120)
                 async with raw_operator(
@@ -204,8 +191,8 @@ async def test_off_answers_as_the_real_node_host_without_them(
     real = await until(real_id, "the real node host to appear")
 
     def real_ready() -> set[str] | None:
-        _approve_pending(rig.gw, real)
-        commands = _commands(rig.gw, real)
+        approve_pending(rig.gw, real)
+        commands = listed_commands(rig.gw, real)
         return commands if commands and "system.run" in commands else None
 
     real_commands = await until(real_ready, "the real node host approved")
@@ -215,7 +202,7 @@ async def test_off_answers_as_the_real_node_host_without_them(
     off = NodeSettings(location=False, installed_apps=False, location_bus=rig.bus, exec=True)
     rig.settings.save(Settings(node=off))
     await until(
-        lambda: (c := _commands(rig.gw, rig.node_id)) is not None and not (c & BOTH),
+        lambda: (c := listed_commands(rig.gw, rig.node_id)) is not None and not (c & BOTH),
         "our node to stop advertising both",
     )
     for command, params in (("location.get", {}), ("device.apps", {"limit": 1})):
