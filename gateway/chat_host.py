@@ -15,7 +15,7 @@ from gateway.methods.sessions import session_row
 from gateway.scopes import ADMIN_NODE_COMMANDS
 
 if TYPE_CHECKING:
-    from gateway.core import GatewayCore
+    from gateway.app import GatewayApp
 
 __all__ = ["CoreNodes", "start_chat"]
 
@@ -25,7 +25,7 @@ log = logging.getLogger("gateway.chat")
 class CoreNodes:
     """The connected nodes as the agent's tools see them."""
 
-    def __init__(self, core: GatewayCore) -> None:
+    def __init__(self, core: GatewayApp) -> None:
         self._core = core
 
     def list_nodes(self) -> list[dict[str, Any]]:
@@ -59,7 +59,7 @@ class CoreNodes:
         return result
 
 
-async def load_provider_choice(core: GatewayCore) -> ProviderChoice:
+async def load_provider_choice(core: GatewayApp) -> ProviderChoice:
     """The model providers present at start (offline when none)."""
     from gateway.chat.providers.config import ProviderConfigError, load_providers
 
@@ -83,7 +83,7 @@ async def load_provider_choice(core: GatewayCore) -> ProviderChoice:
 _SESSION_PHASES = frozenset({"start", "model", "end", "error"})
 
 
-async def start_chat(core: GatewayCore) -> ChatService:
+async def start_chat(core: GatewayApp) -> ChatService:
     """Create the chat service of ``core``."""
     providers = await load_provider_choice(core)
 

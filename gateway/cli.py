@@ -166,7 +166,7 @@ async def _serve(config: GatewayConfig, ready: asyncio.Event | None) -> None:
     server = GatewayServer(config)
     await server.start()
     if config.bind == "lan":
-        server.core.public_urls = lan_urls(server.port, config.tls)
+        server.app.setup_codes.public_urls = lan_urls(server.port, config.tls)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

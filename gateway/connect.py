@@ -21,8 +21,8 @@ from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 from gateway import handshake as hs
+from gateway.app import GatewayApp
 from gateway.config import GatewayConfig
-from gateway.core import GatewayCore
 from gateway.handshake import decision as d
 from gateway.handshake.decide import decide
 from gateway.hub import now_ms
@@ -84,7 +84,7 @@ class CoreStateView:
     """The decision's read-only view of the gateway (:class:`~gateway.handshake.decision.
     StateView`): live reads of the state, the settings and the auth rate limiter."""
 
-    def __init__(self, core: GatewayCore) -> None:
+    def __init__(self, core: GatewayApp) -> None:
         self._core = core
 
     @property
@@ -113,7 +113,7 @@ class CoreStateView:
         return self._core.state.pairing.for_device(device_id, now_ms)
 
 
-def perform(core: GatewayCore, effect: d.Effect) -> object:
+def perform(core: GatewayApp, effect: d.Effect) -> object:
     """Carry out one effect of the decision; its result goes back to the decision."""
     state = core.state
     match effect:
@@ -194,7 +194,7 @@ def run_decision(
 
 
 async def admit(
-    core: GatewayCore,
+    core: GatewayApp,
     ws: ServerConnection,
     request_id: str,
     raw_params: Any,
@@ -241,7 +241,7 @@ async def admit(
         peer.after_sent(functools.partial(perform, core, effect))
     core.hub.add(peer)
     if peer.role == "node":
-        core.node_connected(peer, list(params.commands or []), list(params.caps or []))
+        core.nodes.node_connected(peer, list(params.commands or []), list(params.caps or []))
     log.info(
         "%s %s connected from %s (%s)",
         peer.role,

@@ -4,12 +4,12 @@ unknown method, or params nested too deep (:func:`refuse`)."""
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import orjson
 
-from gateway.methods import TABLE
-from gateway.nodes.invoke import InvokeError
+from gateway.methods.table import MethodTable
+from gateway.nodes.invoke import InvokeError, InvokeRouter
 from gateway.peer import Peer
 from openclaw_desktop.protocol import (
     MAX_FRAME_DEPTH,
@@ -19,14 +19,31 @@ from openclaw_desktop.protocol import (
     unparsed_frame_id,
 )
 
-if TYPE_CHECKING:
-    from gateway.core import GatewayCore
+__all__ = [
+    "RequestServices",
+    "may_nest_too_deep",
+    "params_too_deep",
+    "refuse",
+    "too_deep_to_parse",
+]
 
-__all__ = ["may_nest_too_deep", "params_too_deep", "refuse", "too_deep_to_parse"]
+
+class RequestServices(Protocol):
+    """What the gate itself uses: the invoke router, to end an invoke whose node result
+    is refused for its depth."""
+
+    @property
+    def router(self) -> InvokeRouter: ...
 
 
 def refuse(
-    core: GatewayCore, peer: Peer, method: str, params: Any, *, may_nest: bool = True
+    table: MethodTable,
+    services: RequestServices,
+    peer: Peer,
+    method: str,
+    params: Any,
+    *,
+    may_nest: bool = True,
 ) -> dict[str, Any] | None:
     """The ErrorShape a request is answered with instead of running its handler, or None
     when the handler may run. Checked in the real gateway's order (role and scope, then the
@@ -37,14 +54,14 @@ def refuse(
     waiting for it gets a typed error at once rather than a timeout. ``may_nest`` False
     (see :func:`may_nest_too_deep`) skips that check.
     """
-    denied = TABLE.authorize(peer.role, peer.scopes, method, params)
+    denied = table.authorize(peer.role, peer.scopes, method, params)
     if denied is not None:
         return denied
-    if method not in TABLE:
+    if method not in table:
         return error_shape(ErrorCode.INVALID_REQUEST, f"unknown method: {method}")
     if may_nest and params_too_deep(method, params):
         if method == "node.invoke.result":
-            _fail_deep_result(core, peer, params)
+            _fail_deep_result(services.router, peer, params)
         return error_shape(
             ErrorCode.INVALID_REQUEST,
             f"invalid {method} params: nested deeper than {MAX_FRAME_DEPTH} levels",
@@ -97,14 +114,14 @@ def params_too_deep(method: str, params: Any) -> bool:
     return exceeds_depth(payload, MAX_FRAME_DEPTH - 2)
 
 
-def _fail_deep_result(core: GatewayCore, peer: Peer, params: Any) -> None:
+def _fail_deep_result(router: InvokeRouter, peer: Peer, params: Any) -> None:
     """End the operator's invoke with a typed node error (the router checks that the
     invoke is this node's)."""
     if not isinstance(params, dict) or not isinstance(params.get("id"), str):
         return
     message = f"node result nested deeper than {MAX_FRAME_DEPTH} levels"
     with contextlib.suppress(InvokeError):  # another node's invoke: nothing of ours to end
-        core.router.on_result(
+        router.on_result(
             peer,
             {
                 "id": params["id"],

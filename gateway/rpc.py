@@ -1,216 +1,51 @@
-"""The method table: each RPC declared once, beside its handler, with who may call it.
-
-A family module makes a :class:`MethodTable` and declares each handler on it::
-
-    table = MethodTable()
-
-    @table.method("chat.send", scope=WRITE)
-    async def chat_send(core, peer, params): ...
-
-``gateway.methods`` merges the family tables into one, and dispatch, the role and scope
-check (:meth:`MethodTable.authorize`), ``hello-ok.features.methods`` and the generated
-method reference (``docs/gateway-methods.md``) are all read from it. An operator method
-cannot be declared without a scope, so none is left admin-only by omission.
-"""
+"""Answering one request: the request gate (role, scope, method, depth), the declared
+params check, the handler, and exactly one response whatever happens."""
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+import logging
+from typing import Any
 
+from gateway.errors import MethodError
+from gateway.methods.table import CURRENT_REQUEST_ID, MethodTable
 from gateway.peer import Peer
-from gateway.scopes import (
-    ADMIN,
-    authorize_required_scope,
-    missing_scope_error,
-    session_method_scope,
-)
+from gateway.request_gate import RequestServices, refuse
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
-if TYPE_CHECKING:
-    from gateway.core import GatewayCore
+__all__ = ["answer_request"]
 
-__all__ = [
-    "CURRENT_REQUEST_ID",
-    "UNSERVED_NODE_METHODS",
-    "Handler",
-    "MethodSpec",
-    "MethodTable",
-    "Role",
-    "ScopeRule",
-]
-
-Handler = Callable[["GatewayCore", Peer, Any], Awaitable[Any]]
-#: The id of the request being handled, set by the dispatcher for each call: a method the
-#: reference answers twice (``agent``: ``accepted`` at once, the result when the run ends)
-#: sends its first answer with it; the handler's return value is always the last.
-CURRENT_REQUEST_ID: ContextVar[Any] = ContextVar("CURRENT_REQUEST_ID", default=None)
-_H = TypeVar("_H", bound=Handler)
-
-#: Who may call a method: an operator (with the method's scope), a node, or any role.
-Role = Literal["operator", "node", "any"]
-#: The operator scope a method needs, or a function of the params that says which.
-ScopeRule = str | Callable[[Any], str]
-
-#: Node-role methods of the real gateway this one does not serve: a node calling one is
-#: told the method is unknown, any other role that its role is unauthorized (as the reference).
-UNSERVED_NODE_METHODS: frozenset[str] = frozenset()
+log = logging.getLogger("gateway.rpc")
 
 
-@dataclass(frozen=True)
-class MethodSpec:
-    """One declared method.
-
-    Attributes:
-        name: The wire name (``chat.send``).
-        handler: ``await handler(core, peer, params)`` answers it.
-        role: Who may call it; ``any`` skips the scope check (``health``).
-        scope: The operator scope it needs (None for a node method), or a function of
-            the params giving it (``node.invoke``: admin for the admin-only commands).
-        family: The module that declares it (``gateway.methods.chat``).
-        advertise: Listed in ``hello-ok.features.methods`` (the real gateway serves a few
-            methods without listing them, e.g. ``node.runnerInventory.update``).
-    """
-
-    name: str
-    handler: Handler
-    role: Role
-    scope: ScopeRule | None
-    family: str
-    advertise: bool = True
-
-    def required_scope(self, params: Any) -> str | None:
-        """The operator scope this call needs (None for a node method)."""
-        if callable(self.scope):
-            return self.scope(params)
-        return self.scope
-
-    @property
-    def summary(self) -> str:
-        """The handler docstring's first paragraph, on one line."""
-        return _first_paragraph(self.handler)
-
-    @property
-    def scope_label(self) -> str:
-        """The scope as the method reference shows it."""
-        if self.role == "node":
-            return "node role"
-        if callable(self.scope):
-            return f"by params: {_first_paragraph(self.scope) or self.scope.__name__}"
-        label = f"`{self.scope}`"
-        return f"any role (listed under {label}, not checked)" if self.role == "any" else label
-
-
-def _first_paragraph(fn: Callable[..., Any]) -> str:
-    doc = inspect.getdoc(fn) or ""
-    return " ".join(doc.split("\n\n", 1)[0].split())
-
-
-class MethodTable:
-    """Methods by name, in declaration order; see the module docstring."""
-
-    def __init__(self) -> None:
-        self._specs: dict[str, MethodSpec] = {}
-
-    def method(
-        self,
-        name: str,
-        *,
-        scope: ScopeRule | None = None,
-        role: Role = "operator",
-        advertise: bool = True,
-    ) -> Callable[[_H], _H]:
-        """Declare the decorated handler as ``name`` (a :class:`~openclaw_desktop.protocol.Method`
-        member will do), returning it unchanged.
-
-        Raises:
-            TypeError: an operator or any-role method without a scope, a node method with
-                one, or ``name`` declared twice.
-        """
-        if (scope is None) != (role == "node"):
-            raise TypeError(f"{name}: a node method takes no scope; every other method needs one")
-
-        wire_name = str(name)  # a StrEnum member's str() is its value
-
-        def declare(handler: _H) -> _H:
-            self._add(MethodSpec(wire_name, handler, role, scope, handler.__module__, advertise))
-            return handler
-
-        return declare
-
-    @classmethod
-    def merge(cls, *tables: MethodTable) -> MethodTable:
-        """One table holding every method of ``tables`` (a name in two is an error)."""
-        merged = cls()
-        for table in tables:
-            for spec in table:
-                merged._add(spec)
-        return merged
-
-    def _add(self, spec: MethodSpec) -> None:
-        if spec.name in self._specs or spec.name in UNSERVED_NODE_METHODS:
-            raise TypeError(f"{spec.name}: declared twice")
-        self._specs[spec.name] = spec
-
-    def __iter__(self) -> Iterator[MethodSpec]:
-        return iter(self._specs.values())
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._specs
-
-    def __len__(self) -> int:
-        return len(self._specs)
-
-    def get(self, name: str) -> MethodSpec | None:
-        """The method called ``name``, or None."""
-        return self._specs.get(name)
-
-    def __getitem__(self, name: str) -> MethodSpec:
-        return self._specs[name]
-
-    def names(self) -> list[str]:
-        """Every advertised method, sorted (``hello-ok.features.methods``)."""
-        return sorted(name for name, spec in self._specs.items() if spec.advertise)
-
-    def handlers(self) -> dict[str, Handler]:
-        """Name to handler, in declaration order."""
-        return {spec.name: spec.handler for spec in self}
-
-    def node_methods(self) -> frozenset[str]:
-        """Methods only the node role may call (with the unserved ones)."""
-        return UNSERVED_NODE_METHODS | {s.name for s in self if s.role == "node"}
-
-    def operator_scopes(self) -> dict[str, str]:
-        """Each method with a fixed scope and that scope."""
-        return {s.name: s.scope for s in self if isinstance(s.scope, str)}
-
-    def required_scope(self, name: str, params: Any) -> str:
-        """The operator scope ``name`` needs; an unknown method needs admin (as the
-        reference)."""
-        spec = self._specs.get(name)
-        needed = spec.required_scope(params) if spec is not None else None
-        return ADMIN if needed is None else needed
-
-    def authorize(
-        self, role: str, scopes: Sequence[str], name: str, params: Any
-    ) -> dict[str, Any] | None:
-        """None when ``role`` with ``scopes`` may call ``name``, else the ErrorShape to
-        answer with (``unauthorized role: …`` or ``missing scope: …``)."""
-        spec = self._specs.get(name)
-        if spec is not None and spec.role == "any":
-            return None
-        if name in UNSERVED_NODE_METHODS or (spec is not None and spec.role == "node"):
-            if role != "node":
-                return error_shape(ErrorCode.INVALID_REQUEST, f"unauthorized role: {role}")
-            return None
-        if role != "operator":
-            return error_shape(ErrorCode.INVALID_REQUEST, f"unauthorized role: {role}")
-        needed = self.required_scope(name, params)
-        # As the real gateway: the sessions scopes stand in for read and write on the
-        # session methods (``operator.sessions.write`` may ``chat.send``).
-        if authorize_required_scope(needed, scopes, session_method_scope(name, params), name):
-            return None
-        return missing_scope_error(needed, [needed])
+async def answer_request(
+    table: MethodTable,
+    services: RequestServices,
+    peer: Peer,
+    frame: dict[str, Any],
+    *,
+    may_nest: bool = True,
+) -> None:
+    """Authorize, run and answer the request ``frame`` of ``peer`` with ``table``'s handler,
+    which gets ``services`` (each family types the part it uses). ``may_nest`` False says
+    the frame's text has too few brackets to nest too deep, which spares walking its
+    params."""
+    request_id: str = frame["id"]
+    method: str = frame["method"]
+    params = frame.get("params")
+    try:
+        refusal = refuse(table, services, peer, method, params, may_nest=may_nest)
+        if refusal is not None:
+            peer.respond(request_id, False, error=refusal)
+            return
+        CURRENT_REQUEST_ID.set(request_id)  # this request's own task: no reset needed
+        spec = table[method]
+        result = await spec.handler(services, peer, spec.checked_params(params))
+    except MethodError as exc:
+        peer.respond(request_id, False, error=exc.shape)
+    except Exception:
+        log.exception("method %s failed", method)
+        peer.respond(
+            request_id, False, error=error_shape(ErrorCode.UNAVAILABLE, f"{method} failed")
+        )
+    else:
+        peer.respond(request_id, True, result)

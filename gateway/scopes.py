@@ -1,6 +1,6 @@
 """Operator scopes: their names, what implies what, and the ``node.invoke`` command sets.
 
-Which scope each method needs is declared beside its handler (:mod:`gateway.rpc`);
+Which scope each method needs is declared beside its handler (:mod:`gateway.methods.table`);
 ``NODE_METHODS``, ``OPERATOR_SCOPES`` and ``authorize`` are derived from that table."""
 
 from __future__ import annotations

@@ -16,9 +16,9 @@ import websockets
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
+from gateway.app import GatewayApp
 from gateway.config import GatewayConfig
 from gateway.connect import GatewayServerConnection, admit
-from gateway.core import GatewayCore
 from gateway.handshake import REQUEST_FRAME_SCHEMA, ConnectRejection, parse_first_frame
 from gateway.handshake.jsonschema_errors import collect_errors, format_errors
 from gateway.hub import now_ms
@@ -73,7 +73,7 @@ class GatewayServer:
             material = ensure_certificate(config.state_dir)
             self.tls_fingerprint = material.fingerprint
             self._ssl = server_context(material)
-        self.core = GatewayCore(config, self.state, tls_fingerprint=self.tls_fingerprint)
+        self.app = GatewayApp(config, self.state, tls_fingerprint=self.tls_fingerprint)
         self._server: Server | None = None
         self._tick: asyncio.Task[None] | None = None
         #: Connections between the upgrade and the end of connect (gateway.preauth).
@@ -97,12 +97,12 @@ class GatewayServer:
 
         # Chat first: a client that connects the moment the port opens (a window
         # reconnecting after a crash) must find chat.* ready, not "chat is starting".
-        if self.core.chat is None:
-            self.core.chat = await start_chat(self.core)
+        if self.app.chat is None:
+            self.app.chat = await start_chat(self.app)
         try:
             hosts = await self._bind(self.config.listen_hosts)
         except BaseException:
-            chat, self.core.chat = self.core.chat, None
+            chat, self.app.chat = self.app.chat, None
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(1.0):
                     await chat.aclose()
@@ -111,7 +111,7 @@ class GatewayServer:
         sockets = list(self._server.sockets)
         if sockets:
             self.port = sockets[0].getsockname()[1]
-        self.core.config.port = self.port
+        self.app.config.port = self.port
         self._tick = asyncio.create_task(self._tick_loop(), name="gateway-tick")
         log.info("gateway listening on %s (%s)", self.url, ", ".join(hosts))
         if self.config.advertise:
@@ -174,10 +174,10 @@ class GatewayServer:
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(1.0):
                     await self._advertiser.stop()
-        peers = list(self.core.hub.peers.values())
+        peers = list(self.app.hub.peers.values())
         for peer in peers:
             peer.send_event("shutdown", {"reason": reason}, seq=not peer.is_node)
-        self.core.router.fail_all("gateway shutting down")
+        self.app.router.fail_all("gateway shutting down")
         if self._tick is not None:
             self._tick.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -186,15 +186,15 @@ class GatewayServer:
         # so nobody is left waiting on a request the closing socket swallowed.
         await asyncio.sleep(0)
         await asyncio.gather(*(peer.drain(0.4) for peer in peers))
-        await self.core.drain_background(0.3)
-        if self.core.talk is not None:
+        await self.app.pairing.drain(0.3)
+        if self.app.talk is not None:
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(1.0):
-                    await self.core.talk.aclose()
-        if self.core.chat is not None:
+                    await self.app.talk.aclose()
+        if self.app.chat is not None:
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(1.0):
-                    await self.core.chat.aclose()
+                    await self.app.chat.aclose()
         if self._server is not None:
             self._server.close(close_connections=True)
             with contextlib.suppress(TimeoutError):
@@ -219,9 +219,9 @@ class GatewayServer:
         while True:
             await asyncio.sleep(interval)
             payload = {"ts": now_ms()}
-            for peer in list(self.core.hub.peers.values()):
+            for peer in list(self.app.hub.peers.values()):
                 peer.send_event("tick", payload)
-            self.core.hub.health_changed(self.core.health_snapshot())
+            self.app.hub.health_changed(self.app.health_snapshot())
 
     def _attribute(self, connection: ServerConnection, request: Request) -> Response | None:
         """The upgrade hook: who the client is (:mod:`gateway.proxies`). Forwarded headers
@@ -280,7 +280,7 @@ class GatewayServer:
         request_id: str | None = None
         try:
             request_id, params = parse_first_frame(data)
-            return await admit(self.core, ws, request_id, params, nonce=nonce, address=address)
+            return await admit(self.app, ws, request_id, params, nonce=nonce, address=address)
         except ConnectRejection as rejection:
             # The rejection knows the id when parse_first_frame refused a non-connect request.
             response = rejection.response_frame(request_id)
@@ -326,18 +326,18 @@ class GatewayServer:
                     peer.respond(frame["id"], False, error=_busy())
                     continue
                 task = asyncio.create_task(
-                    self.core.handle_request(peer, frame, may_nest=may_nest_too_deep(message))
+                    self.app.handle_request(peer, frame, may_nest=may_nest_too_deep(message))
                 )
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
         except websockets.ConnectionClosed:
             pass
         finally:
-            self.core.hub.remove(peer)
+            self.app.hub.remove(peer)
             if peer.is_node:
-                self.core.node_disconnected(peer)
-            if self.core.talk is not None:
-                self.core.talk.connection_gone(peer.conn_id)
+                self.app.nodes.node_disconnected(peer)
+            if self.app.talk is not None:
+                self.app.talk.connection_gone(peer.conn_id)
             for task in list(tasks):
                 task.cancel()
             await peer.stop()

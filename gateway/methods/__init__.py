@@ -1,5 +1,5 @@
 """Method handlers, one module per family, each declaring its methods on a
-:class:`~gateway.rpc.MethodTable`; :data:`TABLE` is their union."""
+:class:`~gateway.methods.table.MethodTable`; :data:`TABLE` is their union."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from gateway.methods import (
     talk,
 )
 from gateway.methods import config as config_methods
-from gateway.rpc import Handler, MethodTable
+from gateway.methods.table import Handler, MethodTable
 
 __all__ = ["HANDLERS", "TABLE", "Handler"]
 

@@ -19,14 +19,14 @@ from gateway.chat.service import MessageTooLargeError
 from gateway.errors import MethodError, invalid_params, invalid_request
 from gateway.methods.chat import _attachments, _service, _too_large
 from gateway.methods.closed import model_checked
+from gateway.methods.table import CURRENT_REQUEST_ID, MethodTable
 from gateway.peer import Peer
-from gateway.rpc import CURRENT_REQUEST_ID, MethodTable
 from gateway.scopes import ADMIN, READ, WRITE
 from openclaw_desktop.protocol.methods import EmptyParams
 
 if TYPE_CHECKING:
+    from gateway.app import GatewayApp
     from gateway.chat.service import ChatService
-    from gateway.core import GatewayCore
 
 __all__ = ["agent_result", "table", "wait_result"]
 
@@ -117,7 +117,7 @@ def _agent_params(params: Any) -> dict[str, Any]:
 
 
 @table.method("agents.list", scope=READ)
-async def agents_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def agents_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``agents.list``: the one agent this gateway runs, with its default model."""
     model_checked("agents.list", EmptyParams, params)
     service = _service(core)
@@ -227,7 +227,7 @@ def wait_result(outcome: RunOutcome, *, live: bool) -> dict[str, Any]:
 
 
 @table.method("agent", scope=agent_scope)
-async def agent(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def agent(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``agent {message, idempotencyKey, sessionKey?, agentId?, timeout?}``: runs one turn;
     answers ``accepted`` at once and the run's result when it ends."""
     p = _agent_params(params)
@@ -272,7 +272,7 @@ async def agent(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("agent.wait", scope=WRITE)
-async def agent_wait(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def agent_wait(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``agent.wait {runId, timeoutMs?}``: the run's end, or ``timeout`` if it is still
     going (or unknown) when ``timeoutMs`` passes."""
     p = check(

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.errors import MethodError, invalid_params, invalid_request
 from gateway.methods.closed import derived_schema, model_checked, schema_checked, schema_problems
+from gateway.methods.table import MethodTable
 from gateway.nodes.invoke import InvokeError
 from gateway.peer import Peer
-from gateway.rpc import MethodTable
 from gateway.scopes import ADMIN
 from openclaw_desktop.protocol import ErrorCode, error_shape
 from openclaw_desktop.protocol.methods import (
@@ -22,7 +22,7 @@ from openclaw_desktop.protocol.methods import (
 )
 
 if TYPE_CHECKING:
-    from gateway.core import GatewayCore
+    from gateway.app import GatewayApp
 
 __all__ = ["APPROVALS", "table"]
 
@@ -35,25 +35,25 @@ NODE_TIMEOUT_MS = 30_000
 
 
 @table.method("exec.approval.list", scope=APPROVALS)
-async def exec_approval_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def exec_approval_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``exec.approval.list``: the pending exec approvals (none: the agent here never asks)."""
     return []
 
 
 @table.method("plugin.approval.list", scope=APPROVALS)
-async def plugin_approval_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def plugin_approval_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``plugin.approval.list``: the pending plugin approvals (none: there are no plugins)."""
     return []
 
 
 @table.method("openclaw.approval.list", scope=APPROVALS)
-async def openclaw_approval_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def openclaw_approval_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``openclaw.approval.list``: the system agent's pending approvals (none here)."""
     return []
 
 
 @table.method("exec.approvals.get", scope=ADMIN)
-async def exec_approvals_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def exec_approvals_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``exec.approvals.get``: the gateway host's exec approval policy. This gateway runs no
     command on its host, so there is no policy file and every exec is denied."""
     model_checked("exec.approvals.get", EmptyParams, params)
@@ -72,7 +72,7 @@ async def exec_approvals_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
     }
 
 
-async def _node_call(core: GatewayCore, node_id: str, command: str, params: Any) -> Any:
+async def _node_call(core: GatewayApp, node_id: str, command: str, params: Any) -> Any:
     """Run ``command`` on the connected node and give back its payload."""
     target = core.hub.nodes.get(node_id)
     if target is None:
@@ -106,7 +106,7 @@ async def _node_call(core: GatewayCore, node_id: str, command: str, params: Any)
 
 
 @table.method("exec.approvals.node.get", scope=ADMIN)
-async def exec_approvals_node_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def exec_approvals_node_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``exec.approvals.node.get {nodeId}``: the node's policy, from the node itself."""
     p = schema_checked("exec.approvals.node.get", NODE_GET_SCHEMA, params)
     return await _node_call(core, p["nodeId"], "system.execApprovals.get", {})
@@ -147,7 +147,7 @@ def _nested_problems(params: dict[str, Any]) -> list[str]:
 
 
 @table.method(_NODE_SET, scope=ADMIN)
-async def exec_approvals_node_set(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def exec_approvals_node_set(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``exec.approvals.node.set {nodeId, file, baseHash?}`` (or ``native`` with
     ``baseHash``): written by the node, which validates it."""
     if params is not None and not isinstance(params, dict):

@@ -12,8 +12,8 @@ from gateway.chat.events import now_ms
 from gateway.chat.service import MessageTooLargeError, check_fits
 from gateway.errors import MethodError, invalid_request
 from gateway.methods.closed import model_checked
+from gateway.methods.table import MethodTable
 from gateway.peer import Peer
-from gateway.rpc import MethodTable
 from gateway.scopes import ADMIN, READ, WRITE
 from openclaw_desktop.protocol import (
     MAX_ATTACHMENT_BYTES,
@@ -30,8 +30,8 @@ from openclaw_desktop.protocol.methods import (
 )
 
 if TYPE_CHECKING:
+    from gateway.app import GatewayApp
     from gateway.chat.service import ChatService
-    from gateway.core import GatewayCore
 
 __all__ = ["ATTACHMENT_LIMITS", "history_message", "table"]
 
@@ -44,7 +44,7 @@ ATTACHMENT_LIMITS = {"maxBytes": MAX_ATTACHMENT_BYTES, "maxImageBytes": MAX_ATTA
 CHAT_ROLES = frozenset({"user", "assistant", "toolResult"})
 
 
-def _service(core: GatewayCore) -> ChatService:
+def _service(core: GatewayApp) -> ChatService:
     if core.chat is None:
         raise MethodError(error_shape(ErrorCode.UNAVAILABLE, "chat is starting", retryable=True))
     return core.chat
@@ -119,7 +119,7 @@ def _attachments(raw: list[Any]) -> list[dict[str, Any]]:
 
 
 @table.method("chat.send", scope=WRITE)
-async def chat_send(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def chat_send(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``chat.send``: acks at once with ``{runId, status}``; runId = idempotencyKey. An
     operator UI's ack carries ``serverTiming`` and its run's phases follow as
     ``chat.send_timing`` events (:mod:`gateway.chat_timing`)."""
@@ -159,7 +159,7 @@ async def chat_send(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("chat.abort", scope=WRITE)
-async def chat_abort(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def chat_abort(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``chat.abort {sessionKey, runId?}``."""
     p = model_checked("chat.abort", ChatAbortParams, params)
     service = _service(core)
@@ -177,7 +177,7 @@ def history_message(entry: dict[str, Any], position: int) -> dict[str, Any]:
 
 
 @table.method("chat.history", scope=READ)
-async def chat_history(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def chat_history(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``chat.history {sessionKey, limit?, maxChars?}``: the visible path, bounded."""
     p = model_checked("chat.history", ChatHistoryParams, params)
     service = _service(core)
@@ -209,7 +209,7 @@ async def chat_history(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("chat.message.get", scope=READ)
-async def chat_message_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def chat_message_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``chat.message.get {sessionKey, messageId, maxChars?}``: one message whole."""
     p = model_checked("chat.message.get", ChatMessageGetParams, params)
     service = _service(core)
@@ -224,7 +224,7 @@ async def chat_message_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("chat.inject", scope=ADMIN)
-async def chat_inject(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def chat_inject(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``chat.inject {sessionKey, message, label?}``: an assistant note, no run."""
     p = model_checked("chat.inject", ChatInjectParams, params)
     service = _service(core)

@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.chat.providers.config import PROVIDERS_FILE
 from gateway.methods.closed import model_checked
+from gateway.methods.table import MethodTable
 from gateway.peer import Peer
-from gateway.rpc import MethodTable
 from gateway.scopes import READ
 from openclaw_desktop.protocol.methods import EmptyParams
 
 if TYPE_CHECKING:
+    from gateway.app import GatewayApp
     from gateway.config import GatewayConfig
-    from gateway.core import GatewayCore
 
 __all__ = ["REDACTED", "redacted_config", "table"]
 
@@ -53,7 +53,7 @@ def _gateway_section(config: GatewayConfig) -> dict[str, Any]:
     return section
 
 
-def redacted_config(core: GatewayCore) -> dict[str, Any]:
+def redacted_config(core: GatewayApp) -> dict[str, Any]:
     """The configuration document (no secret in it)."""
     config = core.config
     mdns = config.mdns_mode or ("full" if config.advertise else "off")
@@ -82,7 +82,7 @@ def redacted_config(core: GatewayCore) -> dict[str, Any]:
 
 
 @table.method("config.get", scope=READ)
-async def config_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def config_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``config.get``: the configuration, redacted (see the module docstring)."""
     model_checked("config.get", EmptyParams, params)
     document = redacted_config(core)

@@ -29,14 +29,14 @@ from gateway.methods.control_ui_params import (
     string_items,
 )
 from gateway.methods.sessions import slash_commands
+from gateway.methods.table import MethodTable
 from gateway.peer import Peer
-from gateway.rpc import MethodTable
 from gateway.scopes import READ
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
 if TYPE_CHECKING:
+    from gateway.app import GatewayApp
     from gateway.chat.service import ChatService
-    from gateway.core import GatewayCore
 
 __all__ = ["table"]
 
@@ -76,7 +76,7 @@ _OWNER = {
 }
 
 
-def _service(core: GatewayCore) -> ChatService:
+def _service(core: GatewayApp) -> ChatService:
     return chat_methods._service(core)
 
 
@@ -90,7 +90,7 @@ def _known_agent(service: ChatService, agent_id: str | None) -> None:
         raise invalid_request(f'Unknown agent id "{agent_id}"')
 
 
-def _session_target(method: str, core: GatewayCore, params: Any) -> tuple[ChatService, str]:
+def _session_target(method: str, core: GatewayApp, params: Any) -> tuple[ChatService, str]:
     """``{sessionKey, agentId?}`` checked: the service and the canonical key."""
     p = check_closed(method, params, _SESSION_TARGET)
     service = _service(core)
@@ -102,7 +102,7 @@ def _session_target(method: str, core: GatewayCore, params: Any) -> tuple[ChatSe
 
 
 @_table.method("agent.identity.get", scope=READ)
-async def agent_identity_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def agent_identity_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``agent.identity.get {agentId?, sessionKey?}``: the agent's display identity (this
     gateway's agent has no configured name or avatar: the defaults, as the reference)."""
     p = check_closed(
@@ -134,7 +134,7 @@ def _models(service: ChatService) -> list[dict[str, Any]]:
 
 
 @_table.method("chat.metadata", scope=READ)
-async def chat_metadata(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def chat_metadata(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``chat.metadata {agentId?, authProfileId?, sessionKey?}``: the models a chat can
     use and its slash commands."""
     # The schema's ``not: {required: [sessionKey, authProfileId]}``: both named, or not an
@@ -204,7 +204,7 @@ def _defaults(service: ChatService) -> dict[str, Any]:
 
 
 @_table.method("chat.startup", scope=READ)
-async def chat_startup(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def chat_startup(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``chat.startup {sessionKey, limit?, maxBytes?, ...}``: a chat's first page (as
     chat.history) with the model defaults, in one call."""
     p = _startup_params(params)
@@ -233,7 +233,7 @@ async def chat_startup(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @_table.method("board.get", scope=READ)
-async def board_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def board_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``board.get {sessionKey, agentId?}``: the session's board (boards are not kept here:
     always empty)."""
     key = _session_target("board.get", core, params)[1]
@@ -241,35 +241,35 @@ async def board_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @_table.method("progressCard.get", scope=READ)
-async def progress_card_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def progress_card_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``progressCard.get {sessionKey, agentId?}``: no progress cards here (``card: null``)."""
     _session_target("progressCard.get", core, params)
     return {"card": None}
 
 
 @_table.method("session.discussion.info", scope=READ)
-async def session_discussion_info(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def session_discussion_info(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``session.discussion.info {sessionKey, agentId?}``: no discussions here."""
     _session_target("session.discussion.info", core, params)
     return {"state": "none"}
 
 
 @_table.method("sessions.branches.list", scope=READ)
-async def sessions_branches_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def sessions_branches_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``sessions.branches.list {sessionKey, agentId?}``: transcripts do not branch here."""
     _session_target("sessions.branches.list", core, params)
     return {"branches": []}
 
 
 @_table.method("sessions.companion.state", scope=READ)
-async def sessions_companion_state(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def sessions_companion_state(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``sessions.companion.state {sessionKey, agentId?}``: no session companion here."""
     _session_target("sessions.companion.state", core, params)
     return {"exchanges": []}
 
 
 @_table.method("session.members.listEvidence", scope=READ)
-async def session_members_list_evidence(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def session_members_list_evidence(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``session.members.listEvidence {sessionKey, agentId?}``: who may see a session: its
     one owner (sessions are not shared here); unknown sessions are refused."""
     service, key = _session_target("session.members.listEvidence", core, params)
@@ -287,7 +287,7 @@ async def session_members_list_evidence(core: GatewayCore, peer: Peer, params: A
 
 
 @_table.method("sessions.github.options", scope=READ)
-async def sessions_github_options(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def sessions_github_options(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``sessions.github.options {sessionKey, agentId?, idempotencyKey?}``: no GitHub
     account or publication here (all null); unknown sessions are refused as the reference."""
     p = check_closed(
@@ -305,7 +305,7 @@ async def sessions_github_options(core: GatewayCore, peer: Peer, params: Any) ->
 
 
 @_table.method("sessions.viewers.set", scope=READ)
-async def sessions_viewers_set(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def sessions_viewers_set(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``sessions.viewers.set {sessionKeys, agentId?}``: the sessions this connection shows,
     acknowledged with their canonical keys (viewer presence is not broadcast here)."""
     method = "sessions.viewers.set"
@@ -324,7 +324,7 @@ async def sessions_viewers_set(core: GatewayCore, peer: Peer, params: Any) -> An
 
 
 @_table.method("controlUi.sessionPullRequests.subscribe", scope=READ)
-async def session_pull_requests_subscribe(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def session_pull_requests_subscribe(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``controlUi.sessionPullRequests.subscribe {sessionKeys, refreshSessionKeys?}``: pull
     requests of sessions (none here: nothing is ever sent); ``subscribed`` says whether any
     key was named, as the reference."""
@@ -352,7 +352,7 @@ def _pr_keys(value: Any) -> list[str] | None:
 
 
 @_table.method("sessions.observer.visibility", scope=READ)
-async def sessions_observer_visibility(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def sessions_observer_visibility(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``sessions.observer.visibility {visible}``: acknowledged (observers are not tracked)."""
     check_closed(
         "sessions.observer.visibility", params, {"visible": Field("boolean", required=True)}

@@ -15,13 +15,13 @@ from gateway.chat.params import Field
 from gateway.errors import MethodError, invalid_params, invalid_request
 from gateway.methods.control_ui_host import system_info_payload
 from gateway.methods.control_ui_params import NON_EMPTY, check_closed, check_empty, string_items
+from gateway.methods.table import MethodTable
 from gateway.peer import Peer
-from gateway.rpc import MethodTable
 from gateway.scopes import ADMIN, READ, WRITE
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
 if TYPE_CHECKING:
-    from gateway.core import GatewayCore
+    from gateway.app import GatewayApp
 
 __all__ = ["QUESTIONS", "table"]
 
@@ -38,7 +38,7 @@ _TASK_STATUSES = ("queued", "running", "completed", "failed", "cancelled", "time
 
 
 @table.method("sessions.catalog.list", scope=READ)
-async def sessions_catalog_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def sessions_catalog_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``sessions.catalog.list {catalogId?, agentId?, ...}``: external session catalogues
     (coding-agent hosts); there are none here."""
     check_closed(
@@ -60,35 +60,35 @@ async def sessions_catalog_list(core: GatewayCore, peer: Peer, params: Any) -> A
 
 
 @table.method("sessions.groups.list", scope=READ)
-async def sessions_groups_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def sessions_groups_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``sessions.groups.list {}``: custom session groups (none here)."""
     check_empty("sessions.groups.list", params)
     return {"groups": [], "sectionOrder": []}
 
 
 @table.method("sessions.groups.defaults", scope=WRITE)
-async def sessions_groups_defaults(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def sessions_groups_defaults(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``sessions.groups.defaults {}``: per-group defaults (none here)."""
     check_empty("sessions.groups.defaults", params)
     return {"defaults": []}
 
 
 @table.method("mentions.list", scope=READ)
-async def mentions_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def mentions_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``mentions.list {}``: the mention inbox of this gateway instance (empty here)."""
     check_empty("mentions.list", params)
     return {"gatewayInstanceId": core.boot_id, "revision": 0, "items": []}
 
 
 @table.method("question.list", scope=QUESTIONS)
-async def question_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def question_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``question.list {}``: questions the agent asked the operator (the agent asks none)."""
     check_empty("question.list", params)
     return {"questions": []}
 
 
 @table.method("projects.list", scope=READ)
-async def projects_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def projects_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``projects.list {includeObserved?}``: the agent has no workspace or projects here."""
     p = check_closed("projects.list", params, {"includeObserved": Field("boolean")})
     result: dict[str, Any] = {"projects": []}
@@ -100,7 +100,7 @@ async def projects_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("taskSuggestions.list", scope=READ)
-async def task_suggestions_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def task_suggestions_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``taskSuggestions.list {sessionKey?, agentId?}``: none are made here."""
     check_closed(
         "taskSuggestions.list",
@@ -114,7 +114,7 @@ async def task_suggestions_list(core: GatewayCore, peer: Peer, params: Any) -> A
 
 
 @table.method("tasks.list", scope=READ)
-async def tasks_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def tasks_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``tasks.list {status?, agentId?, sessionKey?, limit?, cursor?, sortBy?}``: the task
     ledger (background tasks are not kept here: empty)."""
     method = "tasks.list"
@@ -151,7 +151,7 @@ async def tasks_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("users.prefs.get", scope=READ)
-async def users_prefs_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def users_prefs_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``users.prefs.get {keys?}``: the operator's saved UI preferences (none are saved
     here: no entries)."""
     method = "users.prefs.get"
@@ -169,14 +169,14 @@ _CONTROL_UI_REVISION = hashlib.sha256(repr(_CONTROL_UI_PLUGINS).encode()).hexdig
 
 
 @table.method("plugins.controlUi.list", scope=READ)
-async def plugins_control_ui_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def plugins_control_ui_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``plugins.controlUi.list {}``: plugin modules for the Control UI (none here)."""
     check_empty("plugins.controlUi.list", params)
     return {"revision": _CONTROL_UI_REVISION, "plugins": [], "diagnostics": []}
 
 
 @table.method("plugin.surface.refresh", scope=READ)
-async def plugin_surface_refresh(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def plugin_surface_refresh(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``plugin.surface.refresh {surface, observedUrl?}``: a fresh URL for a plugin surface
     (canvas…); this gateway hosts none, so every surface is unavailable (as the reference
     answers for a surface it does not host)."""
@@ -189,7 +189,7 @@ async def plugin_surface_refresh(core: GatewayCore, peer: Peer, params: Any) -> 
 
 
 @table.method("system.info", scope=READ)
-async def system_info(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def system_info(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``system.info {}``: this host and this gateway process (machine, OS, CPU, memory,
     disk of the state dir)."""
     check_empty("system.info", params)
@@ -203,7 +203,7 @@ async def system_info(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("update.status", scope=ADMIN)
-async def update_status(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def update_status(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``update.status {refreshCheckout?}``: the bundled gateway updates with the app, not
     by itself: no update sentinel, none available, no channel."""
     check_closed("update.status", params, {"refreshCheckout": Field("boolean")})

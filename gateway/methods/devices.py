@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 from gateway.errors import MethodError, invalid_params, invalid_request
 from gateway.handshake.jsonschema_errors import collect_errors, format_errors
 from gateway.hub import now_ms
+from gateway.methods.table import MethodTable
 from gateway.peer import Peer
-from gateway.rpc import MethodTable
 from gateway.scopes import ADMIN, PAIRING, missing_requested_scope, normalize_operator_scopes
 from gateway.state import (
     NodePairRequest,
@@ -25,7 +25,7 @@ from gateway.state.bootstrap import SetupProfile
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
 if TYPE_CHECKING:
-    from gateway.core import GatewayCore
+    from gateway.app import GatewayApp
 
 __all__ = ["table"]
 
@@ -77,7 +77,7 @@ def _exceeds_caller(peer: Peer, role: str, scopes: Iterable[str]) -> bool:
 
 
 @table.method("device.pair.list", scope=PAIRING)
-async def pair_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def pair_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``device.pair.list``: pending requests and paired devices."""
     now = now_ms()
     # As the real gateway: a device-token session without admin sees only its own device.
@@ -123,7 +123,7 @@ def _pending_node_surface(request: NodePairRequest) -> dict[str, Any]:
 
 
 @table.method("device.pair.approve", scope=PAIRING)
-async def pair_approve(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def pair_approve(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``device.pair.approve {requestId}`` (a node role needs operator.admin too)."""
     request_id = _str("device.pair.approve", params, "requestId")
     request = core.state.pairing.get(request_id, now_ms())
@@ -143,11 +143,11 @@ async def pair_approve(core: GatewayCore, peer: Peer, params: Any) -> Any:
     if denial is not None:
         log.warning("device pairing approval denied request=%s reason=%s", request_id, denial)
         raise invalid_request(denial)
-    device = core.approve_device_request(request_id, approved_via="owner")
+    device = core.pairing.approve(request_id, approved_via="owner")
     return {"requestId": request_id, "device": device}
 
 
-def _approval_exceeds_caller(core: GatewayCore, peer: Peer, request: PairingRequest) -> str | None:
+def _approval_exceeds_caller(core: GatewayApp, peer: Peer, request: PairingRequest) -> str | None:
     """Why approving ``request`` would grant more than the approver holds, worded as the real
     gateway (``invalid scope for requested roles: X`` or ``missing scope: X``), or None.
 
@@ -184,7 +184,7 @@ def _operator_scopes(scopes: Iterable[str]) -> list[str]:
     return [s for s in normalize_operator_scopes(list(scopes)) if s.startswith("operator.")]
 
 
-def _denies_pairing_management(core: GatewayCore, peer: Peer, device_id: str) -> bool:
+def _denies_pairing_management(core: GatewayApp, peer: Peer, device_id: str) -> bool:
     """``device.pair.remove``/``rename`` as the real gateway: without operator.admin a
     device-token session manages only its own device, and only one that holds no role but
     operator (roles or tokens)."""
@@ -202,7 +202,7 @@ def _denies_pairing_management(core: GatewayCore, peer: Peer, device_id: str) ->
 
 
 @table.method("device.pair.reject", scope=PAIRING)
-async def pair_reject(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def pair_reject(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``device.pair.reject {requestId}``."""
     request_id = _str("device.pair.reject", params, "requestId")
     request = core.state.pairing.get(request_id, now_ms())
@@ -215,12 +215,12 @@ async def pair_reject(core: GatewayCore, peer: Peer, params: Any) -> Any:
         raise invalid_request("device pairing rejection denied")
     if request is None:
         raise invalid_request("unknown requestId")
-    core.reject_device_request(request_id)
+    core.pairing.reject(request_id)
     return {"requestId": request_id, "deviceId": request.device_id}
 
 
 @table.method("device.pair.remove", scope=PAIRING)
-async def pair_remove(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def pair_remove(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``device.pair.remove {deviceId}``: forget the device and its tokens."""
     device_id = _str("device.pair.remove", params, "deviceId")
     if _denies_pairing_management(core, peer, device_id):
@@ -229,12 +229,12 @@ async def pair_remove(core: GatewayCore, peer: Peer, params: Any) -> Any:
     if not core.state.devices.remove(device_id):
         raise invalid_request("unknown deviceId")
     # As the real gateway: its sessions are closed (4001 "device removed") after this answer.
-    core.disconnect_device(device_id, "device removed", code=4001)
+    core.pairing.disconnect(device_id, "device removed", code=4001)
     return {"deviceId": device_id, "removed": True}
 
 
 @table.method("device.pair.rename", scope=PAIRING)
-async def pair_rename(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def pair_rename(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``device.pair.rename {deviceId, label}``."""
     device_id = _str("device.pair.rename", params, "deviceId")
     label = _str("device.pair.rename", params, "label").strip()
@@ -250,7 +250,7 @@ async def pair_rename(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("device.token.rotate", scope=PAIRING)
-async def token_rotate(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def token_rotate(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``device.token.rotate {deviceId, role, scopes?}``: a new token replaces the old."""
     p = _obj("device.token.rotate", params)
     device_id = _str("device.token.rotate", p, "deviceId")
@@ -287,7 +287,7 @@ async def token_rotate(core: GatewayCore, peer: Peer, params: Any) -> Any:
     granted = core.state.tokens.scopes(device_id, role)
     # As the real gateway: sessions holding the old token are closed after this answer, and
     # the new token is only handed to the device itself (another device's is withheld).
-    core.disconnect_device(device_id, "device removed", role=role, code=4001)
+    core.pairing.disconnect(device_id, "device removed", role=role, code=4001)
     own = peer.managing_device_id == device_id
     result: dict[str, Any] = {"deviceId": device_id, "role": role}
     if own:
@@ -303,7 +303,7 @@ async def token_rotate(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("device.token.revoke", scope=PAIRING)
-async def token_revoke(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def token_revoke(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``device.token.revoke {deviceId, role}``: the token stops working at once."""
     p = _obj("device.token.revoke", params)
     device_id = _str("device.token.revoke", p, "deviceId")
@@ -324,7 +324,7 @@ async def token_revoke(core: GatewayCore, peer: Peer, params: Any) -> Any:
     if not core.state.tokens.revoke(device_id, role):
         raise invalid_request("device token revocation denied")
     # The token stops working at once: live sessions that used it are closed too.
-    core.disconnect_device(device_id, "device removed", role=role, code=4001)
+    core.pairing.disconnect(device_id, "device removed", role=role, code=4001)
     return {"deviceId": device_id, "role": role, "revokedAtMs": now_ms()}
 
 
@@ -450,7 +450,7 @@ def _check_mobile_url(url: str) -> None:
 
 
 @table.method("device.pair.setupCode", scope=ADMIN)
-async def setup_code(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def setup_code(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``device.pair.setupCode``: mint a single-use bootstrap token (10 minutes).
 
     As the real gateway: the closed params schema and its error texts; ``bootstrapProfile``
@@ -482,7 +482,7 @@ async def setup_code(core: GatewayCore, peer: Peer, params: Any) -> Any:
             raise invalid_request("Configured publicUrl is invalid.")
         _check_mobile_url(public_url)
     if join:
-        target = public_url or (core.public_urls or ["ws://127.0.0.1"])[0]
+        target = public_url or (core.setup_codes.public_urls or ["ws://127.0.0.1"])[0]
         if urlsplit(target).scheme != "wss" and not _is_loopback_host(_pairing_host(target)):
             raise _unavailable(
                 "Error: Join URLs require a TLS gateway endpoint, except for loopback. "
@@ -492,13 +492,13 @@ async def setup_code(core: GatewayCore, peer: Peer, params: Any) -> Any:
             "Error: Join URLs are not supported by this gateway. Use the setup code."
         )
     access: SetupProfile = "full" if profile is None else profile
-    return core.mint_setup_code(
+    return core.setup_codes.mint(
         access=access, public_url=public_url, include_qr=p.get("includeQr") is not False
     )
 
 
 @table.method("device.pair.setupStatus", scope=ADMIN)
-async def setup_status(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def setup_status(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``device.pair.setupStatus {setupId}``."""
     setup_id = _str("device.pair.setupStatus", params, "setupId")
     status = core.state.bootstrap.status(setup_id, now_ms())

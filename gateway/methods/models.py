@@ -9,13 +9,13 @@ from gateway.chat.events import now_ms
 from gateway.errors import invalid_params, invalid_request
 from gateway.methods.chat import _service
 from gateway.methods.closed import derived_schema, schema_checked
+from gateway.methods.table import MethodTable
 from gateway.peer import Peer
-from gateway.rpc import MethodTable
 from gateway.scopes import READ
 from openclaw_desktop.protocol.methods import ModelsListParams
 
 if TYPE_CHECKING:
-    from gateway.core import GatewayCore
+    from gateway.app import GatewayApp
 
 __all__ = ["CAPABILITIES", "table"]
 
@@ -40,7 +40,7 @@ def _js_type(value: object) -> str:
 
 
 @table.method("models.list", scope=READ)
-async def models_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def models_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``models.list``: the models of the configured providers (``provider`` filters them;
     every agent and session sees the same catalog)."""
     if params is not None and not isinstance(params, dict):
@@ -72,7 +72,7 @@ async def models_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("models.authStatus", scope=READ)
-async def models_auth_status(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def models_auth_status(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``models.authStatus {agentId?, refresh?}``: which providers are configured and from
     where (no secrets). Like the reference it reads only ``agentId`` (other keys are not
     refused), and this gateway has one agent, ``main``."""

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from gateway.errors import MethodError, invalid_params, invalid_request
 from gateway.handshake.jsonschema_errors import collect_errors, format_errors
 from gateway.hub import now_ms
+from gateway.methods.table import MethodTable
 from gateway.nodes.inventory import (
     NODE_HOST_STATS_EVENT,
     NODE_PLUGIN_TOOLS_UPDATE_PARAMS_SCHEMA,
@@ -24,7 +25,6 @@ from gateway.nodes.inventory import (
 from gateway.nodes.invoke import InvokeError
 from gateway.nodes.plugin_policy import check_plugin_policy
 from gateway.peer import Peer
-from gateway.rpc import MethodTable
 from gateway.scopes import (
     BROWSER_PROXY_COMMANDS,
     PAIRING,
@@ -38,7 +38,7 @@ from gateway.state import NodePairRequest
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
 if TYPE_CHECKING:
-    from gateway.core import GatewayCore
+    from gateway.app import GatewayApp
 
 __all__ = ["node_request_wire", "table"]
 
@@ -139,27 +139,27 @@ def _validated(method: str, schema: dict[str, Any], params: Any) -> dict[str, An
 
 
 @table.method("node.list", scope=READ)
-async def node_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def node_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``node.list``: paired and connected nodes."""
     _validated("node.list", NO_PARAMS_SCHEMA, params)
-    return {"ts": now_ms(), "nodes": core.node_entries(peer)}
+    return {"ts": now_ms(), "nodes": core.nodes.entries(peer)}
 
 
 @table.method("node.describe", scope=READ)
-async def node_describe(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def node_describe(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``node.describe {nodeId}``."""
     p = _validated("node.describe", NODE_DESCRIBE_PARAMS_SCHEMA, params)
     node_id = p["nodeId"]
     if not node_id.strip():
         raise invalid_request("nodeId required")
-    entry = core.node_entry(node_id, peer)
+    entry = core.nodes.entry(node_id, peer)
     if entry is None:
         raise invalid_request("unknown nodeId")
     return {"ts": now_ms(), **entry}
 
 
 @table.method("node.rename", scope=PAIRING)
-async def node_rename(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def node_rename(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``node.rename {nodeId, displayName}``."""
     p = _validated("node.rename", NODE_RENAME_PARAMS_SCHEMA, params)
     node_id, name = p["nodeId"], p["displayName"]
@@ -177,7 +177,7 @@ async def node_rename(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 @table.method("node.invoke", scope=node_invoke_scope)
 async def node_invoke(
-    core: GatewayCore, peer: Peer | None, params: Any, *, cancel_on_abandon: bool = False
+    core: GatewayApp, peer: Peer | None, params: Any, *, cancel_on_abandon: bool = False
 ) -> Any:
     """``node.invoke {nodeId, command, params?, timeoutMs?, idempotencyKey}`` (also the
     agent's tool path, with ``cancel_on_abandon`` so an aborted run stops the node)."""
@@ -249,7 +249,7 @@ async def node_invoke(
 
 
 @table.method("node.invoke.result", role="node")
-async def node_invoke_result(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def node_invoke_result(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``node.invoke.result`` (node -> gateway)."""
     p = _obj("node.invoke.result", params)
     for name in ("id", "nodeId", "ok"):
@@ -262,7 +262,7 @@ async def node_invoke_result(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("node.invoke.progress", role="node")
-async def node_invoke_progress(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def node_invoke_progress(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``node.invoke.progress {invokeId, nodeId, seq, chunk}`` (node -> gateway): one chunk
     of a running invoke's output, as the real gateway takes it (closed params, ``nodeId
     mismatch``, ``progress chunk too large`` over 16 KiB of UTF-8), answered ``{ok,
@@ -277,21 +277,25 @@ async def node_invoke_progress(core: GatewayCore, peer: Peer, params: Any) -> An
 
 
 @table.method("node.event", role="node")
-async def node_event(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def node_event(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``node.event {event, payload?, payloadJSON?}``: PAIRING_CHANGED, whatever the event,
     from a node whose surface awaits approval or from a replaced connection (as the real
     gateway, which takes events only from a node's current, approved connection)."""
     p = _validated("node.event", NODE_EVENT_PARAMS_SCHEMA, params)
     event: str = p["event"]
     node_id = peer.device_id
-    if node_id is None or core.hub.nodes.get(node_id) is not peer or core.surface_pending(peer):
+    if (
+        node_id is None
+        or core.hub.nodes.get(node_id) is not peer
+        or core.nodes.surface_pending(peer)
+    ):
         raise _pairing_changed()
     if event == "node.presence.alive":
         if peer.device_id:
             core.state.devices.touch(peer.device_id, now_ms(), peer.remote_ip)
         return {"ok": True, "event": event, "handled": True, "reason": "persisted"}
     if event == "voice.transcript":
-        return (await core.talk_service()).voice_transcripts.handle(core, peer, p)
+        return (await core.talk_service()).voice_transcripts.handle(core.chat, peer, p)
     if event == NODE_HOST_STATS_EVENT:
         return _host_stats(core, peer, p)
     return {"ok": True, "event": event, "handled": False, "reason": "unsupported_event"}
@@ -313,7 +317,7 @@ def _payload_object(p: dict[str, Any]) -> Any:
     return value if isinstance(value, dict) else None
 
 
-def _host_stats(core: GatewayCore, peer: Peer, p: dict[str, Any]) -> dict[str, Any]:
+def _host_stats(core: GatewayApp, peer: Peer, p: dict[str, Any]) -> dict[str, Any]:
     """``node.host.stats``: kept for this connection with the gateway's receipt time, saved
     on the approved node record, shown as ``hostStats`` and sent to read-scoped operators
     as ``node.hostStats``."""
@@ -333,7 +337,7 @@ def _host_stats(core: GatewayCore, peer: Peer, p: dict[str, Any]) -> dict[str, A
     return {"ok": True, "event": NODE_HOST_STATS_EVENT, "handled": True, "reason": "updated"}
 
 
-def _reporting_node(core: GatewayCore, peer: Peer) -> str:
+def _reporting_node(core: GatewayApp, peer: Peer) -> str:
     """The calling node's id (its device, else its client id) when this connection is the
     node's current one, else ``nodeId required`` / ``unknown nodeId`` as the real gateway."""
     node_id = (peer.device_id or str(peer.client.get("id") or "")).strip()
@@ -345,7 +349,7 @@ def _reporting_node(core: GatewayCore, peer: Peer) -> str:
 
 
 @table.method("node.pluginTools.update", role="node")
-async def node_plugin_tools_update(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def node_plugin_tools_update(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``node.pluginTools.update {tools}``: the node's plugin/MCP tools (for this connection);
     answered with those its approved commands admit."""
     p = _validated("node.pluginTools.update", NODE_PLUGIN_TOOLS_UPDATE_PARAMS_SCHEMA, params)
@@ -355,7 +359,7 @@ async def node_plugin_tools_update(core: GatewayCore, peer: Peer, params: Any) -
 
 
 @table.method("node.skills.update", role="node")
-async def node_skills_update(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def node_skills_update(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``node.skills.update {skills}``: the node's skills (for this connection), normalized."""
     p = _validated("node.skills.update", NODE_SKILLS_UPDATE_PARAMS_SCHEMA, params)
     node_id = _reporting_node(core, peer)
@@ -364,7 +368,7 @@ async def node_skills_update(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("node.pluginSurface.refresh", role="node")
-async def node_plugin_surface_refresh(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def node_plugin_surface_refresh(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``node.pluginSurface.refresh {surface, observedUrl?}``: this gateway hosts no plugin
     surfaces, so every one is unavailable."""
     surface = params.get("surface") if isinstance(params, dict) else None
@@ -375,7 +379,7 @@ async def node_plugin_surface_refresh(core: GatewayCore, peer: Peer, params: Any
 
 
 @table.method("node.runnerInventory.update", role="node", advertise=False)
-async def node_runner_inventory_update(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def node_runner_inventory_update(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``node.runnerInventory.update {protocolFeatures, workerHost?}``: whether a node host
     offers worker sessions (kept for this connection; this gateway places none)."""
     declaration = parse_runner_declaration(params)
@@ -394,8 +398,8 @@ async def node_runner_inventory_update(core: GatewayCore, peer: Peer, params: An
     peer.inventory.runner = declaration if features else None
     if len(features) == 1 and features[0] != NODE_WORKER_SUPERVISOR_FEATURE:
         raise invalid_request(runner_update_required(node_id))
-    if core.surface_pending(peer):
-        pending = core.pending_surface(node_id)
+    if core.nodes.surface_pending(peer):
+        pending = core.nodes.pending_surface(node_id)
         message = (
             "node capability surface is awaiting operator approval; run "
             f"`openclaw nodes approve {pending.request_id}` (see `openclaw nodes pending`), "
@@ -419,17 +423,17 @@ def _pairing_changed() -> MethodError:
 
 
 @table.method("node.pending.pull", role="node")
-async def node_pending_pull(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def node_pending_pull(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``node.pending.pull``: PAIRING_CHANGED while the surface awaits approval."""
-    if core.surface_pending(peer):
+    if core.nodes.surface_pending(peer):
         raise _pairing_changed()
     return {"nodeId": peer.device_id, "revision": 0, "items": [], "hasMore": False}
 
 
 @table.method("node.pending.drain", role="node")
-async def node_pending_drain(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def node_pending_drain(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``node.pending.drain``."""
-    if core.surface_pending(peer):
+    if core.nodes.surface_pending(peer):
         raise MethodError(
             error_shape(
                 ErrorCode.UNAVAILABLE,
@@ -442,13 +446,13 @@ async def node_pending_drain(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("node.pending.ack", role="node")
-async def node_pending_ack(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def node_pending_ack(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``node.pending.ack``."""
     return {"ok": True}
 
 
 @table.method("node.pair.list", scope=PAIRING)
-async def node_pair_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def node_pair_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``node.pair.list``."""
     _validated("node.pair.list", NO_PARAMS_SCHEMA, params)
     now = now_ms()
@@ -467,7 +471,7 @@ def _request_id(method: str, params: Any) -> str:
 
 
 @table.method("node.pair.approve", scope=PAIRING)
-async def node_pair_approve(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def node_pair_approve(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``node.pair.approve {requestId}``: needs the request's approver scopes."""
     request_id = _request_id("node.pair.approve", params)
     request = core.state.nodes.get(request_id, now_ms())
@@ -477,22 +481,22 @@ async def node_pair_approve(core: GatewayCore, peer: Peer, params: Any) -> Any:
     for scope in request.required_approve_scopes:
         if not scope_satisfied(scope, peer.scopes):
             raise MethodError(missing_scope_error(scope, list(request.required_approve_scopes)))
-    return core.resolve_node_surface(request_id, approved=True)
+    return core.nodes.resolve_surface(request_id, approved=True)
 
 
 @table.method("node.pair.reject", scope=PAIRING)
-async def node_pair_reject(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def node_pair_reject(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``node.pair.reject {requestId}``."""
     request_id = _request_id("node.pair.reject", params)
     request = core.state.nodes.get(request_id, now_ms())
     _check_surface_ownership(peer, request, "rejection")
     if request is None:
         raise invalid_request("unknown requestId")
-    return core.resolve_node_surface(request_id, approved=False)
+    return core.nodes.resolve_surface(request_id, approved=False)
 
 
 @table.method("node.pair.remove", scope=PAIRING)
-async def node_pair_remove(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def node_pair_remove(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``node.pair.remove {nodeId}``."""
     p = _validated("node.pair.remove", NODE_PAIR_REMOVE_PARAMS_SCHEMA, params)
     node_id = p["nodeId"].strip()
@@ -519,7 +523,7 @@ async def node_pair_remove(core: GatewayCore, peer: Peer, params: Any) -> Any:
     )
     # As the real gateway: the node's sessions are closed (4001) after this answer; it
     # comes back as a new node whose command surface awaits approval.
-    core.disconnect_device(node_id, "device removed", role="node", code=4001)
+    core.pairing.disconnect(node_id, "device removed", role="node", code=4001)
     return {"nodeId": node_id}
 
 

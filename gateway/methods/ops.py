@@ -17,14 +17,14 @@ from gateway.errors import invalid_request
 from gateway.logfile import log_path, read_tail
 from gateway.methods.chat import _service
 from gateway.methods.closed import derived_schema, model_checked, schema_checked
+from gateway.methods.table import MethodTable
 from gateway.peer import Peer
-from gateway.rpc import MethodTable
 from gateway.scopes import READ
 from gateway.usage import daily_usage
 from openclaw_desktop.protocol.methods import CronListParams, EmptyParams, LogsTailParams
 
 if TYPE_CHECKING:
-    from gateway.core import GatewayCore
+    from gateway.app import GatewayApp
 
 __all__ = ["table"]
 
@@ -37,7 +37,7 @@ LOGS_DEFAULT_MAX_BYTES = 250_000
 
 
 @table.method("logs.tail", scope=READ)
-async def logs_tail(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def logs_tail(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``logs.tail {cursor?, limit?, maxBytes?}``: the newest lines of this gateway's log
     file (JSON lines, redacted as they were written), from ``cursor`` when given."""
     p = model_checked("logs.tail", LogsTailParams, params)
@@ -69,7 +69,7 @@ def _non_negative(value: Any, field: str) -> int | None:
 
 
 @table.method("diagnostics.stability", scope=READ)
-async def diagnostics_stability(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def diagnostics_stability(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``diagnostics.stability {limit?, type?, sinceSeq?}``: the diagnostic event record.
     This gateway records no diagnostic events, so the record is empty."""
     p = params if isinstance(params, dict) else {}
@@ -145,7 +145,7 @@ def _usage_range(params: dict[str, Any]) -> tuple[datetime.date, datetime.date]:
 
 
 @table.method("usage.cost", scope=READ)
-async def usage_cost(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def usage_cost(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``usage.cost {days? | startDate+endDate, agentId?}``: token usage per UTC day, summed
     from the assistant messages of the transcripts (this gateway knows no prices: the cost
     columns stay 0)."""
@@ -170,7 +170,7 @@ _CRON_DEFAULT_LIMIT = 50
 
 
 @table.method("cron.list", scope=READ)
-async def cron_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def cron_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``cron.list``: the scheduled jobs; this gateway has no scheduler, so there are none."""
     p = schema_checked("cron.list", CRON_LIST_SCHEMA, params)
     jobs: list[dict[str, Any]] = []
@@ -193,7 +193,7 @@ def _revision(jobs: list[dict[str, Any]]) -> str:
 
 
 @table.method("cron.status", scope=READ)
-async def cron_status(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def cron_status(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``cron.status``: the scheduler's state; this gateway has none (disabled, no jobs)."""
     model_checked("cron.status", EmptyParams, params)
     return {"enabled": False, "triggersEnabled": False, "jobs": 0, "nextWakeAtMs": None}

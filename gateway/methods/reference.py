@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from gateway.methods import TABLE
-from gateway.rpc import MethodTable
+from gateway.methods.table import MethodTable
 
 __all__ = ["REFERENCE_PATH", "render_reference"]
 

@@ -17,8 +17,8 @@ from gateway.methods.session_display import (
     listed_by_display,
     require_archived,
 )
+from gateway.methods.table import MethodTable
 from gateway.peer import Peer
-from gateway.rpc import MethodTable
 from gateway.scopes import (
     ADMIN,
     READ,
@@ -38,8 +38,8 @@ from openclaw_desktop.protocol.methods import (
 )
 
 if TYPE_CHECKING:
+    from gateway.app import GatewayApp
     from gateway.chat.service import ChatService
-    from gateway.core import GatewayCore
 
 __all__ = [
     "list_result",
@@ -148,7 +148,7 @@ def list_result(service: ChatService, params: Any, method: str = "sessions.list"
 
 
 @table.method("sessions.list", scope=READ)
-async def sessions_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def sessions_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``sessions.list {limit?, offset?, agentId?, label?, search?, activeOnly?, ...}``."""
     return list_result(_service(core), params)
 
@@ -164,7 +164,7 @@ def requested_agent(service: ChatService, key: str, agent_id: str | None) -> Non
 
 
 @table.method("sessions.describe", scope=READ)
-async def sessions_describe(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def sessions_describe(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``sessions.describe {key, agentId?}``: one session's row, or ``{session: null}``."""
     p = model_checked("sessions.describe", SessionsDescribeParams, params)
     service = _service(core)
@@ -176,7 +176,7 @@ async def sessions_describe(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("commands.list", scope=READ)
-async def commands_list(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def commands_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``commands.list {sessionKey?, agentId?, provider?, scope?, includeArgs?}``: the slash
     commands this gateway's chat runs itself (text commands; none is channel-native)."""
     p = model_checked("commands.list", CommandsListParams, params)
@@ -216,7 +216,7 @@ def _model_ref(service: ChatService, wanted: str) -> str:
 
 
 @table.method("sessions.create", scope=sessions_create_scope)
-async def sessions_create(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def sessions_create(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``sessions.create {key?, label?, model?, thinkingLevel?, message?}``."""
     p = model_checked("sessions.create", SessionsCreateParams, params)
     service = _service(core)
@@ -245,7 +245,7 @@ async def sessions_create(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("sessions.patch", scope=sessions_patch_scope)
-async def sessions_patch(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def sessions_patch(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``sessions.patch {key, label?, model?, thinkingLevel?, archived?, pinned?, unread?,
     icon?, color?, category?, expectedSessionId?}``: the other reference fields are accepted
     and not applied."""
@@ -270,7 +270,7 @@ async def sessions_patch(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("sessions.reset", scope=ADMIN)
-async def sessions_reset(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def sessions_reset(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``sessions.reset {key, reason?}``: a new session id and an empty transcript (the old
     one is archived, not deleted)."""
     p = model_checked("sessions.reset", SessionsResetParams, params)
@@ -286,7 +286,7 @@ async def sessions_reset(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("sessions.delete", scope=sessions_delete_scope)
-async def sessions_delete(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def sessions_delete(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``sessions.delete {key}``: the index row goes, the transcript is archived."""
     p = model_checked("sessions.delete", SessionsDeleteParams, params)
     service = _service(core)

@@ -21,14 +21,14 @@ from gateway.errors import invalid_params, invalid_request
 from gateway.hub import now_ms
 from gateway.methods.chat import CHAT_ROLES, _canonical, _service, history_message
 from gateway.methods.sessions import list_result, requested_agent, session_row
+from gateway.methods.table import MethodTable
 from gateway.peer import Peer
-from gateway.rpc import MethodTable
 from gateway.scopes import READ, scope_satisfied
 
 if TYPE_CHECKING:
+    from gateway.app import GatewayApp
     from gateway.chat.service import ChatService
     from gateway.chat.transcript import Transcript
-    from gateway.core import GatewayCore
 
 __all__ = ["table"]
 
@@ -47,7 +47,7 @@ class _MessageForwarder:
     ``session.message`` event for the session's subscribers (as the reference's)."""
 
     def __init__(
-        self, core: GatewayCore, service: ChatService, loop: asyncio.AbstractEventLoop
+        self, core: GatewayApp, service: ChatService, loop: asyncio.AbstractEventLoop
     ) -> None:
         self.core = core
         self.service = service
@@ -80,7 +80,7 @@ class _MessageForwarder:
         self.core.hub.broadcast("session.message", payload)
 
 
-def _forward_messages(core: GatewayCore, service: ChatService) -> None:
+def _forward_messages(core: GatewayApp, service: ChatService) -> None:
     """Make sure appended messages reach subscribers (one forwarder per chat service)."""
     listeners = service.store.listeners
     if not any(isinstance(listener, _MessageForwarder) for listener in listeners):
@@ -88,7 +88,7 @@ def _forward_messages(core: GatewayCore, service: ChatService) -> None:
 
 
 @table.method("sessions.subscribe", scope=READ)
-async def sessions_subscribe(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def sessions_subscribe(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``sessions.subscribe {...sessions.list params}``: ``sessions.changed`` and every
     ``session.message`` from now on; with params, also the ``sessions.list`` answer."""
     service = _service(core)
@@ -115,7 +115,7 @@ def _session_key(service: Any, method: str, params: Any, *, approvals: bool = Fa
 
 
 @table.method("sessions.messages.subscribe", scope=READ)
-async def sessions_messages_subscribe(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def sessions_messages_subscribe(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``sessions.messages.subscribe {key, agentId?, includeApprovals?}``: that session's
     ``session.message`` events from now on; ``{subscribed: true, key}`` (canonical key)."""
     service = _service(core)
@@ -137,7 +137,7 @@ async def sessions_messages_subscribe(core: GatewayCore, peer: Peer, params: Any
 
 
 @table.method("sessions.messages.unsubscribe", scope=READ)
-async def sessions_messages_unsubscribe(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def sessions_messages_unsubscribe(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``sessions.messages.unsubscribe {key, agentId?}``: ``{subscribed: false, key}``."""
     service = _service(core)
     key = _session_key(service, "sessions.messages.unsubscribe", params)

@@ -14,12 +14,12 @@ from gateway.methods.status_report import (
     health_answer,
     status_answer,
 )
+from gateway.methods.table import MethodTable
 from gateway.peer import Peer
-from gateway.rpc import MethodTable
 from gateway.scopes import READ
 
 if TYPE_CHECKING:
-    from gateway.core import GatewayCore
+    from gateway.app import GatewayApp
 
 __all__ = ["table"]
 
@@ -27,7 +27,7 @@ table = MethodTable()
 """The methods this module declares."""
 
 
-def _agent_facts(core: GatewayCore) -> AgentFacts:
+def _agent_facts(core: GatewayApp) -> AgentFacts:
     """The one agent (``main`` until the chat engine is up: the id it runs under) and its
     sessions, newest first (as many as ``status`` lists; ``health`` shows fewer), and the
     models for ``status``."""
@@ -45,7 +45,7 @@ def _agent_facts(core: GatewayCore) -> AgentFacts:
 
 
 @table.method("health", scope=READ, role="any")
-async def health(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def health(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``health``: liveness, the agent, its heartbeat and sessions (the reference's shape;
     like it, any params are accepted: ``probe`` changes nothing here, there are no
     channels to probe)."""
@@ -55,7 +55,7 @@ async def health(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("status", scope=READ)
-async def status(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def status(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``status``: the reference's status summary (``includeCliProjection: true`` adds the
     roster the real ``openclaw status`` reads); like it, any params are accepted."""
     wants_projection = isinstance(params, dict) and params.get("includeCliProjection") is True
@@ -69,6 +69,6 @@ async def status(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("system-presence", scope=READ)
-async def system_presence(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def system_presence(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``system-presence``: the presence list."""
     return core.hub.presence()

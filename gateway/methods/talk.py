@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.chat.params import check
 from gateway.errors import MethodError, invalid_params, invalid_request
+from gateway.methods.table import MethodTable
 from gateway.peer import Peer
-from gateway.rpc import MethodTable
 from gateway.scopes import READ, TALK, missing_scope_error, scope_satisfied
 from gateway.talk import params as schema
 from gateway.talk.errors import audio_limit, talk_issue, talk_unconfigured
@@ -32,7 +32,7 @@ from openclaw_desktop.protocol import ErrorCode, error_shape
 from openclaw_desktop.protocol.audio import AUDIO_FORMATS, AudioEncoding, AudioFormat
 
 if TYPE_CHECKING:
-    from gateway.core import GatewayCore
+    from gateway.app import GatewayApp
     from gateway.talk.service import TalkService
 
 __all__ = ["MAX_SPEAK_CHARS", "table"]
@@ -45,19 +45,19 @@ MAX_SPEAK_CHARS = 4096
 _PCM16_RATES = frozenset({8000, 16000, 24000, 48000})
 
 
-async def _service(core: GatewayCore) -> TalkService:
+async def _service(core: GatewayApp) -> TalkService:
     return await core.talk_service()
 
 
 @table.method("talk.catalog", scope=READ)
-async def talk_catalog(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def talk_catalog(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``talk.catalog {}``."""
     check("talk.catalog", params, {})
     return (await _service(core)).catalog()
 
 
 @table.method("talk.config", scope=READ)
-async def talk_config(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def talk_config(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``talk.config {includeSecrets?}``: ``{config: {}}`` without a speech provider."""
     p = check("talk.config", params, schema.CONFIG)
     secrets = bool(p.get("includeSecrets"))
@@ -91,14 +91,14 @@ async def talk_config(core: GatewayCore, peer: Peer, params: Any) -> Any:
 
 
 @table.method("talk.mode", scope=TALK)
-async def talk_mode(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def talk_mode(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``talk.mode {enabled, phase?}``: stored and broadcast as the ``talk.mode`` event."""
     p = check("talk.mode", params, schema.MODE)
     return (await _service(core)).set_mode(p["enabled"], p.get("phase"))
 
 
 @table.method("talk.speak", scope=TALK)
-async def talk_speak(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def talk_speak(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``talk.speak {text, ...}``: ``{audioBase64, provider, outputFormat, ...}``."""
     p = check("talk.speak", params, schema.SPEAK, ignored=schema.SPEAK_IGNORED)
     service = await _service(core)
@@ -151,7 +151,7 @@ def _input_format(raw: Any) -> AudioFormat:
 
 
 @table.method("talk.session.create", scope=TALK)
-async def talk_session_create(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def talk_session_create(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``talk.session.create``: transcription sessions over the gateway relay."""
     p = check("talk.session.create", params, schema.CREATE, ignored=schema.CREATE_IGNORED)
     service = await _service(core)
@@ -205,7 +205,7 @@ async def talk_session_create(core: GatewayCore, peer: Peer, params: Any) -> Any
 
 
 @table.method("talk.session.appendAudio", scope=TALK)
-async def talk_session_append_audio(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def talk_session_append_audio(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``talk.session.appendAudio {sessionId, audioBase64, timestamp?}``.
 
     Nothing here awaits before the audio is queued: request tasks start in the order their
@@ -229,7 +229,7 @@ async def talk_session_append_audio(core: GatewayCore, peer: Peer, params: Any) 
 
 
 @table.method("talk.session.cancelOutput", scope=TALK)
-async def talk_session_cancel_output(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def talk_session_cancel_output(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``talk.session.cancelOutput``: transcription sessions speak nothing: ``idle``."""
     p = check("talk.session.cancelOutput", params, schema.CANCEL_OUTPUT)
     (await _service(core)).owned(peer.conn_id, p["sessionId"])
@@ -240,7 +240,7 @@ async def talk_session_cancel_output(core: GatewayCore, peer: Peer, params: Any)
 
 
 @table.method("talk.session.close", scope=TALK)
-async def talk_session_close(core: GatewayCore, peer: Peer, params: Any) -> Any:
+async def talk_session_close(core: GatewayApp, peer: Peer, params: Any) -> Any:
     """``talk.session.close {sessionId}``: the last transcript, then ``session.closed``."""
     p = check("talk.session.close", params, schema.CLOSE)
     service = await _service(core)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gateway.chat.providers.base import ProviderError
@@ -13,7 +14,7 @@ from gateway.talk.stt import SpeechRecognizer
 from gateway.talk.tts import SpeechProvider
 
 if TYPE_CHECKING:
-    from gateway.core import GatewayCore
+    from gateway.hub import Hub
 
 __all__ = ["build_providers", "start_talk"]
 
@@ -71,13 +72,14 @@ async def build_providers(
     return recognizer, speech, notes
 
 
-async def start_talk(core: GatewayCore) -> TalkService:
-    """The talk service of ``core`` (offline defaults when ``talk.json`` is absent; nothing
+async def start_talk(state_dir: Path, hub: Hub) -> TalkService:
+    """The talk service of the gateway whose state is ``state_dir``, speaking through
+    ``hub`` (offline defaults when ``talk.json`` is absent; nothing
     at all, with the reason logged, when it is invalid)."""
     from gateway.talk.config import SpeechSettings, TranscriptionSettings
 
     try:
-        settings = load_talk_settings(core.config.state_dir, dict(os.environ))
+        settings = load_talk_settings(state_dir, dict(os.environ))
     except TalkConfigError as exc:
         log.error("talk providers not loaded: %s", exc)
         settings = TalkSettings(
@@ -90,9 +92,9 @@ async def start_talk(core: GatewayCore) -> TalkService:
 
     def send_to(conn_id: str, event: str, payload: dict[str, Any]) -> None:
         # Through the hub, which sends talk.event only to a reader (as the real gateway).
-        core.hub.send_to(conn_id, event, payload)
+        hub.send_to(conn_id, event, payload)
 
     def broadcast(event: str, payload: dict[str, Any]) -> None:
-        core.hub.broadcast(event, payload)
+        hub.broadcast(event, payload)
 
     return TalkService(settings, recognizer, speech, send_to, broadcast)

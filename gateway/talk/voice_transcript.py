@@ -18,7 +18,7 @@ from gateway.errors import MethodError, invalid_request
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
 if TYPE_CHECKING:
-    from gateway.core import GatewayCore
+    from gateway.chat.service import ChatService
     from gateway.peer import Peer
 
 __all__ = ["DUPLICATE_WINDOW_S", "MAX_TEXT_CHARS", "VoiceTranscripts"]
@@ -63,8 +63,11 @@ class VoiceTranscripts:
             self._seen.popitem(last=False)
         return False
 
-    def handle(self, core: GatewayCore, peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
-        """The ``node.event`` result; starts the run (the chat service acks at once)."""
+    def handle(
+        self, chat: ChatService | None, peer: Peer, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The ``node.event`` result; starts the run (the chat service acks at once).
+        ``chat`` is the gateway's chat service, None while it starts."""
         payload = _payload(params)
         text = payload.get("text")
         if not isinstance(text, str) or not text.strip():
@@ -74,7 +77,6 @@ class VoiceTranscripts:
         raw_key = payload.get("sessionKey")
         if raw_key is not None and (not isinstance(raw_key, str) or not raw_key.strip()):
             raise invalid_request("voice.transcript: sessionKey must be a non-empty string")
-        chat = core.chat
         if chat is None:
             raise MethodError(
                 error_shape(ErrorCode.UNAVAILABLE, "chat is starting", retryable=True)

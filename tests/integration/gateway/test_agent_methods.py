@@ -129,8 +129,8 @@ async def test_agent_wait_follows_runs_of_agent_and_chat_send(tmp_path: Path) ->
         assert "startedAt" not in after and after["endedAt"] == live["endedAt"]
         unknown = await chat.op.ok("agent.wait", {"runId": "never", "timeoutMs": 50})
         assert unknown == {"runId": "never", "status": "timeout"}
-        assert chat.gw.core.chat is not None
-        assert chat.gw.core.chat.outcomes.waiting == 0
+        assert chat.gw.app.chat is not None
+        assert chat.gw.app.chat.outcomes.waiting == 0
 
 
 async def test_a_run_over_its_timeout_is_stopped_and_answered_so(tmp_path: Path) -> None:
@@ -173,7 +173,7 @@ async def test_the_caller_leaving_does_not_stop_the_run(tmp_path: Path) -> None:
             await caller.wait_event("agent", lambda e: e["payload"]["runId"] == run_id)
         final = await chat.finished(run_id)
         assert final["state"] == "final"
-        service = chat.gw.core.chat
+        service = chat.gw.app.chat
         assert service is not None and service.outcomes.waiting == 0
         assert (await chat.op.ok("agent.wait", {"runId": run_id}))["status"] == "ok"
 

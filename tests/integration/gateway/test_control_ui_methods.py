@@ -263,7 +263,7 @@ async def test_identity_sessions_and_viewers(tmp_path: Path) -> None:
         )
         assert viewers == {"sessionKeys": ["agent:main:main", "agent:main:x"]}
         mentions = await chat.op.ok("mentions.list", {})
-        assert mentions == {"gatewayInstanceId": chat.gw.core.boot_id, "revision": 0, "items": []}
+        assert mentions == {"gatewayInstanceId": chat.gw.app.boot_id, "revision": 0, "items": []}
         plugins = await chat.op.ok("plugins.controlUi.list", {})
         assert plugins["plugins"] == [] and plugins["diagnostics"] == [] and plugins["revision"]
 
@@ -276,7 +276,7 @@ async def test_system_info_describes_this_host(tmp_path: Path) -> None:
         assert info["pid"] == os.getpid()  # the gateway runs in this process here
         assert info["port"] == chat.gw.port
         assert info["cpuCount"] == os.cpu_count()
-        assert info["processInstanceId"] == chat.gw.core.boot_id
+        assert info["processInstanceId"] == chat.gw.app.boot_id
         assert 0 < info["memoryFreeBytes"] <= info["memoryTotalBytes"]
         assert info["diskPath"] == str(tmp_path / "state")
         assert 0 <= info["diskAvailableBytes"] <= info["diskTotalBytes"]

@@ -176,13 +176,13 @@ async def test_config_get_names_the_providers_file_and_whether_it_exists(tmp_pat
     the state dir itself) and ``exists`` is the truth about it, either way."""
     async with chat_gateway(tmp_path) as chat:
         got = await chat.op.ok("config.get", {})
-        providers = chat.gw.core.config.state_dir / "providers.json"
+        providers = chat.gw.app.config.state_dir / "providers.json"
         assert got["path"] == str(providers) and providers.is_file()
         assert got["exists"] is True
     bare = tmp_path / "bare"
     async with bundled_gateway(bare) as gw, raw_operator(gw.url) as op:
         got = await op.ok("config.get", {})
-        assert got["path"] == str(gw.core.config.state_dir / "providers.json")
+        assert got["path"] == str(gw.app.config.state_dir / "providers.json")
         assert got["exists"] is False
 
 

@@ -224,14 +224,14 @@ async def test_ten_thousand_pending_invokes_are_bounded(tmp_path: Path) -> None:
             assert len(busy) == 10_000 - MAX_INFLIGHT_PER_PEER
             assert all(r["error"]["code"] == "UNAVAILABLE" for r in busy)
             assert busy[0]["error"]["retryable"] is True
-            assert gw.core.router.pending_count <= MAX_INFLIGHT_PER_PEER
+            assert gw.app.router.pending_count <= MAX_INFLIGHT_PER_PEER
             assert await health_ok(gw.url, 5) < 2
             await wait_for(
                 lambda: len(node.events_named("node.invoke.request")) == MAX_INFLIGHT_PER_PEER
             )
         # The node left: every pending invoke fails at once.
         await wait_for(lambda: all(f.done() for f in futures), 10)
-        assert gw.core.router.pending_count == 0
+        assert gw.app.router.pending_count == 0
         assert (await admin.ok("health"))["ok"] is True
 
 
@@ -242,18 +242,18 @@ async def test_client_that_stops_reading_is_dropped(
     passes the buffer cap; the gateway's memory for it stays bounded and others are served."""
     monkeypatch.setattr(gateway_peer, "SLOW_CONSUMER_CLOSE_S", 0.5)
     async with gateway(tmp_path) as gw, raw_operator(gw.url) as op:
-        (peer,) = [p for p in gw.core.hub.peers.values()]
+        (peer,) = [p for p in gw.app.hub.peers.values()]
         peer.max_buffered_bytes = 256 * 1024  # instead of 50 MiB, to keep the test small
         op.ws.transport.pause_reading()
         sent = 0
         with contextlib.suppress(Exception):
             async with asyncio.timeout(20):
-                while peer.conn_id in gw.core.hub.peers and sent < 200_000:
+                while peer.conn_id in gw.app.hub.peers and sent < 200_000:
                     await op.send(json.dumps({"type": "req", "id": f"s{sent}", "method": "health"}))
                     sent += 1
                     if sent % 500 == 0:
                         await asyncio.sleep(0)
-        await wait_for(lambda: peer.conn_id not in gw.core.hub.peers, 10)
+        await wait_for(lambda: peer.conn_id not in gw.app.hub.peers, 10)
         assert peer._buffered <= peer.max_buffered_bytes
         assert await health_ok(gw.url, 5) < 2
 
@@ -324,7 +324,7 @@ async def test_large_invoke_results_do_not_pile_up_for_dedupe(tmp_path: Path) ->
             await admin.ok("node.pair.approve", {"requestId": event["payload"]["requestId"]})
             await node.wait_event("node.pair.resolved")
             answer = json.dumps({"blob": "m" * (1024 * 1024)})
-            router = gw.core.router
+            router = gw.app.router
             peak = 0
 
             async def invoke(key: str) -> dict[str, object]:

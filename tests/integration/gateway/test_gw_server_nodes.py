@@ -267,7 +267,7 @@ async def test_error_shapes_match_the_real_gateway(tmp_path: Path) -> None:
         raw_operator(gw.url) as admin,
         approved_node(gw.url, admin, ["device.info", "probe.x", "camera.snap"]) as _node,
     ):
-        node_id = next(iter(gw.core.hub.nodes))
+        node_id = next(iter(gw.app.hub.nodes))
         real_id = REAL["node.list"]["nodes"][0]["nodeId"]
         for method, params, expected in REAL["errors"]:
             if method == "node.rename":
@@ -414,7 +414,7 @@ async def test_node_disconnect_fails_the_invoke_at_once(tmp_path: Path) -> None:
         assert time.monotonic() - started < 2
         assert res["error"]["code"] == "UNAVAILABLE"
         assert res["error"]["message"] == "DISCONNECTED: node disconnected (probe.slow)"
-        assert gw.core.router.pending_count == 0
+        assert gw.app.router.pending_count == 0
 
 
 async def test_pending_invoke_bytes_are_bounded_per_node(tmp_path: Path) -> None:
@@ -435,7 +435,7 @@ async def test_pending_invoke_bytes_are_bounded_per_node(tmp_path: Path) -> None
             for i in range(fits)
         ]
         await next_request(node, "probe.slow", skip=fits - 1)
-        assert gw.core.router.pending_bytes == fits * size
+        assert gw.app.router.pending_bytes == fits * size
         started = time.monotonic()
         res = await admin.call(
             "node.invoke",
@@ -457,7 +457,7 @@ async def test_pending_invoke_bytes_are_bounded_per_node(tmp_path: Path) -> None
         await node.close()
         for future in waiting:
             assert (await asyncio.wait_for(future, 10))["error"]["code"] == "UNAVAILABLE"
-        assert gw.core.router.pending_bytes == 0
+        assert gw.app.router.pending_bytes == 0
 
 
 async def test_duplicate_idempotency_key_is_dispatched_once(tmp_path: Path) -> None:

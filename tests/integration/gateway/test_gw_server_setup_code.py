@@ -200,7 +200,7 @@ async def test_our_client_redeems_a_setup_code_through_pairing(tmp_path: Path) -
             await wait_for(lambda: gw.state.pairing.list_pending(now_ms()), 10)
             [request] = gw.state.pairing.list_pending(now_ms())
             assert (request.device_id, request.role) == (ident.device_id, "node")
-            gw.core.approve_device_request(request.request_id, approved_via="owner")
+            gw.app.pairing.approve(request.request_id, approved_via="owner")
             hello = await node.connection.wait_ready(15)
             assert hello.auth.method == "bootstrap-token"
             key = gateway_key(gw.url)
@@ -341,7 +341,7 @@ async def test_setup_code_operator_connect_cannot_widen_scopes(tmp_path: Path) -
         assert res["ok"] is False
         assert res["error"]["details"]["code"] == "PAIRING_REQUIRED"
         assert "recommendedNextStep" not in res["error"]["details"]
-        gw.core.approve_device_request(res["error"]["details"]["requestId"], approved_via="owner")
+        gw.app.pairing.approve(res["error"]["details"]["requestId"], approved_via="owner")
         res, _ = await _bootstrap_connect(gw.url, operator, token, scopes=asked)
         assert res["ok"] is True, res
         auth = res["payload"]["auth"]
@@ -549,7 +549,7 @@ async def test_other_clients_go_through_pairing(
         assert details["pauseReconnect"] is False
         assert closed is not None and closed[0] == 1008
         assert gw.state.devices.get(device.device_id) is None
-        gw.core.approve_device_request(details["requestId"], approved_via="owner")
+        gw.app.pairing.approve(details["requestId"], approved_via="owner")
         res, _ = await _bootstrap_connect(gw.url, device, token, **client)
         assert res["ok"] is True, res
         assert res["payload"]["auth"]["method"] == "bootstrap-token"
@@ -578,7 +578,7 @@ async def _connect_approving(
     res, _ = await _bootstrap_connect(gw.url, device, token, **kw)
     if not res["ok"]:
         request_id = res["error"]["details"]["requestId"]
-        gw.core.approve_device_request(request_id, approved_via="owner")
+        gw.app.pairing.approve(request_id, approved_via="owner")
         res, _ = await _bootstrap_connect(gw.url, device, token, **kw)
     assert res["ok"] is True, (kw, res)
     return res
@@ -645,7 +645,7 @@ async def test_a_pending_redemption_must_ask_for_the_same_again(tmp_path: Path) 
             assert res["error"]["details"] == SETUP_CODE_REJECTED_DETAILS, kw
         again, _ = await _bootstrap_connect(gw.url, device, token, scopes=["operator.read"])
         assert again["error"]["details"]["requestId"] == first["error"]["details"]["requestId"]
-        gw.core.approve_device_request(first["error"]["details"]["requestId"], approved_via="owner")
+        gw.app.pairing.approve(first["error"]["details"]["requestId"], approved_via="owner")
         res, _ = await _bootstrap_connect(gw.url, device, token, scopes=["operator.read"])
         assert res["ok"] is True, res
         res, _ = await _bootstrap_connect(gw.url, device, token, **_NODE_HOST)
@@ -703,7 +703,7 @@ async def test_pending_redemption_still_binds_the_device_after_a_restart(tmp_pat
         assert node["error"]["details"] == SETUP_CODE_REJECTED_DETAILS
         again, _ = await _bootstrap_connect(gw.url, device, token, scopes=["operator.read"])
         assert again["error"]["details"]["requestId"] == request_id
-        gw.core.approve_device_request(request_id, approved_via="owner")
+        gw.app.pairing.approve(request_id, approved_via="owner")
         res, _ = await _bootstrap_connect(gw.url, device, token, scopes=["operator.read"])
         assert res["ok"] is True, res
     async with bundled_gateway(tmp_path, auto_approve_local=False) as gw:

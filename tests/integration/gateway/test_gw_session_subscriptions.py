@@ -104,12 +104,12 @@ async def test_messages_subscribe_and_unsubscribe(tmp_path: Path) -> None:
             "subscribed": True,
             "key": "agent:main:main",
         }
-        assert gw.core.hub.sessions.message_keys(conn_id(op)) == ["agent:main:main"]
+        assert gw.app.hub.sessions.message_keys(conn_id(op)) == ["agent:main:main"]
         assert await op.ok("sessions.messages.unsubscribe", {"key": "agent:main:main"}) == {
             "subscribed": False,
             "key": "agent:main:main",
         }
-        assert gw.core.hub.sessions.message_keys(conn_id(op)) == []
+        assert gw.app.hub.sessions.message_keys(conn_id(op)) == []
         missing = await op.error("sessions.messages.subscribe", {})
         assert missing["message"] == (
             "invalid sessions.messages.subscribe params: must have required property 'key'"
@@ -134,7 +134,7 @@ async def test_the_approval_replay_of_a_session_is_honestly_empty(tmp_path: Path
         assert answer == {"subscribed": True, "key": "agent:main:main"}
         assert replay.pop("updatedAtMs") > 0
         assert replay == {"sessionKey": "agent:main:main", "approvals": [], "truncated": False}
-        assert gw.core.hub.sessions.message_keys(conn_id(op)) == ["agent:main:main"]
+        assert gw.app.hub.sessions.message_keys(conn_id(op)) == ["agent:main:main"]
         async with raw_operator(gw.url, scopes=["operator.read"]) as reader:
             refused = await reader.error(
                 "sessions.messages.subscribe", {"key": "main", "includeApprovals": True}
@@ -152,12 +152,12 @@ async def test_a_closed_connection_loses_its_subscriptions(tmp_path: Path) -> No
             await op.ok("sessions.subscribe", {})
             await op.ok("sessions.messages.subscribe", {"key": "main"})
             closed = conn_id(op)
-            assert gw.core.hub.sessions.subscribed_all(closed)
+            assert gw.app.hub.sessions.subscribed_all(closed)
         async with asyncio.timeout(5):
-            while closed in gw.core.hub.peers:
+            while closed in gw.app.hub.peers:
                 await asyncio.sleep(0.02)
-        assert not gw.core.hub.sessions.subscribed_all(closed)
-        assert gw.core.hub.sessions.message_keys(closed) == []
+        assert not gw.app.hub.sessions.subscribed_all(closed)
+        assert gw.app.hub.sessions.message_keys(closed) == []
 
 
 async def test_describe_list_filters_and_commands(tmp_path: Path) -> None:

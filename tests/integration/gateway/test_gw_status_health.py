@@ -21,11 +21,11 @@ async def test_health_reports_the_agent_its_sessions_and_no_heartbeat(tmp_path: 
     """No sessions, then two: ``count`` follows the state and ``recent`` lists the newest
     first with its age; no heartbeat runs here, so it says disabled, as the real does."""
     async with bundled_gateway(tmp_path) as gw, raw_operator(gw.url) as op:
-        await wait_for(lambda: gw.core.chat is not None)
+        await wait_for(lambda: gw.app.chat is not None)
         empty = await op.ok("health")
         assert empty["ok"] is True and empty["sessions"]["count"] == 0
         assert empty["sessions"]["recent"] == []
-        assert empty["sessions"]["path"] == str(gw.core.state.db_path)
+        assert empty["sessions"]["path"] == str(gw.app.state.db_path)
         assert (empty["channels"], empty["channelOrder"], empty["channelLabels"]) == ({}, [], {})
         assert empty["heartbeatSeconds"] == 0 and empty["defaultAgentId"] == "main"
         (agent,) = empty["agents"]
@@ -53,7 +53,7 @@ async def test_status_is_the_real_summary_redacted_for_read_callers(tmp_path: Pa
         raw_operator(gw.url, scopes=[READ]) as reader,
         raw_operator(gw.url, scopes=[ADMIN]) as admin,
     ):
-        await wait_for(lambda: gw.core.chat is not None)
+        await wait_for(lambda: gw.app.chat is not None)
         await admin.ok("sessions.create", {"key": "agent:main:one"})
         seen = await reader.ok("status", {"includeChannelSummary": False})
         assert "cliProjection" not in seen
@@ -87,8 +87,8 @@ async def test_status_is_the_real_summary_redacted_for_read_callers(tmp_path: Pa
         assert seen["channelSummary"] == seen["queuedSystemEvents"] == []
 
         full = await admin.ok("status", {"includeCliProjection": True})
-        assert full["sessions"]["paths"] == [str(gw.core.state.db_path)]
-        assert full["sessions"]["byAgent"][0]["path"] == str(gw.core.state.db_path)
+        assert full["sessions"]["paths"] == [str(gw.app.state.db_path)]
+        assert full["sessions"]["byAgent"][0]["path"] == str(gw.app.state.db_path)
         assert full["cliProjection"]["agents"] == {
             "defaultId": "main",
             "ownership": "sole",

@@ -117,7 +117,7 @@ async def test_bad_params_are_invalid_request(
     async with raw_operator(gw.url) as op:
         error = await op.error(method, params)
     assert (error["code"], error["message"]) == ("INVALID_REQUEST", message)
-    assert gw.core.talk is None or not gw.core.talk.sessions  # started on first valid use
+    assert gw.app.talk is None or not gw.app.talk.sessions  # started on first valid use
 
 
 async def test_realtime_sessions_are_not_configured(gw: GatewayServer) -> None:
@@ -164,7 +164,7 @@ async def test_unknown_and_foreign_sessions_look_the_same(gw: GatewayServer) -> 
 
 async def test_sessions_close_when_their_connection_goes(gw: GatewayServer) -> None:
     """No session outlives the connection that created it."""
-    talk = await gw.core.talk_service()
+    talk = await gw.app.talk_service()
     async with raw_operator(gw.url) as op:
         await op.ok("talk.session.create", TRANSCRIPTION)
         await op.ok("talk.session.create", TRANSCRIPTION)
@@ -229,8 +229,8 @@ async def test_bad_audio_is_refused(gw: GatewayServer) -> None:
             "talk.session.appendAudio", {"sessionId": session_id, "audioBase64": b64(b"\0\0\0")}
         )
         assert "even length" in odd["message"]
-        assert gw.core.talk is not None
-        assert gw.core.talk.sessions[session_id].received_bytes == 0
+        assert gw.app.talk is not None
+        assert gw.app.talk.sessions[session_id].received_bytes == 0
 
 
 async def test_too_many_sessions_on_one_connection(gw: GatewayServer) -> None:
@@ -324,7 +324,7 @@ async def test_gateway_stops_promptly_with_sessions_busy(tmp_path: Path) -> None
             started = time.monotonic()
             await gw.close()
             assert time.monotonic() - started < 2.5
-            assert gw.core.talk is not None and not gw.core.talk.sessions
+            assert gw.app.talk is not None and not gw.app.talk.sessions
         finally:
             await op.close()
 
@@ -332,12 +332,12 @@ async def test_gateway_stops_promptly_with_sessions_busy(tmp_path: Path) -> None
 async def test_talk_starts_on_first_use(gw: GatewayServer) -> None:
     """The gateway serves handshakes before reading talk.json: talk starts with its first
     call, once, however many callers race for it."""
-    assert gw.core.talk is None
+    assert gw.app.talk is None
     async with raw_operator(gw.url) as op:
         catalogs = await asyncio.gather(*(op.ok("talk.catalog", {}) for _ in range(3)))
-    assert gw.core.talk is not None
+    assert gw.app.talk is not None
     assert all(c == catalogs[0] for c in catalogs)
-    assert await gw.core.talk_service() is gw.core.talk
+    assert await gw.app.talk_service() is gw.app.talk
 
 
 async def test_talk_events_reach_readers_only(gw: GatewayServer) -> None:

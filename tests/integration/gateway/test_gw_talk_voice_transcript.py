@@ -100,7 +100,7 @@ async def test_bad_transcripts_are_refused(
         error = await phone.error("node.event", params)
     assert error["code"] == "INVALID_REQUEST"
     assert message in error["message"]
-    assert gw.core.chat is not None and not gw.core.chat.active_run_ids("agent:main:main")
+    assert gw.app.chat is not None and not gw.app.chat.active_run_ids("agent:main:main")
 
 
 async def test_operators_cannot_send_node_events(gw: GatewayServer) -> None:

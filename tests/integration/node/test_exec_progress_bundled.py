@@ -142,7 +142,7 @@ async def test_the_agent_tool_call_hears_a_nodes_output_as_it_comes(tmp_path: Pa
         approved_node(gw.url, operator, dispatcher, settings) as node,
     ):
         sent = _record(node)
-        tools = AgentTools(CoreNodes(gw.core), _no_sessions)
+        tools = AgentTools(CoreNodes(gw.app), _no_sessions)
         updates: list[tuple[float, dict[str, Any]]] = []
         node_id = node.identity.device_id
         args = {"node": node_id, "command": "probe.stream", "params": {}}

@@ -1,5 +1,5 @@
 """The server's side of the connect decision without a socket: the state view over a real
-:class:`GatewayCore` (SQLite in a temporary directory) and the effects carried out on it,
+:class:`GatewayApp` (SQLite in a temporary directory) and the effects carried out on it,
 in the order the decision yields them."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from gateway.app import GatewayApp
 from gateway.connect import CoreStateView, perform, run_decision
-from gateway.core import GatewayCore
 from gateway.handshake import ConnectRejection, validate_connect_params
 from gateway.handshake import decision as d
 from gateway.handshake.decide import decide
@@ -26,10 +26,10 @@ IDENTITY = DeviceIdentity.from_seed(bytes(range(1, 33)), created_at_ms=0)
 
 
 @pytest.fixture
-def core(tmp_path: Path) -> Iterator[GatewayCore]:
+def core(tmp_path: Path) -> Iterator[GatewayApp]:
     state = GatewayState(tmp_path / "gateway.sqlite3")
     try:
-        yield GatewayCore(gateway_config(tmp_path, auto_approve_local=True), state)
+        yield GatewayApp(gateway_config(tmp_path, auto_approve_local=True), state)
     finally:
         state.close()
 
@@ -68,7 +68,7 @@ def _params(auth: dict[str, Any], now: int) -> Any:
 
 
 def _connect(
-    core: GatewayCore, auth: dict[str, Any], now: int, done: list[str] | None = None
+    core: GatewayApp, auth: dict[str, Any], now: int, done: list[str] | None = None
 ) -> d.Admitted:
     ctx = d.ConnectContext(
         address="127.0.0.1", local=True, origin=None, host=None, nonce=NONCE, now_ms=now
@@ -84,7 +84,7 @@ def _connect(
     return outcome
 
 
-def test_first_connect_pairs_and_the_issued_token_works_next_time(core: GatewayCore) -> None:
+def test_first_connect_pairs_and_the_issued_token_works_next_time(core: GatewayApp) -> None:
     """Shared token on this machine: the device is approved silently and its hello-ok token
     is the one stored; the next connect with it is a device-token connect, and its use is
     recorded only when the after-hello effects run."""
@@ -108,7 +108,7 @@ def test_first_connect_pairs_and_the_issued_token_works_next_time(core: GatewayC
     assert stored is not None and stored.last_used_at_ms is not None
 
 
-def test_a_wrong_device_token_writes_nothing(core: GatewayCore) -> None:
+def test_a_wrong_device_token_writes_nothing(core: GatewayApp) -> None:
     now = 1_796_023_931_000
     _connect(core, {"token": TOKEN}, now)
     ctx = d.ConnectContext(

@@ -15,13 +15,13 @@ import pytest
 
 import gateway.methods
 import gateway.scopes
-from gateway.core import GatewayCore
+from gateway.app import GatewayApp
 from gateway.methods import HANDLERS, TABLE
 from gateway.methods.approvals import APPROVALS
 from gateway.methods.control_ui_lists import QUESTIONS
 from gateway.methods.reference import REFERENCE_PATH, render_reference
+from gateway.methods.table import UNSERVED_NODE_METHODS, MethodTable
 from gateway.peer import Peer
-from gateway.rpc import UNSERVED_NODE_METHODS, MethodTable
 from gateway.scopes import ADMIN, PAIRING, READ, TALK, WRITE
 from gateway.state import GatewayState
 from openclaw_desktop.protocol import Method
@@ -134,10 +134,10 @@ KNOWN_OPERATOR_SCOPES = {READ, WRITE, ADMIN, PAIRING, TALK, APPROVALS, QUESTIONS
 
 
 @pytest.fixture
-def core(tmp_path: Path) -> Iterator[GatewayCore]:
+def core(tmp_path: Path) -> Iterator[GatewayApp]:
     state = GatewayState(tmp_path / "gateway.sqlite3")
     try:
-        yield GatewayCore(gateway_config(tmp_path), state)
+        yield GatewayApp(gateway_config(tmp_path), state)
     finally:
         state.close()
 
@@ -155,11 +155,10 @@ def _family_handlers() -> Iterator[tuple[str, Any]]:
                 yield f"{module.__name__}.{name}", fn
 
 
-def test_every_advertised_method_has_a_declared_scope_or_the_node_role(
-    core: GatewayCore,
-) -> None:
-    """``hello-ok.features.methods`` lists only methods whose access is declared."""
-    advertised = core.methods
+def test_every_advertised_method_has_a_declared_scope_or_the_node_role() -> None:
+    """``hello-ok.features.methods`` (:meth:`MethodTable.names`) lists only methods whose
+    access is declared."""
+    advertised = TABLE.names()
     assert advertised, "the gateway advertises no methods"
     for name in advertised:
         spec = TABLE.get(name)
@@ -172,14 +171,15 @@ def test_every_advertised_method_has_a_declared_scope_or_the_node_role(
             assert needed in KNOWN_OPERATOR_SCOPES, (name, params, needed)
 
 
-def test_the_advertised_methods_are_the_table_sorted(core: GatewayCore) -> None:
+def test_the_advertised_methods_are_the_table_sorted() -> None:
     """features.methods keeps today's order (sorted names, as compared with the real
     gateway) and is exactly the table but for the methods the real gateway serves without
     listing them (``node.runnerInventory.update``)."""
     unadvertised = {spec.name for spec in TABLE if not spec.advertise}
     assert unadvertised == {"node.runnerInventory.update"}
-    assert core.methods == sorted(set(HANDLERS) - unadvertised) == TABLE.names()
-    assert len(core.methods) == len(set(core.methods)) == len(TABLE) - len(unadvertised)
+    advertised = TABLE.names()
+    assert advertised == sorted(set(HANDLERS) - unadvertised)
+    assert len(advertised) == len(set(advertised)) == len(TABLE) - len(unadvertised)
 
 
 def test_the_declared_scopes_are_the_real_gateways() -> None:
@@ -263,7 +263,7 @@ def test_a_method_cannot_be_declared_without_a_scope() -> None:
     """Forgetting the scope fails when the module loads, not silently as admin-only."""
     table = MethodTable()
 
-    async def handler(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    async def handler(core: GatewayApp, peer: Peer, params: Any) -> Any:
         return None
 
     with pytest.raises(TypeError, match="needs one"):
@@ -280,7 +280,7 @@ def test_a_protocol_method_name_declares_its_wire_name() -> None:
     advertises and the reference lists)."""
     table = MethodTable()
 
-    async def handler(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    async def handler(core: GatewayApp, peer: Peer, params: Any) -> Any:
         return None
 
     table.method(Method.CHAT_SEND, scope=WRITE)(handler)
@@ -295,7 +295,7 @@ def test_a_method_cannot_be_declared_twice() -> None:
     """Two families declaring one name (or an unserved node method) is an error."""
     one, two = MethodTable(), MethodTable()
 
-    async def handler(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    async def handler(core: GatewayApp, peer: Peer, params: Any) -> Any:
         return None
 
     assert one.method("example.get", scope=READ)(handler) is handler
@@ -387,7 +387,7 @@ def test_the_method_reference_is_current() -> None:
 def test_the_reference_follows_a_changed_table() -> None:
     """A method added to a table appears in its reference, with its scope and summary."""
 
-    async def example_get(core: GatewayCore, peer: Peer, params: Any) -> Any:
+    async def example_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
         """``example.get``: an example.
 
         More text that stays out of the summary."""

@@ -1,0 +1,157 @@
+"""The gateway's composition root: it builds the services the methods use and owns them
+(:class:`GatewayApp`); no sockets here.
+
+The server (:mod:`gateway.server`) hands it authenticated peers and their requests; it
+answers requests through the method table (:mod:`gateway.rpc`). Each method family reaches
+only the services its own protocol names (``ChatServices`` in :mod:`gateway.methods.chat`,
+and so on); :func:`_serves_every_family` has mypy check that this class offers them all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from gateway import __version__
+from gateway.config import GatewayConfig
+from gateway.device_pairing import DevicePairing
+from gateway.hello import hello_ok
+from gateway.hub import Hub, now_ms
+from gateway.methods import TABLE
+from gateway.methods.models import CAPABILITIES as SERVER_CAPS
+from gateway.nodes.catalog import NodeCatalog
+from gateway.nodes.invoke import InvokeRouter
+from gateway.nodes.policy import CommandPolicy
+from gateway.peer import Peer
+from gateway.ratelimit import AuthRateLimiter
+from gateway.rpc import answer_request
+from gateway.setup_issuer import SetupCodeIssuer
+from gateway.state import GatewayState
+from openclaw_desktop.protocol import ServerInfo
+
+if TYPE_CHECKING:
+    from gateway.chat.service import ChatService
+    from gateway.talk.service import TalkService
+
+__all__ = ["EVENTS", "GatewayApp"]
+
+#: Events this gateway may send (``hello-ok.features.events``).
+EVENTS = [
+    "connect.challenge",
+    "tick",
+    "presence",
+    "health",
+    "shutdown",
+    "node.invoke.request",
+    "node.invoke.cancel",
+    "node.pair.requested",
+    "node.pair.resolved",
+    "node.hostStats",
+    "device.pair.requested",
+    "device.pair.resolved",
+    "chat",
+    "agent",
+    "sessions.changed",
+    "session.message",
+    "session.compacted",
+    "talk.mode",
+    "talk.event",
+]
+
+
+class GatewayApp:
+    """The services of one gateway, built once and shared by every connection.
+
+    Attributes:
+        config, state: The gateway's settings and its SQLite state.
+        hub: The connected peers, presence and event fan-out.
+        router: Pending ``node.invoke`` calls.
+        policy: Which node commands are allowed on which platform.
+        nodes: The node catalog and command surfaces.
+        pairing: Device pairing decisions; closing a device's connections.
+        setup_codes: Setup codes for phones.
+        auth_limiter: Failed-auth buckets per client address.
+        chat: Chat runs and sessions (set by the server once it starts).
+        talk: Talk sessions, started by :meth:`talk_service` on first use.
+    """
+
+    def __init__(
+        self,
+        config: GatewayConfig,
+        state: GatewayState,
+        *,
+        tls_fingerprint: str | None = None,
+    ) -> None:
+        self.config = config
+        self.state = state
+        self.tls_fingerprint = tls_fingerprint
+        self.boot_id = str(uuid.uuid4())
+        self.hub = Hub(self.boot_id)
+        self.router = InvokeRouter()
+        self.policy = CommandPolicy(config.nodes_allow, config.nodes_deny)
+        self.nodes = NodeCatalog(state, self.hub, self.policy, self.router)
+        self.pairing = DevicePairing(state, self.hub)
+        self.setup_codes = SetupCodeIssuer(config, state, tls_fingerprint)
+        self.auth_limiter = AuthRateLimiter(
+            config.auth_rate_limit_attempts,
+            config.auth_rate_limit_window_ms,
+            config.auth_rate_limit_lockout_ms,
+        )
+        self._started = time.monotonic()
+        self.chat: ChatService | None = None
+        self.talk: TalkService | None = None
+        self._talk_lock = asyncio.Lock()
+
+    async def talk_service(self) -> TalkService:
+        """The talk service, started on first use: reading ``talk.json`` and the speech
+        providers (and loading their code) is left out of the gateway's start, which serves
+        handshakes first."""
+        if self.talk is None:
+            async with self._talk_lock:
+                if self.talk is None:
+                    from gateway.talk.setup import start_talk
+
+                    self.talk = await start_talk(self.config.state_dir, self.hub)
+        return self.talk
+
+    def health_snapshot(self) -> dict[str, Any]:
+        """What ``health`` events carry (and ``hello-ok.snapshot.health``)."""
+        return {
+            "ok": True,
+            "ts": now_ms(),
+            "uptimeMs": self.uptime_ms(),
+            "nodes": {"connected": len(self.hub.nodes)},
+            "clients": {"connected": len(self.hub.peers)},
+            "invokes": {"pending": self.router.pending_count},
+        }
+
+    def uptime_ms(self) -> int:
+        """Milliseconds since start."""
+        return int((time.monotonic() - self._started) * 1000)
+
+    async def handle_request(
+        self, peer: Peer, frame: dict[str, Any], *, may_nest: bool = True
+    ) -> None:
+        """Authorize, run and answer one request: exactly one response, whatever happens
+        (see :func:`gateway.rpc.answer_request`)."""
+        await answer_request(TABLE, self, peer, frame, may_nest=may_nest)
+
+    def hello_payload(self, peer: Peer, auth: dict[str, Any]) -> dict[str, Any]:
+        """The ``hello-ok`` payload for a freshly authenticated peer (from its model)."""
+        return hello_ok(
+            server=ServerInfo(version=__version__, boot_id=self.boot_id, conn_id=peer.conn_id),
+            methods=TABLE.names(),
+            events=EVENTS,
+            capabilities=SERVER_CAPS,
+            snapshot={
+                "presence": self.hub.presence(),
+                "health": self.health_snapshot(),
+                "stateVersion": self.hub.state_version(),
+                "uptimeMs": self.uptime_ms(),
+                "authMode": self.config.auth_mode,
+            },
+            auth=auth,
+            tick_interval_ms=self.config.tick_interval_ms,
+        )
