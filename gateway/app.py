@@ -3,8 +3,8 @@
 
 The server (:mod:`gateway.server`) hands it authenticated peers and their requests; it
 answers requests through the method table (:mod:`gateway.rpc`). Each method family reaches
-only the services its own protocol names (``ChatServices`` in :mod:`gateway.methods.chat`,
-and so on); :func:`_serves_every_family` has mypy check that this class offers them all.
+only the services its own protocol names (``SystemServices`` in :mod:`gateway.methods.system`,
+and so on); :func:`family_services` has mypy check that this class offers them all.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from gateway.hello import hello_ok
 from gateway.hub import Hub, now_ms
 from gateway.methods import TABLE
 from gateway.methods.models import CAPABILITIES as SERVER_CAPS
+from gateway.methods.system import SystemServices
 from gateway.nodes.catalog import NodeCatalog
 from gateway.nodes.invoke import InvokeRouter
 from gateway.nodes.policy import CommandPolicy
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from gateway.chat.service import ChatService
     from gateway.talk.service import TalkService
 
-__all__ = ["EVENTS", "GatewayApp"]
+__all__ = ["EVENTS", "GatewayApp", "family_services"]
 
 #: Events this gateway may send (``hello-ok.features.events``).
 EVENTS = [
@@ -155,3 +156,11 @@ class GatewayApp:
             auth=auth,
             tick_interval_ms=self.config.tick_interval_ms,
         )
+
+
+def family_services(app: GatewayApp) -> dict[str, object]:
+    """``app`` as each method family's services, by family module: each entry is typed as
+    that family's protocol, so mypy checks here that the app offers what every family
+    uses (and a test that each entry is the app itself)."""
+    system: SystemServices = app
+    return {"gateway.methods.system": system}

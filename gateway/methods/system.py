@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway import __version__
-from gateway.hub import now_ms
+from gateway.hub import Hub, now_ms
 from gateway.methods.status_report import (
     DEFAULT_AGENT_ID,
     STATUS_RECENT,
@@ -17,26 +17,38 @@ from gateway.methods.status_report import (
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import READ
+from gateway.state import GatewayState
 
 if TYPE_CHECKING:
-    from gateway.app import GatewayApp
+    from gateway.chat.service import ChatService
 
-__all__ = ["table"]
+__all__ = ["SystemServices", "table"]
 
 table = MethodTable()
 """The methods this module declares."""
 
 
-def _agent_facts(core: GatewayApp) -> AgentFacts:
+class SystemServices(Protocol):
+    """What ``health``, ``status`` and ``system-presence`` use of the gateway."""
+
+    @property
+    def state(self) -> GatewayState: ...
+    @property
+    def hub(self) -> Hub: ...
+    @property
+    def chat(self) -> ChatService | None: ...
+
+
+def _agent_facts(gw: SystemServices) -> AgentFacts:
     """The one agent (``main`` until the chat engine is up: the id it runs under) and its
     sessions, newest first (as many as ``status`` lists; ``health`` shows fewer), and the
     models for ``status``."""
-    agent_id = core.chat.agent_id if core.chat is not None else DEFAULT_AGENT_ID
-    sessions = core.state.sessions
-    providers = core.chat.providers if core.chat is not None else None
+    agent_id = gw.chat.agent_id if gw.chat is not None else DEFAULT_AGENT_ID
+    sessions = gw.state.sessions
+    providers = gw.chat.providers if gw.chat is not None else None
     return AgentFacts(
         agent_id,
-        str(core.state.db_path),
+        str(gw.state.db_path),
         sessions.count(),
         sessions.list(STATUS_RECENT),
         default_model=providers.model if providers is not None else None,
@@ -45,22 +57,22 @@ def _agent_facts(core: GatewayApp) -> AgentFacts:
 
 
 @table.method("health", scope=READ, role="any")
-async def health(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def health(gw: SystemServices, peer: Peer, params: Any) -> Any:
     """``health``: liveness, the agent, its heartbeat and sessions (the reference's shape;
     like it, any params are accepted: ``probe`` changes nothing here, there are no
     channels to probe)."""
     started = time.perf_counter()
-    facts = _agent_facts(core)
+    facts = _agent_facts(gw)
     return health_answer(facts, now_ms(), int((time.perf_counter() - started) * 1000))
 
 
 @table.method("status", scope=READ)
-async def status(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def status(gw: SystemServices, peer: Peer, params: Any) -> Any:
     """``status``: the reference's status summary (``includeCliProjection: true`` adds the
     roster the real ``openclaw status`` reads); like it, any params are accepted."""
     wants_projection = isinstance(params, dict) and params.get("includeCliProjection") is True
     return status_answer(
-        _agent_facts(core),
+        _agent_facts(gw),
         version=__version__,
         scopes=peer.scopes,
         cli_projection=wants_projection,
@@ -69,6 +81,6 @@ async def status(core: GatewayApp, peer: Peer, params: Any) -> Any:
 
 
 @table.method("system-presence", scope=READ)
-async def system_presence(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def system_presence(gw: SystemServices, peer: Peer, params: Any) -> Any:
     """``system-presence``: the presence list."""
-    return core.hub.presence()
+    return gw.hub.presence()

@@ -2,6 +2,16 @@
 reference-shaped JSON schema derived from a model (:func:`params_schema`)."""
 
 from openclaw_desktop.protocol.base import ClosedModel
+from openclaw_desktop.protocol.methods import (
+    agent,
+    chat,
+    control_ui,
+    devices,
+    nodes,
+    ops,
+    sessions,
+    talk,
+)
 from openclaw_desktop.protocol.methods.chat import (
     ChatAbortParams,
     ChatHistoryParams,
@@ -61,28 +71,14 @@ __all__ = [
     "unchecked_fields",
 ]
 
-#: The params model of each method declared here, by method name.
+#: The params model of every method, by method name (each family module declares its own).
 PARAMS: dict[str, type[ClosedModel]] = {
-    "chat.send": ChatSendParams,
-    "chat.abort": ChatAbortParams,
-    "chat.history": ChatHistoryParams,
-    "chat.message.get": ChatMessageGetParams,
-    "chat.inject": ChatInjectParams,
-    "sessions.list": SessionsListParams,
-    "sessions.subscribe": SessionsListParams,
-    "sessions.describe": SessionsDescribeParams,
-    "commands.list": CommandsListParams,
-    "sessions.create": SessionsCreateParams,
-    "sessions.patch": SessionsPatchParams,
-    "sessions.reset": SessionsResetParams,
-    "sessions.delete": SessionsDeleteParams,
-    "models.list": ModelsListParams,
-    "cron.list": CronListParams,
-    "exec.approvals.node.get": ExecApprovalsNodeGetParams,
-    "exec.approvals.node.set": ExecApprovalsNodeSetParams,
-    "logs.tail": LogsTailParams,
-    "agents.list": EmptyParams,
-    "config.get": EmptyParams,
-    "cron.status": EmptyParams,
-    "exec.approvals.get": EmptyParams,
+    **chat.PARAMS,
+    **sessions.PARAMS,
+    **ops.PARAMS,
+    **agent.PARAMS,
+    **nodes.PARAMS,
+    **devices.PARAMS,
+    **talk.PARAMS,
+    **control_ui.PARAMS,
 }

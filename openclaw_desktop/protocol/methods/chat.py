@@ -14,6 +14,7 @@ from openclaw_desktop.protocol.methods.schema import AS_ENUM, UNCHECKED
 
 __all__ = [
     "HISTORY_LIMIT_MAX",
+    "PARAMS",
     "ChatAbortParams",
     "ChatHistoryParams",
     "ChatInjectParams",
@@ -103,3 +104,13 @@ class ChatInjectParams(ClosedModel):
     agent_id: str | None = None
     message: NonEmpty
     label: Annotated[str | None, Field(max_length=100)] = None
+
+
+#: The params model of each of these methods, by method name.
+PARAMS: dict[str, type[ClosedModel]] = {
+    "chat.send": ChatSendParams,
+    "chat.abort": ChatAbortParams,
+    "chat.history": ChatHistoryParams,
+    "chat.message.get": ChatMessageGetParams,
+    "chat.inject": ChatInjectParams,
+}

@@ -10,6 +10,7 @@ from pydantic import Field
 from openclaw_desktop.protocol.base import ClosedModel
 
 __all__ = [
+    "PARAMS",
     "CronListParams",
     "EmptyParams",
     "ExecApprovalsNodeGetParams",
@@ -84,3 +85,17 @@ class LogsTailParams(ClosedModel):
 class EmptyParams(ClosedModel):
     """The params of a method that takes none (``agents.list``, ``config.get``,
     ``cron.status``, ``exec.approvals.get``): an empty closed object."""
+
+
+#: The params model of each of these methods, by method name.
+PARAMS: dict[str, type[ClosedModel]] = {
+    "models.list": ModelsListParams,
+    "cron.list": CronListParams,
+    "exec.approvals.node.get": ExecApprovalsNodeGetParams,
+    "exec.approvals.node.set": ExecApprovalsNodeSetParams,
+    "logs.tail": LogsTailParams,
+    "agents.list": EmptyParams,
+    "config.get": EmptyParams,
+    "cron.status": EmptyParams,
+    "exec.approvals.get": EmptyParams,
+}

@@ -13,6 +13,7 @@ from openclaw_desktop.protocol.base import ClosedModel
 from openclaw_desktop.protocol.methods.schema import NULLABLE, UNCHECKED
 
 __all__ = [
+    "PARAMS",
     "CommandsListParams",
     "SessionsCreateParams",
     "SessionsDeleteParams",
@@ -178,3 +179,16 @@ class SessionsDeleteParams(ClosedModel):
     expected_session_updated_at: Taken = None
     emit_lifecycle_hooks: Taken = None
     archived_only: bool | None = None
+
+
+#: The params model of each of these methods, by method name.
+PARAMS: dict[str, type[ClosedModel]] = {
+    "sessions.list": SessionsListParams,
+    "sessions.subscribe": SessionsListParams,
+    "sessions.describe": SessionsDescribeParams,
+    "commands.list": CommandsListParams,
+    "sessions.create": SessionsCreateParams,
+    "sessions.patch": SessionsPatchParams,
+    "sessions.reset": SessionsResetParams,
+    "sessions.delete": SessionsDeleteParams,
+}

@@ -1,0 +1,11 @@
+"""``agent``, ``agent.wait``, ``agent.identity.get``, ``agents.*``
+params, in the reference's property order."""
+
+from __future__ import annotations
+
+from openclaw_desktop.protocol.base import ClosedModel
+
+__all__ = ["PARAMS"]
+
+#: The params model of each of these methods, by method name.
+PARAMS: dict[str, type[ClosedModel]] = {}

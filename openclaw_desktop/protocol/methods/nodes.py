@@ -1,0 +1,11 @@
+"""``node.*`` (the operator's node methods and the node role's own)
+params, in the reference's property order."""
+
+from __future__ import annotations
+
+from openclaw_desktop.protocol.base import ClosedModel
+
+__all__ = ["PARAMS"]
+
+#: The params model of each of these methods, by method name.
+PARAMS: dict[str, type[ClosedModel]] = {}
