@@ -1,7 +1,7 @@
 """Every method's params as a model (the one source of truth for both sides), and the
 reference-shaped JSON schema derived from a model (:func:`params_schema`)."""
 
-from openclaw_desktop.protocol.base import ClosedModel
+from openclaw_desktop.protocol.base import WireModel
 from openclaw_desktop.protocol.methods import (
     agent,
     chat,
@@ -72,7 +72,7 @@ __all__ = [
 ]
 
 #: The params model of every method, by method name (each family module declares its own).
-PARAMS: dict[str, type[ClosedModel]] = {
+PARAMS: dict[str, type[WireModel]] = {
     **chat.PARAMS,
     **sessions.PARAMS,
     **ops.PARAMS,

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from openclaw_desktop.protocol.base import ClosedModel
+from openclaw_desktop.protocol.base import ClosedModel, WireModel
 from openclaw_desktop.protocol.methods.schema import AS_ENUM, UNCHECKED
 
 __all__ = [
@@ -107,7 +107,7 @@ class ChatInjectParams(ClosedModel):
 
 
 #: The params model of each of these methods, by method name.
-PARAMS: dict[str, type[ClosedModel]] = {
+PARAMS: dict[str, type[WireModel]] = {
     "chat.send": ChatSendParams,
     "chat.abort": ChatAbortParams,
     "chat.history": ChatHistoryParams,

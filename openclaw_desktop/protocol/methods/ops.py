@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from openclaw_desktop.protocol.base import ClosedModel
+from openclaw_desktop.protocol.base import ClosedModel, WireModel
 
 __all__ = [
     "PARAMS",
@@ -88,7 +88,7 @@ class EmptyParams(ClosedModel):
 
 
 #: The params model of each of these methods, by method name.
-PARAMS: dict[str, type[ClosedModel]] = {
+PARAMS: dict[str, type[WireModel]] = {
     "models.list": ModelsListParams,
     "cron.list": CronListParams,
     "exec.approvals.node.get": ExecApprovalsNodeGetParams,

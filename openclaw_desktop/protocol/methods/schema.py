@@ -1,7 +1,9 @@
 """Method params declared once, as models, and the reference-shaped JSON schema derived
 from them (what the real gateway's TypeBox schemas compile to, key for key).
 
-A params model is a :class:`~openclaw_desktop.protocol.base.ClosedModel` whose fields say
+A params model is a :class:`~openclaw_desktop.protocol.base.ClosedModel` (an
+:class:`~openclaw_desktop.protocol.base.OpenModel` where the reference admits any other
+property) whose fields say
 what the reference's schema says:
 
 * ``str`` / ``int`` / ``float`` / ``bool`` / ``list[...]`` / ``dict[...]``: the JSON type;
@@ -114,9 +116,11 @@ def _property_schema(info: FieldInfo) -> dict[str, Any]:
 
 
 def params_schema(model: type[WireModel]) -> dict[str, Any]:
-    """The closed-object JSON schema of ``model``'s params, as the reference declares it:
-    ``type: object``, ``additionalProperties: false``, ``properties`` in declaration order
-    and ``required`` (when any) in that order too."""
+    """The object JSON schema of ``model``'s params, as the reference declares it:
+    ``type: object``, ``additionalProperties: false`` (left out for a model that admits
+    extra properties, an :class:`~openclaw_desktop.protocol.base.OpenModel`: a method the
+    reference serves whatever its params hold), ``properties`` in declaration order and
+    ``required`` (when any) in that order too."""
     properties: dict[str, Any] = {}
     required: list[str] = []
     for name, info in model.model_fields.items():
@@ -124,7 +128,9 @@ def params_schema(model: type[WireModel]) -> dict[str, Any]:
         properties[wire] = _property_schema(info)
         if info.is_required():
             required.append(wire)
-    schema: dict[str, Any] = {"type": "object", "additionalProperties": False}
+    schema: dict[str, Any] = {"type": "object"}
+    if model.model_config.get("extra") != "allow":
+        schema["additionalProperties"] = False
     if required:
         schema["required"] = required
     schema["properties"] = properties

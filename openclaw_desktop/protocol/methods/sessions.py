@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from openclaw_desktop.protocol.base import ClosedModel
+from openclaw_desktop.protocol.base import ClosedModel, WireModel
 from openclaw_desktop.protocol.methods.schema import NULLABLE, UNCHECKED
 
 __all__ = [
@@ -182,7 +182,7 @@ class SessionsDeleteParams(ClosedModel):
 
 
 #: The params model of each of these methods, by method name.
-PARAMS: dict[str, type[ClosedModel]] = {
+PARAMS: dict[str, type[WireModel]] = {
     "sessions.list": SessionsListParams,
     "sessions.subscribe": SessionsListParams,
     "sessions.describe": SessionsDescribeParams,
