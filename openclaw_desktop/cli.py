@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openclaw_desktop import __version__
 from openclaw_desktop.cli_admin import add_admin_parsers, admin_request, print_admin_result
@@ -29,14 +29,9 @@ from openclaw_desktop.cli_integration import (
 )
 from openclaw_desktop.cli_launch import GATEWAY_PORT_ENV, launch_gateway, port_number
 from openclaw_desktop.cli_settings import add_settings_parser, doctor, settings_command
-from openclaw_desktop.config import AppPaths, SettingsStore
-from openclaw_desktop.config.client_profile import cli_client, node_client, user_agent
-from openclaw_desktop.embedded import (
-    GatewayKeepsStopping,
-    approve_own_surface,
-    follow_restarts,
-    supervised_gateway,
-)
+from openclaw_desktop.config import AppPaths
+from openclaw_desktop.config.client_profile import cli_client, user_agent
+from openclaw_desktop.embedded import GatewayKeepsStopping
 from openclaw_desktop.errors import (
     AuthError,
     ConfigError,
@@ -60,17 +55,13 @@ from openclaw_desktop.identity import (
 )
 from openclaw_desktop.integration.command import gateway_argv
 from openclaw_desktop.log import configure_logging
-from openclaw_desktop.node.host import NodeHost
-from openclaw_desktop.protocol import (
-    DEFAULT_GATEWAY_PORT,
-    MIN_NODE_PROTOCOL_VERSION,
-    OperatorScope,
-    Role,
-)
-from openclaw_desktop.supervisor import GatewaySupervisor, SupervisorStatus
+from openclaw_desktop.protocol import DEFAULT_GATEWAY_PORT, OperatorScope, Role
+from openclaw_desktop.runtime import DesktopRuntime, RuntimeTarget
+from openclaw_desktop.supervisor import GatewaySupervisor, SupervisorState, SupervisorStatus
 from openclaw_desktop.transport import (
     ConnectionOptions,
     ConnectionState,
+    ConnectionStatus,
     Endpoint,
     GatewayConnection,
 )
@@ -80,6 +71,9 @@ from openclaw_desktop.trust import (
     format_fingerprint,
     normalize_fingerprint,
 )
+
+if TYPE_CHECKING:  # the node pulls in the device adapters: the runtime loads it on use
+    from openclaw_desktop.node.host import NodeHost
 
 __all__ = ["build_parser", "main"]
 
@@ -239,33 +233,32 @@ def _bundled_token(args: argparse.Namespace, paths: AppPaths) -> str | None:
         return None
 
 
-def _options(args: argparse.Namespace, role: Role, paths: AppPaths) -> ConnectionOptions:
-    identity = _load_identity(paths)
-    credentials = CredentialStore(open_secret_store(paths.secrets_file))
-    pin: str | None = None
-    if args.tls_fingerprint:
-        try:
-            pin = normalize_fingerprint(args.tls_fingerprint)
-        except ValueError as exc:
-            raise ConfigError(f"--tls-fingerprint: {exc}") from None
-    options = ConnectionOptions(
+def _pin(args: argparse.Namespace) -> str | None:
+    """``--tls-fingerprint``, normalized (None when not given)."""
+    if not args.tls_fingerprint:
+        return None
+    try:
+        return normalize_fingerprint(args.tls_fingerprint)
+    except ValueError as exc:
+        raise ConfigError(f"--tls-fingerprint: {exc}") from None
+
+
+def _operator_options(args: argparse.Namespace, paths: AppPaths) -> ConnectionOptions:
+    return ConnectionOptions(
         url=args.url,
-        role=role,
-        client=node_client(getattr(args, "display_name", None))
-        if role is Role.NODE
-        else cli_client(),
-        signer=identity,
-        credentials=credentials,
+        role=Role.OPERATOR,
+        client=cli_client(),
+        signer=_load_identity(paths),
+        credentials=CredentialStore(open_secret_store(paths.secrets_file)),
         shared_token=_bundled_token(args, paths),
         # A token typed for this run (--token or OPENCLAW_GATEWAY_TOKEN) goes ahead of the
         # stored device token; refused on a trusted endpoint, one retry adds the stored one.
         shared_token_first=bool(args.token),
         password=args.password,
-        tls_fingerprint=pin,
+        tls_fingerprint=_pin(args),
         trust_callback=_cli_trust_callback(),
         user_agent=user_agent(),
     )
-    return options
 
 
 def _remember_pin(options: ConnectionOptions) -> None:
@@ -299,7 +292,7 @@ async def _operator_rpc(
     scopes: tuple[str, ...],
     timeout: float,
 ) -> Any:
-    options = _options(args, Role.OPERATOR, paths)
+    options = _operator_options(args, paths)
     options.reconnect = False
     options.scopes = scopes
     if _local_shared_secret(options):
@@ -357,90 +350,19 @@ def _exec_gateway(argv: Sequence[str]) -> int:
     return subprocess.call(command)
 
 
-async def _node(
-    args: argparse.Namespace, paths: AppPaths, gateway: GatewaySupervisor | None = None
-) -> int:
-    """Run this computer as a node until SIGINT/SIGTERM (or a pause that needs the user).
-    With the supervised bundled ``gateway``: reconnect at once when it was restarted, and
-    stop once it keeps stopping."""
-    options = _options(args, Role.NODE, paths)
-    options.min_protocol = MIN_NODE_PROTOCOL_VERSION
-    options.wait_for_pairing = True
-    options.announce_pairing = False  # on_status below prints the banner, once per request
-    host = NodeHost(options, SettingsStore(paths.settings_file))
-    conn, node = host.connection, host.session
-    stop = asyncio.Event()
-    failure: list[BaseException] = []
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
-    announced: set[str] = set()
-
-    def on_status(status: Any) -> None:
-        if status.state is ConnectionState.CONNECTED and status.hello is not None:
-            _remember_pin(options)
-            device = options.signer.device_id if options.signer else "?"
-            commands = ", ".join(options.commands or ())
-            print(
-                f"connected to {conn.endpoint.display} as node {device} ({commands}); "
-                "waiting for invokes",
-                file=sys.stderr,
-            )
-        elif status.state is ConnectionState.AWAITING_APPROVAL and status.pairing:
-            rid = status.pairing.request_id or "?"
-            if rid not in announced:
-                announced.add(rid)
-                print(
-                    _explain(status.pairing)
-                    + "\nWaiting; this node continues by itself once approved.",
-                    file=sys.stderr,
-                )
-        elif status.state is ConnectionState.PAUSED and status.error is not None:
-            failure.append(status.error)
-            stop.set()
-
-    conn.on_status(on_status)
-
-    def on_surface(state: str) -> None:
-        if state == "pending":
-            print(
-                "This node's commands wait for operator approval on the gateway:\n"
-                "  openclaw nodes pending   then   openclaw nodes approve <requestId>\n"
-                "(no reconnect needed; they become active as soon as they are approved)",
-                file=sys.stderr,
-            )
-        elif state == "approved":
-            print("node commands approved and active", file=sys.stderr)
-        else:
-            print(f"node command surface: {state}", file=sys.stderr)
-
-    node.surface_listeners.append(on_surface)
-
-    def gave_up(status: SupervisorStatus) -> None:
-        failure.append(GatewayKeepsStopping(status))
-        stop.set()
-
-    unfollow = (
-        follow_restarts(gateway, lambda: [conn], say=_say, gave_up=gave_up)
-        if gateway is not None
-        else None
+async def _node(args: argparse.Namespace, paths: AppPaths) -> int:
+    """``openclaw-desktop node``: this computer as a node of ``--url`` (see :func:`_run_node`)."""
+    target = RuntimeTarget(
+        url=args.url,
+        token=_bundled_token(args, paths),
+        # A token typed for this run (--token or OPENCLAW_GATEWAY_TOKEN) goes ahead of the
+        # stored device token; refused on a trusted endpoint, one retry adds the stored one.
+        token_first=bool(args.token),
+        password=args.password,
+        tls_fingerprint=_pin(args),
+        display_name=args.display_name,
     )
-    await host.start()
-    try:
-        await stop.wait()
-    finally:
-        if unfollow is not None:
-            unfollow()
-        await host.aclose()
-    if failure:
-        print(f"error: {_explain(failure[0])}", file=sys.stderr)
-        return _exit_code(failure[0])
-    return 0
-
-
-def _say(text: str) -> None:
-    print(text, file=sys.stderr)
+    return await _run_node(paths, target)
 
 
 async def _embedded(args: argparse.Namespace, paths: AppPaths) -> int:
@@ -457,26 +379,115 @@ async def _embedded(args: argparse.Namespace, paths: AppPaths) -> int:
             display_name=None,
         )
         return await _node(remote, paths)
-    url = f"ws://127.0.0.1:{choice.port}"
-    async with supervised_gateway(paths, choice.port) as (gateway, token):
-        pid = f" (pid {gateway.pid})" if gateway.pid is not None else ""
-        print(
-            f"OpenClaw Desktop: bundled gateway on {url}{pid}, this computer joins it as a "
-            "node.\nPair a phone with `openclaw-desktop gateway setup-code`. Ctrl+C stops.",
-            file=sys.stderr,
+    return await _run_node(paths, RuntimeTarget(port=choice.port))
+
+
+async def _run_node(paths: AppPaths, target: RuntimeTarget) -> int:
+    """Run this computer as a node of ``target`` until SIGINT/SIGTERM (or a pause that needs
+    the user), composed by :class:`DesktopRuntime` as the window's node is, with no operator
+    session. On the bundled gateway: it is supervised (the node reconnects at once when it was
+    restarted) and the run stops once it keeps stopping. This prints what happens."""
+    runtime = DesktopRuntime(paths, target, _cli_trust_callback())
+    stop = asyncio.Event()
+    failure: list[BaseException] = []
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+
+    def fail(error: BaseException) -> None:
+        failure.append(error)
+        stop.set()
+
+    runtime.gateway_status_listeners.append(
+        lambda status: _say_gateway(status, runtime.supervisor, fail)
+    )
+    runtime.node_started_listeners.append(lambda host: _say_node(host, fail))
+    try:
+        url, _token = await runtime.open_gateway()
+        if runtime.supervisor is not None:
+            pid = runtime.supervisor.pid
+            print(
+                f"OpenClaw Desktop: bundled gateway on {url}"
+                + (f" (pid {pid})" if pid is not None else "")
+                + ", this computer joins it as a node.\nPair a phone with "
+                "`openclaw-desktop gateway setup-code`. Ctrl+C stops.",
+                file=sys.stderr,
+            )
+        await runtime.start_node()
+        await stop.wait()
+    finally:
+        await runtime.aclose()
+    if failure:
+        print(f"error: {_explain(failure[0])}", file=sys.stderr)
+        return _exit_code(failure[0])
+    return 0
+
+
+def _say_gateway(
+    status: SupervisorStatus,
+    supervisor: GatewaySupervisor | None,
+    fail: Callable[[BaseException], None],
+) -> None:
+    """The bundled gateway stopped, runs again (the runtime reconnects the node), or keeps
+    stopping (the run ends)."""
+    if status.state is SupervisorState.RESTARTING:
+        _say(
+            f"the bundled gateway stopped ({status.reason}); "
+            f"starting it again in {status.retry_in_s:g} s"
         )
-        # token=None: the node reads the bundled gateway's token file itself, as a default
-        # rather than a token typed for this run (so its stored device token goes first).
-        node_args = argparse.Namespace(
-            url=url, token=None, password=None, tls_fingerprint=None, display_name=None
-        )
-        approver = asyncio.create_task(approve_own_surface(paths, url, token), name="own-surface")
-        try:
-            return await _node(node_args, paths, gateway)
-        finally:
-            approver.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await approver
+    elif status.state is SupervisorState.RUNNING and status.restarts > 0:
+        pid = supervisor.pid if supervisor is not None else None
+        _say(f"the bundled gateway runs again (restart {status.restarts}, pid {pid}); reconnecting")
+    elif status.state is SupervisorState.FAILED:
+        fail(GatewayKeepsStopping(status))
+
+
+def _say_node(host: NodeHost, fail: Callable[[BaseException], None]) -> None:
+    """Print the node's progress: connected, waiting for pairing (once per request), its
+    command surface approved or pending; a pause that needs the user ends the run."""
+    conn, options = host.connection, host.connection.options
+    options.announce_pairing = False  # the banner below says it, once per request
+    announced: set[str] = set()
+
+    def on_status(status: ConnectionStatus) -> None:
+        if status.state is ConnectionState.CONNECTED and status.hello is not None:
+            _remember_pin(options)
+            device = options.signer.device_id if options.signer else "?"
+            commands = ", ".join(options.commands or ())
+            _say(
+                f"connected to {conn.endpoint.display} as node {device} ({commands}); "
+                "waiting for invokes"
+            )
+        elif status.state is ConnectionState.AWAITING_APPROVAL and status.pairing:
+            rid = status.pairing.request_id or "?"
+            if rid not in announced:
+                announced.add(rid)
+                _say(
+                    _explain(status.pairing)
+                    + "\nWaiting; this node continues by itself once approved."
+                )
+        elif status.state is ConnectionState.PAUSED and status.error is not None:
+            fail(status.error)
+
+    def on_surface(state: str) -> None:
+        if state == "pending":
+            _say(
+                "This node's commands wait for operator approval on the gateway:\n"
+                "  openclaw nodes pending   then   openclaw nodes approve <requestId>\n"
+                "(no reconnect needed; they become active as soon as they are approved)"
+            )
+        elif state == "approved":
+            _say("node commands approved and active")
+        else:
+            _say(f"node command surface: {state}")
+
+    conn.on_status(on_status)
+    host.session.surface_listeners.append(on_surface)
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr)
 
 
 def _identity(args: argparse.Namespace, paths: AppPaths) -> int:

@@ -1,10 +1,13 @@
 """The client's composition root: the bundled gateway (supervised) or a given one, this
 computer as its node, and the operator SDK session the chat window uses.
 
-Plain asyncio and Qt-free: the window (``ui/app.py``) and tests observe it through listener
-lists. It builds and owns; the rules live below it (restart policy in
-:mod:`openclaw_desktop.supervisor`, reconnect policy in :mod:`openclaw_desktop.transport`,
-cut classification in :mod:`openclaw_desktop.interruption`).
+Both front ends compose through it: the window (``ui/app.py``) with
+:meth:`DesktopRuntime.start` (the operator session, then the node), the headless CLI
+(``openclaw-desktop`` without a display, ``openclaw-desktop node``) with
+:meth:`DesktopRuntime.start_node` (the node only). Plain asyncio and Qt-free: both observe it
+through listener lists and show or print what they see. It builds and owns; the rules live
+below it (restart policy in :mod:`openclaw_desktop.supervisor`, reconnect policy in
+:mod:`openclaw_desktop.transport`, cut classification in :mod:`openclaw_desktop.interruption`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from openclaw_desktop.config import AppPaths, SettingsStore
 from openclaw_desktop.config.client_profile import node_client, user_agent
@@ -47,9 +50,10 @@ from openclaw_desktop.trust import TrustCallback
 
 if TYPE_CHECKING:  # the node pulls in the device adapters (OpenCV, numpy): loaded on use
     from openclaw_desktop.node.host import NodeHost
+    from openclaw_desktop.session import EventReceived
     from openclaw_desktop.transport import GatewayConnection
 
-__all__ = ["WINDOW_SCOPES", "DesktopRuntime", "RuntimeTarget"]
+__all__ = ["PAIRING_EVENTS", "WINDOW_SCOPES", "DesktopRuntime", "RuntimeTarget"]
 
 log = logging.getLogger("openclaw.runtime")
 
@@ -66,6 +70,9 @@ WINDOW_SCOPES = tuple(
     )
 )
 
+#: The gateway's events that ask an operator to approve a device or a node surface.
+PAIRING_EVENTS = ("device.pair.requested", "node.pair.requested")
+
 #: How long ``start`` waits for the operator session (it waits through pairing approval;
 #: the window shows why).
 CONNECT_WAIT_S = 24 * 3600.0
@@ -73,12 +80,27 @@ CONNECT_WAIT_S = 24 * 3600.0
 
 @dataclass
 class RuntimeTarget:
-    """Which gateway: the bundled one on ``port`` (``url`` None), or ``url`` with a token."""
+    """Which gateway: the bundled one on ``port`` (``url`` None), or ``url`` with a token.
+
+    Attributes:
+        node: connect this computer as a node too.
+        token_first: ``token`` was given for this run (the CLI's ``--token`` or
+            ``OPENCLAW_GATEWAY_TOKEN``): the node sends it ahead of its stored device token.
+        password: the gateway's shared password (the CLI's ``--password``).
+        tls_fingerprint: a pin for this run (normalized SHA-256 hex, ``--tls-fingerprint``);
+            stored only by whoever sees a connection with it succeed.
+        display_name: the node's name for this run; None: ``node.display_name``, else the
+            host name.
+    """
 
     url: str | None = None
     token: str | None = field(default=None, repr=False)
     port: int = DEFAULT_GATEWAY_PORT
     node: bool = True
+    token_first: bool = False
+    password: str | None = field(default=None, repr=False)
+    tls_fingerprint: str | None = None
+    display_name: str | None = None
 
 
 class DesktopRuntime:
@@ -121,8 +143,9 @@ class DesktopRuntime:
 
     # ------------------------------------------------------------------ start
     async def start(self) -> OpenClaw:
-        """Connect (starting the supervised bundled gateway first, by default) and return
-        the operator client once its session is live; then start the node.
+        """The window's start: connect (starting the supervised bundled gateway first, by
+        default) and return the operator client once its session is live; then start the
+        node.
 
         Calling it again after a failure waits again on the same sessions (after
         :meth:`set_token`, :meth:`reconnect_now` or a replaced pin).
@@ -133,7 +156,8 @@ class DesktopRuntime:
             ConfigError: the bundled gateway could not be started.
         """
         if self.client is None:
-            await self._open()
+            url, token = await self.open_gateway()
+            self._open_operator(url, token)
         assert self.client is not None
         await self.client.connection.wait_ready(CONNECT_WAIT_S)
         self._remember_token()
@@ -141,7 +165,31 @@ class DesktopRuntime:
             await self._start_node()
         return self.client
 
-    async def _open(self) -> None:
+    async def start_node(self) -> NodeHost:
+        """The headless start: the gateway (as :meth:`start` opens it) and this computer
+        as its node, with no operator session. Returns the node host once it is started
+        (it connects, and waits through pairing, by itself; its status listeners say how
+        far it got).
+
+        Raises:
+            ConfigError: the bundled gateway could not be started.
+        """
+        await self.open_gateway()
+        if self.node is None:
+            await self._start_node()
+        assert self.node is not None
+        return self.node
+
+    async def open_gateway(self) -> tuple[str, str | None]:
+        """The gateway's URL and shared token, starting the bundled gateway (supervised:
+        started again when it exits) and the approval of this computer's own node surface
+        on it, once. A gateway given by URL is used as given.
+
+        Raises:
+            ConfigError: the bundled gateway could not be started, or its token not read.
+        """
+        if self._gateway is not None:
+            return self._gateway
         url, token = self.target.url, self.target.token
         if url is None:
             port = self.target.port
@@ -154,14 +202,20 @@ class DesktopRuntime:
             self.supervisor = supervisor
             self._stack.push_async_callback(supervisor.aclose)
             await supervisor.start()
-            token = self._bundled_token()
-            url = f"ws://127.0.0.1:{port}"
+            bundled_token = self._bundled_token()
+            url, token = f"ws://127.0.0.1:{port}", bundled_token
             self._approver = asyncio.create_task(
-                approve_own_surface(self.paths, url, token), name="own-surface-approver"
+                approve_own_surface(self.paths, url, bundled_token), name="own-surface-approver"
             )
+        self._gateway = (url, token)
+        return self._gateway
+
+    def _open_operator(self, url: str, token: str | None) -> None:
         client = OpenClaw.connect(
             url,
             token=token,
+            password=self.target.password,
+            tls_fingerprint=self.target.tls_fingerprint,
             scopes=WINDOW_SCOPES,
             identity="installation",
             trust_callback=self.trust_callback,
@@ -172,7 +226,6 @@ class DesktopRuntime:
         self._watch(client.connection, self.operator_status_listeners)
         self.client = client
         self._stack.push_async_callback(client.aclose)
-        self._gateway = (url, token)
         client.connection.start()
 
     def _bundled_token(self) -> str:
@@ -207,6 +260,36 @@ class DesktopRuntime:
     def bundled(self) -> bool:
         """Whether this runtime uses the bundled gateway on loopback."""
         return self.target.url is None
+
+    @property
+    def url(self) -> str:
+        """The gateway's URL (the bundled one's on loopback)."""
+        return self.target.url or f"ws://127.0.0.1:{self.target.port}"
+
+    def pairing_to_ask(self, event: EventReceived) -> tuple[str, dict[str, Any]] | None:
+        """A pairing request the user decides, as ``(kind, request)`` (kind ``device`` or
+        ``node``); None for other events and for this computer's own node on the bundled
+        gateway this runtime started, whose requests it approves itself.
+
+        Elsewhere this computer's node is asked about like any device: a real gateway wants
+        the owner's approval before an operator device also becomes a node, and before a
+        node's commands go live, and nothing else would approve it.
+        """
+        if event.event not in PAIRING_EVENTS:
+            return None
+        request: dict[str, Any] = event.payload if isinstance(event.payload, dict) else {}
+        own = getattr(self.node.options.signer, "device_id", None) if self.node else None
+        if (
+            own
+            and self.approves_own_requests
+            and own
+            in (
+                request.get("deviceId"),
+                request.get("nodeId"),
+            )
+        ):
+            return None
+        return event.event.split(".", 1)[0], request
 
     @property
     def connections(self) -> list[GatewayConnection]:
@@ -253,10 +336,16 @@ class DesktopRuntime:
         options = ConnectionOptions(
             url=url,
             role=Role.NODE,
-            client=node_client(self._display_name()),
+            client=node_client(self.target.display_name or self._display_name()),
             signer=identity,
             credentials=self._credentials(),
             shared_token=token,
+            shared_token_first=self.target.token_first and bool(token),
+            password=self.target.password,
+            tls_fingerprint=self.target.tls_fingerprint,
+            # Without an operator session the node is the one that meets an unpinned
+            # certificate first, so it asks; beside one, the operator session asked already.
+            trust_callback=self.trust_callback if self.client is None else None,
             min_protocol=MIN_NODE_PROTOCOL_VERSION,
             wait_for_pairing=True,
             user_agent=user_agent(),

@@ -343,9 +343,8 @@ class DesktopApp(GatewayChoice):
             presenter.busy.connect(lambda busy: None if busy else self._replied())
             self.presenters[short] = presenter
             view = self.window.show_chat(presenter)
-            gateway = self.runtime.target.url or f"ws://127.0.0.1:{self.runtime.target.port}"
             store = WindowStateStore(self.runtime.paths.window_state_file)
-            DraftKeeper(view.composer, store, gateway, short)  # a child of the composer
+            DraftKeeper(view.composer, store, self.runtime.url, short)  # a child of the composer
             await presenter.start()
         else:
             self.window.show_chat(presenter)
@@ -356,19 +355,11 @@ class DesktopApp(GatewayChoice):
 
     # ------------------------------------------------------------------ pairing and approvals
     def _gateway_event(self, event: EventReceived) -> None:
-        """Another device asks to pair with a gateway this app operates."""
-        if event.event not in ("device.pair.requested", "node.pair.requested"):
-            return
-        payload = event.payload if isinstance(event.payload, dict) else {}
-        own = self.runtime.node.options.signer if self.runtime.node else None
-        own_id = getattr(own, "device_id", None)
-        own_request = own_id and own_id in (payload.get("deviceId"), payload.get("nodeId"))
-        if own_request and self.runtime.approves_own_requests:
-            return  # this computer's own node on the bundled gateway: approved by the runtime
-        # Elsewhere this computer's node is asked about like any device: a real gateway wants
-        # the owner's approval before an operator device also becomes a node, and before a
-        # node's commands go live, and nothing else would approve it.
-        self._spawn(self._ask_pairing(event.event.split(".", 1)[0], payload))
+        """Another device asks to pair with a gateway this app operates (the runtime says
+        which requests are the user's to decide)."""
+        asked = self.runtime.pairing_to_ask(event)
+        if asked is not None:
+            self._spawn(self._ask_pairing(*asked))
 
     async def _ask_pairing(self, kind: str, request: dict[str, Any]) -> None:
         client = self.runtime.client
