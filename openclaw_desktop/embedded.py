@@ -13,19 +13,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
 
 from openclaw_desktop.config.client_profile import cli_client, user_agent
 from openclaw_desktop.config.paths import AppPaths
-from openclaw_desktop.errors import ConfigError, ConnectionClosed, OpenClawError
+from openclaw_desktop.errors import ConnectionClosed, OpenClawError
 from openclaw_desktop.identity import IdentityStore
-from openclaw_desktop.integration.command import EMBEDDED_ALLOW, bundled_gateway_args, gateway_argv
+from openclaw_desktop.integration.command import EMBEDDED_ALLOW
 from openclaw_desktop.protocol import OperatorScope, Role
 from openclaw_desktop.session import EventReceived
 from openclaw_desktop.supervisor import (
-    GatewaySupervisor,
-    RestartPolicy,
-    SupervisorState,
     SupervisorStatus,
 )
 from openclaw_desktop.transport import ConnectionOptions, GatewayConnection
@@ -34,8 +30,6 @@ __all__ = [
     "EMBEDDED_ALLOW",
     "GatewayKeepsStopping",
     "approve_own_surface",
-    "follow_restarts",
-    "supervised_gateway",
 ]
 
 log = logging.getLogger("openclaw.cli")
@@ -56,66 +50,6 @@ class GatewayKeepsStopping(ConnectionClosed):
 
     def __str__(self) -> str:
         return self.reason
-
-
-@contextlib.asynccontextmanager
-async def supervised_gateway(
-    paths: AppPaths, port: int, *, policy: RestartPolicy | None = None
-) -> AsyncIterator[tuple[GatewaySupervisor, str]]:
-    """Attach to a gateway already on ``port``, or run the bundled one, supervised, until the
-    block ends (then it is terminated; one attached to is left running).
-
-    Yields the supervisor and the gateway's shared token.
-
-    Raises:
-        ConfigError: it could not be started (with its last log lines), or its token
-            cannot be read.
-    """
-    supervisor = GatewaySupervisor(
-        [*gateway_argv(), *bundled_gateway_args(port)], port, policy=policy
-    )
-    try:
-        await supervisor.start()
-        try:
-            token = paths.gateway_token_file.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise ConfigError(f"cannot read the bundled gateway's token: {exc}") from None
-        yield supervisor, token
-    finally:
-        await supervisor.aclose()
-
-
-def follow_restarts(
-    supervisor: GatewaySupervisor,
-    connections: Callable[[], Sequence[GatewayConnection]],
-    *,
-    say: Callable[[str], None],
-    gave_up: Callable[[SupervisorStatus], None],
-) -> Callable[[], None]:
-    """What a headless run does as its bundled gateway stops and is restarted: ``say`` each
-    step in words, reconnect ``connections`` at once when it runs again (not after their
-    backoff, as the window does), and ``gave_up`` once it keeps stopping (the cap).
-
-    Returns the unsubscribe callable.
-    """
-
-    def changed(status: SupervisorStatus) -> None:
-        if status.state is SupervisorState.RESTARTING:
-            say(
-                f"the bundled gateway stopped ({status.reason}); "
-                f"starting it again in {status.retry_in_s:g} s"
-            )
-        elif status.state is SupervisorState.RUNNING and status.restarts > 0:
-            say(
-                f"the bundled gateway runs again (restart {status.restarts}, "
-                f"pid {supervisor.pid}); reconnecting"
-            )
-            for connection in connections():
-                connection.resume()
-        elif status.state is SupervisorState.FAILED:
-            gave_up(status)
-
-    return supervisor.on_status(changed)
 
 
 async def _approve_mine(conn: GatewayConnection, node_id: str) -> int:
