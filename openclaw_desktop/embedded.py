@@ -6,6 +6,10 @@
 as the window's: the core never imports it, a gateway crash cannot take the node down with it,
 and a gateway that exits or is killed is started again (backoff, a cap per minute). As the
 owner of its own bundled gateway, this computer's node surface is approved without a prompt.
+
+:class:`~openclaw_desktop.runtime.DesktopRuntime` builds that wiring for the window and the
+headless CLI alike; this module holds the two pieces of it that are the embedded default's
+own rules: :func:`approve_own_surface` and :class:`GatewayKeepsStopping`.
 """
 
 from __future__ import annotations
