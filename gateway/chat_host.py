@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.chat.service import ChatService, ProviderChoice
 from gateway.hub import now_ms
-from gateway.methods.nodes import node_invoke
 from gateway.methods.sessions import session_row
 from gateway.scopes import ADMIN_NODE_COMMANDS
 
@@ -43,20 +42,18 @@ class CoreNodes:
     async def invoke(
         self, node_id: str, command: str, params: Any, timeout_ms: int
     ) -> dict[str, Any]:
-        """``node.invoke`` with the same policy checks as an operator's call."""
+        """``node.invoke`` with the same policy checks as an operator's call (the node
+        catalog's invoker); an aborted run stops the node's command too."""
         if command in ADMIN_NODE_COMMANDS:
             raise PermissionError(f"{command} needs an operator's admin rights; not for the agent")
-        request = {
-            "nodeId": node_id,
-            "command": command,
-            "params": params,
-            "timeoutMs": timeout_ms,
-            "idempotencyKey": str(uuid.uuid4()),
-        }
-        result: dict[str, Any] = await node_invoke(
-            self._core, None, request, cancel_on_abandon=True
+        return await self._core.nodes.invoker.invoke(
+            node_id,
+            command,
+            params,
+            timeout_ms=timeout_ms,
+            idempotency_key=str(uuid.uuid4()),
+            cancel_on_abandon=True,
         )
-        return result
 
 
 async def load_provider_choice(core: GatewayApp) -> ProviderChoice:

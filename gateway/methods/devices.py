@@ -6,16 +6,20 @@ import ipaddress
 import logging
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from gateway.config import GatewayConfig
+from gateway.device_pairing import DevicePairing
 from gateway.errors import MethodError, invalid_params, invalid_request
-from gateway.handshake.jsonschema_errors import collect_errors, format_errors
-from gateway.hub import now_ms
+from gateway.hub import Hub, now_ms
+from gateway.methods.closed import schema_checked
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import ADMIN, PAIRING, missing_requested_scope, normalize_operator_scopes
+from gateway.setup_issuer import SetupCodeIssuer
 from gateway.state import (
+    GatewayState,
     NodePairRequest,
     PairingRequest,
     ScopeNotApprovedError,
@@ -23,11 +27,18 @@ from gateway.state import (
 )
 from gateway.state.bootstrap import SetupProfile
 from openclaw_desktop.protocol import ErrorCode, error_shape
+from openclaw_desktop.protocol.methods.devices import (
+    DevicePairApproveParams,
+    DevicePairListParams,
+    DevicePairRejectParams,
+    DevicePairRemoveParams,
+    DevicePairRenameParams,
+    DevicePairSetupStatusParams,
+    DeviceTokenRevokeParams,
+    DeviceTokenRotateParams,
+)
 
-if TYPE_CHECKING:
-    from gateway.app import GatewayApp
-
-__all__ = ["table"]
+__all__ = ["DeviceServices", "normalize_public_url", "table"]
 
 table = MethodTable()
 """The methods this module declares."""
@@ -35,24 +46,19 @@ table = MethodTable()
 log = logging.getLogger("gateway.devices")
 
 
-def _obj(method: str, params: Any) -> dict[str, Any]:
-    if params is None:
-        return {}
-    if not isinstance(params, dict):
-        raise invalid_params(method, "must be object")
-    return params
+class DeviceServices(Protocol):
+    """What the ``device.*`` methods use of the gateway."""
 
-
-def _str(method: str, params: Any, name: str) -> str:
-    p = _obj(method, params)
-    if name not in p:
-        raise invalid_params(method, f"must have required property '{name}'")
-    value = p[name]
-    if not isinstance(value, str):  # as the real gateway: a mistyped field is named as such
-        raise invalid_params(method, f"at /{name}: must be string")
-    if not value:
-        raise invalid_params(method, f"at /{name}: must NOT have fewer than 1 characters")
-    return value
+    @property
+    def config(self) -> GatewayConfig: ...
+    @property
+    def state(self) -> GatewayState: ...
+    @property
+    def hub(self) -> Hub: ...
+    @property
+    def pairing(self) -> DevicePairing: ...
+    @property
+    def setup_codes(self) -> SetupCodeIssuer: ...
 
 
 def _is_admin(peer: Peer) -> bool:
@@ -76,22 +82,22 @@ def _exceeds_caller(peer: Peer, role: str, scopes: Iterable[str]) -> bool:
     return missing_requested_scope(normalize_operator_scopes(list(scopes)), peer.scopes) is not None
 
 
-@table.method("device.pair.list", scope=PAIRING)
-async def pair_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("device.pair.list", scope=PAIRING, params=DevicePairListParams)
+async def pair_list(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.pair.list``: pending requests and paired devices."""
     now = now_ms()
     # As the real gateway: a device-token session without admin sees only its own device.
     only = None if _is_admin(peer) else peer.managing_device_id
-    requests = core.state.pairing.list_pending(now)
+    requests = gw.state.pairing.list_pending(now)
     pending = [r.to_wire() for r in requests if only is None or r.device_id.strip() == only]
-    surfaces = {r.node_id: r for r in core.state.nodes.list_pending(now)}
-    connected = {p.device_id for p in core.hub.peers.values() if p.device_id}
+    surfaces = {r.node_id: r for r in gw.state.nodes.list_pending(now)}
+    connected = {p.device_id for p in gw.hub.peers.values() if p.device_id}
     paired = []
-    for device in core.state.devices.list():
+    for device in gw.state.devices.list():
         if only is not None and device.device_id.strip() != only:
             continue
         entry = device.to_wire(
-            tokens=core.state.tokens.list(device.device_id),
+            tokens=gw.state.tokens.list(device.device_id),
             connected=device.device_id in connected,
         )
         surface = surfaces.get(device.device_id)
@@ -122,11 +128,11 @@ def _pending_node_surface(request: NodePairRequest) -> dict[str, Any]:
     return wire
 
 
-@table.method("device.pair.approve", scope=PAIRING)
-async def pair_approve(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("device.pair.approve", scope=PAIRING, params=DevicePairApproveParams)
+async def pair_approve(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.pair.approve {requestId}`` (a node role needs operator.admin too)."""
-    request_id = _str("device.pair.approve", params, "requestId")
-    request = core.state.pairing.get(request_id, now_ms())
+    request_id: str = params["requestId"]
+    request = gw.state.pairing.get(request_id, now_ms())
     if not _is_admin(peer):
         # As the real gateway: without operator.admin only operator-role requests, and
         # a device-token session only for its own device.
@@ -139,15 +145,15 @@ async def pair_approve(core: GatewayApp, peer: Peer, params: Any) -> Any:
             raise invalid_request("device pairing approval denied")
     if request is None:
         raise invalid_request("unknown requestId")
-    denial = _approval_exceeds_caller(core, peer, request)
+    denial = _approval_exceeds_caller(gw, peer, request)
     if denial is not None:
         log.warning("device pairing approval denied request=%s reason=%s", request_id, denial)
         raise invalid_request(denial)
-    device = core.pairing.approve(request_id, approved_via="owner")
+    device = gw.pairing.approve(request_id, approved_via="owner")
     return {"requestId": request_id, "device": device}
 
 
-def _approval_exceeds_caller(core: GatewayApp, peer: Peer, request: PairingRequest) -> str | None:
+def _approval_exceeds_caller(gw: DeviceServices, peer: Peer, request: PairingRequest) -> str | None:
     """Why approving ``request`` would grant more than the approver holds, worded as the real
     gateway (``invalid scope for requested roles: X`` or ``missing scope: X``), or None.
 
@@ -164,8 +170,8 @@ def _approval_exceeds_caller(core: GatewayApp, peer: Peer, request: PairingReque
     if "operator" not in roles:
         return None
     asked = _operator_scopes(request.scopes)
-    device = core.state.devices.get(request.device_id)
-    token = core.state.tokens.get(request.device_id, "operator")
+    device = gw.state.devices.get(request.device_id)
+    token = gw.state.tokens.get(request.device_id, "operator")
     approved = _operator_scopes(device.scopes) if device is not None else []
     if asked:
         added = [s for s in asked if s not in approved] if token and approved else asked
@@ -184,7 +190,7 @@ def _operator_scopes(scopes: Iterable[str]) -> list[str]:
     return [s for s in normalize_operator_scopes(list(scopes)) if s.startswith("operator.")]
 
 
-def _denies_pairing_management(core: GatewayApp, peer: Peer, device_id: str) -> bool:
+def _denies_pairing_management(gw: DeviceServices, peer: Peer, device_id: str) -> bool:
     """``device.pair.remove``/``rename`` as the real gateway: without operator.admin a
     device-token session manages only its own device, and only one that holds no role but
     operator (roles or tokens)."""
@@ -194,18 +200,18 @@ def _denies_pairing_management(core: GatewayApp, peer: Peer, device_id: str) -> 
     target = device_id.strip()
     if caller != target:
         return True
-    device = core.state.devices.get(target)
+    device = gw.state.devices.get(target)
     if device is None:
         return False
-    roles = {*device.roles, *(t.role for t in core.state.tokens.list(target))}
+    roles = {*device.roles, *(t.role for t in gw.state.tokens.list(target))}
     return any(role.strip() and role.strip() != "operator" for role in roles)
 
 
-@table.method("device.pair.reject", scope=PAIRING)
-async def pair_reject(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("device.pair.reject", scope=PAIRING, params=DevicePairRejectParams)
+async def pair_reject(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.pair.reject {requestId}``."""
-    request_id = _str("device.pair.reject", params, "requestId")
-    request = core.state.pairing.get(request_id, now_ms())
+    request_id: str = params["requestId"]
+    request = gw.state.pairing.get(request_id, now_ms())
     caller = peer.managing_device_id
     if (
         caller is not None
@@ -215,58 +221,56 @@ async def pair_reject(core: GatewayApp, peer: Peer, params: Any) -> Any:
         raise invalid_request("device pairing rejection denied")
     if request is None:
         raise invalid_request("unknown requestId")
-    core.pairing.reject(request_id)
+    gw.pairing.reject(request_id)
     return {"requestId": request_id, "deviceId": request.device_id}
 
 
-@table.method("device.pair.remove", scope=PAIRING)
-async def pair_remove(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("device.pair.remove", scope=PAIRING, params=DevicePairRemoveParams)
+async def pair_remove(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.pair.remove {deviceId}``: forget the device and its tokens."""
-    device_id = _str("device.pair.remove", params, "deviceId")
-    if _denies_pairing_management(core, peer, device_id):
+    device_id: str = params["deviceId"]
+    if _denies_pairing_management(gw, peer, device_id):
         log.warning("device pairing removal denied device=%s", device_id[:12])
         raise invalid_request("device pairing removal denied")
-    if not core.state.devices.remove(device_id):
+    if not gw.state.devices.remove(device_id):
         raise invalid_request("unknown deviceId")
     # As the real gateway: its sessions are closed (4001 "device removed") after this answer.
-    core.pairing.disconnect(device_id, "device removed", code=4001)
+    gw.pairing.disconnect(device_id, "device removed", code=4001)
     return {"deviceId": device_id, "removed": True}
 
 
-@table.method("device.pair.rename", scope=PAIRING)
-async def pair_rename(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("device.pair.rename", scope=PAIRING, params=DevicePairRenameParams)
+async def pair_rename(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.pair.rename {deviceId, label}``."""
-    device_id = _str("device.pair.rename", params, "deviceId")
-    label = _str("device.pair.rename", params, "label").strip()
+    device_id: str = params["deviceId"]
+    label = params["label"].strip()
     if not label:
         raise invalid_request("label required")
-    if _denies_pairing_management(core, peer, device_id):
+    if _denies_pairing_management(gw, peer, device_id):
         log.warning("device pairing rename denied device=%s", device_id[:12])
         raise invalid_request("device pairing rename denied")
-    if core.state.devices.get(device_id) is None:
+    if gw.state.devices.get(device_id) is None:
         raise invalid_request("unknown deviceId")
-    core.state.devices.rename(device_id, label)
+    gw.state.devices.rename(device_id, label)
     return {"deviceId": device_id, "label": label}
 
 
-@table.method("device.token.rotate", scope=PAIRING)
-async def token_rotate(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("device.token.rotate", scope=PAIRING, params=DeviceTokenRotateParams)
+async def token_rotate(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.token.rotate {deviceId, role, scopes?}``: a new token replaces the old."""
-    p = _obj("device.token.rotate", params)
-    device_id = _str("device.token.rotate", p, "deviceId")
-    role = _str("device.token.rotate", p, "role")
-    scopes = p.get("scopes")
-    if scopes is not None and (
-        not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes)
-    ):
+    device_id: str = params["deviceId"]
+    role: str = params["role"]
+    scopes = params.get("scopes")
+    if scopes is not None and not all(isinstance(s, str) for s in scopes):
+        # The reference's ``items`` schema, which the declared model does not derive.
         raise invalid_params("device.token.rotate", "at /scopes: must be array")
     if _denies_token_management(peer, device_id, role):
         raise invalid_request("device token rotation denied")
-    device = core.state.devices.get(device_id)
+    device = gw.state.devices.get(device_id)
     if device is None or role not in device.roles:
         # As the real gateway, which names no reason (an unknown device or role).
         raise invalid_request("device token rotation denied")
-    current = core.state.tokens.get(device_id, role)
+    current = gw.state.tokens.get(device_id, role)
     wanted = scopes if scopes is not None else current.scopes if current else device.scopes
     if _exceeds_caller(peer, role, wanted):
         log.warning(
@@ -278,16 +282,16 @@ async def token_rotate(core: GatewayApp, peer: Peer, params: Any) -> Any:
     if scopes is not None or current is not None:
         scopes = sorted({s.strip() for s in (wanted if scopes is None else scopes) if s.strip()})
     try:
-        token = core.state.tokens.rotate(device_id, role, scopes, now_ms())
+        token = gw.state.tokens.rotate(device_id, role, scopes, now_ms())
     except ScopeNotApprovedError as exc:
         log.warning("device token rotation denied device=%s scope=%s", device_id, exc.scope)
         raise invalid_request("device token rotation denied") from None
     except UnknownDeviceError:
         raise invalid_request("device token rotation denied") from None
-    granted = core.state.tokens.scopes(device_id, role)
+    granted = gw.state.tokens.scopes(device_id, role)
     # As the real gateway: sessions holding the old token are closed after this answer, and
     # the new token is only handed to the device itself (another device's is withheld).
-    core.pairing.disconnect(device_id, "device removed", role=role, code=4001)
+    gw.pairing.disconnect(device_id, "device removed", role=role, code=4001)
     own = peer.managing_device_id == device_id
     result: dict[str, Any] = {"deviceId": device_id, "role": role}
     if own:
@@ -302,16 +306,15 @@ async def token_rotate(core: GatewayApp, peer: Peer, params: Any) -> Any:
     return result
 
 
-@table.method("device.token.revoke", scope=PAIRING)
-async def token_revoke(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("device.token.revoke", scope=PAIRING, params=DeviceTokenRevokeParams)
+async def token_revoke(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.token.revoke {deviceId, role}``: the token stops working at once."""
-    p = _obj("device.token.revoke", params)
-    device_id = _str("device.token.revoke", p, "deviceId")
-    role = _str("device.token.revoke", p, "role")
+    device_id: str = params["deviceId"]
+    role: str = params["role"]
     if _denies_token_management(peer, device_id, role):
         raise invalid_request("device token revocation denied")
-    device = core.state.devices.get(device_id)
-    current = core.state.tokens.get(device_id, role)
+    device = gw.state.devices.get(device_id)
+    current = gw.state.tokens.get(device_id, role)
     # As the real gateway: an unknown device, role or token is denied like the rest, and so
     # is a token holding an operator scope the caller lacks.
     if device is None or role not in device.roles or current is None:
@@ -321,15 +324,17 @@ async def token_revoke(core: GatewayApp, peer: Peer, params: Any) -> Any:
             "device token revocation denied device=%s reason=caller-missing-scope", device_id[:12]
         )
         raise invalid_request("device token revocation denied")
-    if not core.state.tokens.revoke(device_id, role):
+    if not gw.state.tokens.revoke(device_id, role):
         raise invalid_request("device token revocation denied")
     # The token stops working at once: live sessions that used it are closed too.
-    core.pairing.disconnect(device_id, "device removed", role=role, code=4001)
+    gw.pairing.disconnect(device_id, "device removed", role=role, code=4001)
     return {"deviceId": device_id, "role": role, "revokedAtMs": now_ms()}
 
 
 #: ``device.pair.setupCode`` params, as the real gateway's closed schema
 #: (``DevicePairSetupCodeParamsSchema``); properties in its order, which is the error order.
+#: Kept as data: its ``joinUrl`` is ``const: true`` on a boolean, which the params models of
+#: :mod:`openclaw_desktop.protocol.methods` do not derive.
 SETUP_CODE_PARAMS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -450,7 +455,7 @@ def _check_mobile_url(url: str) -> None:
 
 
 @table.method("device.pair.setupCode", scope=ADMIN)
-async def setup_code(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def setup_code(gw: DeviceServices, peer: Peer, params: Any) -> Any:
     """``device.pair.setupCode``: mint a single-use bootstrap token (10 minutes).
 
     As the real gateway: the closed params schema and its error texts; ``bootstrapProfile``
@@ -461,28 +466,25 @@ async def setup_code(core: GatewayApp, peer: Peer, params: Any) -> Any:
     ``127.0.0.1`` (the real one refuses; the desktop app shows such codes), and
     ``joinUrl`` links are not offered (no HTTP join endpoint here).
     """
-    p: Any = {} if params is None else params
-    errors = collect_errors(SETUP_CODE_PARAMS_SCHEMA, p)
-    if errors:
-        raise invalid_params("device.pair.setupCode", format_errors(errors))
+    p = schema_checked("device.pair.setupCode", SETUP_CODE_PARAMS_SCHEMA, params)
     profile = p.get("bootstrapProfile")
     join = p.get("joinUrl") is True
     if join and profile not in (None, "node"):
         raise invalid_request("Join URLs require bootstrapProfile=node.")
-    if core.config.auth_mode not in ("token", "password"):
+    if gw.config.auth_mode not in ("token", "password"):
         raise invalid_request(
             'Pairing setup requires gateway.auth.mode "token" or "password"; '
-            f'current mode is "{core.config.auth_mode}".'
+            f'current mode is "{gw.config.auth_mode}".'
         )
     public_url: str | None = None
     raw_url = p.get("publicUrl")
     if isinstance(raw_url, str) and raw_url.strip():
-        public_url = normalize_public_url(raw_url, core.config.tls)
+        public_url = normalize_public_url(raw_url, gw.config.tls)
         if public_url is None:
             raise invalid_request("Configured publicUrl is invalid.")
         _check_mobile_url(public_url)
     if join:
-        target = public_url or (core.setup_codes.public_urls or ["ws://127.0.0.1"])[0]
+        target = public_url or (gw.setup_codes.public_urls or ["ws://127.0.0.1"])[0]
         if urlsplit(target).scheme != "wss" and not _is_loopback_host(_pairing_host(target)):
             raise _unavailable(
                 "Error: Join URLs require a TLS gateway endpoint, except for loopback. "
@@ -492,21 +494,21 @@ async def setup_code(core: GatewayApp, peer: Peer, params: Any) -> Any:
             "Error: Join URLs are not supported by this gateway. Use the setup code."
         )
     access: SetupProfile = "full" if profile is None else profile
-    return core.setup_codes.mint(
+    return gw.setup_codes.mint(
         access=access, public_url=public_url, include_qr=p.get("includeQr") is not False
     )
 
 
-@table.method("device.pair.setupStatus", scope=ADMIN)
-async def setup_status(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("device.pair.setupStatus", scope=ADMIN, params=DevicePairSetupStatusParams)
+async def setup_status(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.pair.setupStatus {setupId}``."""
-    setup_id = _str("device.pair.setupStatus", params, "setupId")
-    status = core.state.bootstrap.status(setup_id, now_ms())
+    setup_id: str = params["setupId"]
+    status = gw.state.bootstrap.status(setup_id, now_ms())
     # As the real gateway: ``{}`` for a setup that has not completed (or is unknown).
     if status is None:
         return {}
     wire = status.to_wire()
-    if core.state.bootstrap.profile_of(status) == "voice-node":
+    if gw.state.bootstrap.profile_of(status) == "voice-node":
         # The real gateway reports a voice-node setup as limited access.
         for completion in wire.values():
             if isinstance(completion, dict):

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from gateway.device_pairing import DevicePairing
 from gateway.errors import MethodError, invalid_params, invalid_request
-from gateway.handshake.jsonschema_errors import collect_errors, format_errors
-from gateway.hub import now_ms
+from gateway.hub import Hub, now_ms
+from gateway.methods.closed import schema_checked
 from gateway.methods.table import MethodTable
+from gateway.nodes.catalog import NodeCatalog, node_request_wire
 from gateway.nodes.inventory import (
     NODE_HOST_STATS_EVENT,
     NODE_PLUGIN_TOOLS_UPDATE_PARAMS_SCHEMA,
@@ -22,37 +24,54 @@ from gateway.nodes.inventory import (
     plugin_tools_for,
     runner_update_required,
 )
-from gateway.nodes.invoke import InvokeError
-from gateway.nodes.plugin_policy import check_plugin_policy
+from gateway.nodes.invoke import InvokeError, InvokeRouter
 from gateway.peer import Peer
 from gateway.scopes import (
-    BROWSER_PROXY_COMMANDS,
     PAIRING,
     READ,
-    is_forbidden_browser_proxy_mutation,
     missing_scope_error,
     node_invoke_scope,
     scope_satisfied,
 )
-from gateway.state import NodePairRequest
+from gateway.state import GatewayState, NodePairRequest
 from openclaw_desktop.protocol import ErrorCode, error_shape
+from openclaw_desktop.protocol.methods.nodes import (
+    NodeDescribeParams,
+    NodeEventParams,
+    NodeInvokeProgressParams,
+    NodeListParams,
+    NodePairListParams,
+    NodePairRemoveParams,
+    NodePairRequestParams,
+    NodeRenameParams,
+)
 
 if TYPE_CHECKING:
-    from gateway.app import GatewayApp
+    from gateway.chat.service import ChatService
+    from gateway.talk.service import TalkService
 
-__all__ = ["node_request_wire", "table"]
+__all__ = ["NodeServices", "table"]
 
 table = MethodTable()
 """The methods this module declares."""
 
 
-def node_request_wire(request: NodePairRequest) -> dict[str, Any]:
-    """A pending node surface as ``node.pair.list``/``node.pair.requested`` show it: the real
-    gateway sends ``silent`` only when it is true."""
-    wire = request.to_wire()
-    if not wire.get("silent"):
-        wire.pop("silent", None)
-    return wire
+class NodeServices(Protocol):
+    """What the ``node.*`` methods use of the gateway."""
+
+    @property
+    def state(self) -> GatewayState: ...
+    @property
+    def hub(self) -> Hub: ...
+    @property
+    def router(self) -> InvokeRouter: ...
+    @property
+    def nodes(self) -> NodeCatalog: ...
+    @property
+    def pairing(self) -> DevicePairing: ...
+    @property
+    def chat(self) -> ChatService | None: ...
+    async def talk_service(self) -> TalkService: ...
 
 
 def _obj(method: str, params: Any) -> dict[str, Any]:
@@ -63,51 +82,12 @@ def _obj(method: str, params: Any) -> dict[str, Any]:
     return params
 
 
-_NON_EMPTY: dict[str, Any] = {"type": "string", "minLength": 1}
-#: Params schemas as the real gateway's closed ones (``NodeDescribeParamsSchema``,
-#: ``NodeRenameParamsSchema``, ``NodeInvokeParamsSchema``), properties in their order, which
-#: is the order of its errors: a mistyped field gets the same text as there.
-
-
-def _closed(*required: str) -> dict[str, Any]:
-    """A closed params object whose ``required`` fields are non-empty strings (in order)."""
-    return {
-        "type": "object",
-        "additionalProperties": False,
-        "required": list(required),
-        "properties": {name: _NON_EMPTY for name in required},
-    }
-
-
-NODE_DESCRIBE_PARAMS_SCHEMA = _closed("nodeId")
-NODE_RENAME_PARAMS_SCHEMA = _closed("nodeId", "displayName")
-#: ``NodeListParamsSchema`` and ``NodePairListParamsSchema``: no params at all.
-NO_PARAMS_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False}
-#: ``NodePairApproveParamsSchema`` and ``NodePairRejectParamsSchema``.
-NODE_PAIR_REQUEST_PARAMS_SCHEMA = _closed("requestId")
-#: ``NodePairRemoveParamsSchema``.
-NODE_PAIR_REMOVE_PARAMS_SCHEMA = _closed("nodeId")
-#: ``NodeEventParamsSchema``.
-NODE_EVENT_PARAMS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["event"],
-    "properties": {"event": _NON_EMPTY, "payload": {}, "payloadJSON": {"type": "string"}},
-}
-#: ``NodeInvokeProgressParamsSchema``.
-NODE_INVOKE_PROGRESS_PARAMS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["invokeId", "nodeId", "seq", "chunk"],
-    "properties": {
-        "invokeId": _NON_EMPTY,
-        "nodeId": _NON_EMPTY,
-        "seq": {"type": "integer", "minimum": 0},
-        "chunk": {"type": "string", "maxLength": 16384},
-    },
-}
-#: The largest chunk in UTF-8 bytes (``MAX_PROGRESS_CHUNK_BYTES``).
+#: The largest ``node.invoke.progress`` chunk in UTF-8 bytes (``MAX_PROGRESS_CHUNK_BYTES``).
 MAX_PROGRESS_CHUNK_BYTES = 16384
+#: ``NodeInvokeParamsSchema``, properties in its order (the order of its errors). Kept as
+#: data: its ``turnSourceThreadId`` is a string-or-number union, which the params models of
+#: :mod:`openclaw_desktop.protocol.methods` do not derive.
+_NON_EMPTY: dict[str, Any] = {"type": "string", "minLength": 1}
 NODE_INVOKE_PARAMS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -127,177 +107,103 @@ NODE_INVOKE_PARAMS_SCHEMA: dict[str, Any] = {
 }
 
 
-def _validated(method: str, schema: dict[str, Any], params: Any) -> dict[str, Any]:
-    """``params`` (absent: ``{}``) checked against ``schema``, or ``INVALID_REQUEST invalid
-    <method> params: <errors>`` in the real gateway's words."""
-    p = {} if params is None else params
-    errors = collect_errors(schema, p)
-    if errors:
-        raise invalid_params(method, format_errors(errors))
-    checked: dict[str, Any] = p
-    return checked
-
-
-@table.method("node.list", scope=READ)
-async def node_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("node.list", scope=READ, params=NodeListParams)
+async def node_list(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.list``: paired and connected nodes."""
-    _validated("node.list", NO_PARAMS_SCHEMA, params)
-    return {"ts": now_ms(), "nodes": core.nodes.entries(peer)}
+    return {"ts": now_ms(), "nodes": gw.nodes.entries(peer)}
 
 
-@table.method("node.describe", scope=READ)
-async def node_describe(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("node.describe", scope=READ, params=NodeDescribeParams)
+async def node_describe(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.describe {nodeId}``."""
-    p = _validated("node.describe", NODE_DESCRIBE_PARAMS_SCHEMA, params)
-    node_id = p["nodeId"]
+    node_id = params["nodeId"]
     if not node_id.strip():
         raise invalid_request("nodeId required")
-    entry = core.nodes.entry(node_id, peer)
+    entry = gw.nodes.entry(node_id, peer)
     if entry is None:
         raise invalid_request("unknown nodeId")
     return {"ts": now_ms(), **entry}
 
 
-@table.method("node.rename", scope=PAIRING)
-async def node_rename(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("node.rename", scope=PAIRING, params=NodeRenameParams)
+async def node_rename(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.rename {nodeId, displayName}``."""
-    p = _validated("node.rename", NODE_RENAME_PARAMS_SCHEMA, params)
-    node_id, name = p["nodeId"], p["displayName"]
+    node_id, name = params["nodeId"], params["displayName"]
     caller = peer.managing_device_id
     if caller is not None and caller != node_id.strip() and "operator.admin" not in peer.scopes:
         # As the real gateway: a device-token session renames only its own node.
         raise invalid_request("node rename denied")
     if not name.strip():
         raise invalid_request("displayName required")
-    renamed = core.state.nodes.rename(node_id, name.strip())
+    renamed = gw.state.nodes.rename(node_id, name.strip())
     if renamed is None:  # only nodes with an approved surface have a name of their own
         raise invalid_request("unknown nodeId")
     return {"nodeId": node_id, "displayName": renamed.display_name}
 
 
 @table.method("node.invoke", scope=node_invoke_scope)
-async def node_invoke(
-    core: GatewayApp, peer: Peer | None, params: Any, *, cancel_on_abandon: bool = False
-) -> Any:
-    """``node.invoke {nodeId, command, params?, timeoutMs?, idempotencyKey}`` (also the
-    agent's tool path, with ``cancel_on_abandon`` so an aborted run stops the node)."""
-    p = _validated("node.invoke", NODE_INVOKE_PARAMS_SCHEMA, params)
-    node_id, command, key = p["nodeId"], p["command"], p["idempotencyKey"]
-    if not node_id.strip() or not command.strip():
-        raise invalid_request("nodeId and command required")
+async def node_invoke(gw: NodeServices, peer: Peer, params: Any) -> Any:
+    """``node.invoke {nodeId, command, params?, timeoutMs?, idempotencyKey}``: the command
+    run on a connected node (:class:`~gateway.nodes.invoker.NodeInvoker`, the agent's node
+    tools' path too)."""
+    p = schema_checked("node.invoke", NODE_INVOKE_PARAMS_SCHEMA, params)
     timeout = p.get("timeoutMs")
-    if isinstance(timeout, float):
-        timeout = int(timeout)  # a JSON number such as 1000.0 is an integer to the gateway
-    if command.startswith("system.execApprovals."):
-        raise invalid_request(
-            "node.invoke does not allow system.execApprovals.*; use exec.approvals.node.*",
-            {"command": command},
-        )
-    if command in BROWSER_PROXY_COMMANDS and is_forbidden_browser_proxy_mutation(p.get("params")):
-        raise invalid_request(
-            f"node.invoke cannot mutate persistent browser profiles via {command}",
-            {"command": command},
-        )
-    target = core.hub.nodes.get(node_id)
-    if target is None:
-        if core.state.nodes.approved(node_id) is None and core.state.devices.get(node_id) is None:
-            raise MethodError(
-                error_shape(
-                    ErrorCode.UNAVAILABLE,
-                    "node pairing changed while invocation was active",
-                    {"code": "PAIRING_CHANGED"},
-                    retryable=True,
-                )
-            )
-        raise MethodError(
-            error_shape(
-                ErrorCode.UNAVAILABLE,
-                "node not connected",
-                {
-                    "code": "NOT_CONNECTED",
-                    "nodeError": {"code": "NOT_CONNECTED", "message": "node not connected"},
-                    "nodeCommandDispatched": False,
-                },
-            )
-        )
-    denial = core.policy.check_invoke(target.platform, target.device_family, target.caps, command)
-    if denial is not None:
-        raise MethodError(error_shape(ErrorCode.INVALID_REQUEST, denial.message, denial.details))
-    if command not in target.commands:
-        if command in target.declared_commands:
-            message = (
-                "node command not allowed: the node's declared command surface is pending "
-                "approval; run `openclaw nodes pending`, then `openclaw nodes approve <requestId>`"
-            )
-            reason = "command pending approval"
-        else:
-            message = (
-                f"node command not allowed: the node (platform: {target.platform}) "
-                f'does not support "{command}"'
-            )
-            reason = "command not declared by node"
-        raise invalid_request(message, {"reason": reason, "command": command})
-    check_plugin_policy(command, p.get("params"))  # refuses what it cannot classify
-    return await core.router.invoke(
-        target,
-        command,
+    return await gw.nodes.invoker.invoke(
+        p["nodeId"],
+        p["command"],
         p.get("params"),
-        timeout_ms=timeout,
-        idempotency_key=key,
-        cancel_on_abandon=cancel_on_abandon,
+        # a JSON number such as 1000.0 is an integer to the gateway
+        timeout_ms=int(timeout) if isinstance(timeout, float) else timeout,
+        idempotency_key=p["idempotencyKey"],
     )
 
 
 @table.method("node.invoke.result", role="node")
-async def node_invoke_result(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def node_invoke_result(gw: NodeServices, peer: Peer, params: Any) -> Any:
     """``node.invoke.result`` (node -> gateway)."""
     p = _obj("node.invoke.result", params)
     for name in ("id", "nodeId", "ok"):
         if name not in p:
             raise invalid_params("node.invoke.result", f"must have required property '{name}'")
     try:
-        return core.router.on_result(peer, p)
+        return gw.router.on_result(peer, p)
     except InvokeError as exc:
         raise MethodError(exc.shape) from None
 
 
-@table.method("node.invoke.progress", role="node")
-async def node_invoke_progress(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("node.invoke.progress", role="node", params=NodeInvokeProgressParams)
+async def node_invoke_progress(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.invoke.progress {invokeId, nodeId, seq, chunk}`` (node -> gateway): one chunk
     of a running invoke's output, as the real gateway takes it (closed params, ``nodeId
     mismatch``, ``progress chunk too large`` over 16 KiB of UTF-8), answered ``{ok,
     ignored}``: ignored unless the invoke's caller listens (the agent's tool call)."""
-    p = _validated("node.invoke.progress", NODE_INVOKE_PROGRESS_PARAMS_SCHEMA, params)
+    p = params
     caller = peer.device_id or peer.client.get("id")
     if caller and p["nodeId"] != caller:
         raise invalid_request("nodeId mismatch")
     if len(p["chunk"].encode("utf-8", errors="surrogatepass")) > MAX_PROGRESS_CHUNK_BYTES:
         raise invalid_request("progress chunk too large")
-    return {"ok": True, "ignored": not core.router.on_progress(peer, p)}
+    return {"ok": True, "ignored": not gw.router.on_progress(peer, p)}
 
 
-@table.method("node.event", role="node")
-async def node_event(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("node.event", role="node", params=NodeEventParams)
+async def node_event(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.event {event, payload?, payloadJSON?}``: PAIRING_CHANGED, whatever the event,
     from a node whose surface awaits approval or from a replaced connection (as the real
     gateway, which takes events only from a node's current, approved connection)."""
-    p = _validated("node.event", NODE_EVENT_PARAMS_SCHEMA, params)
+    p = params
     event: str = p["event"]
     node_id = peer.device_id
-    if (
-        node_id is None
-        or core.hub.nodes.get(node_id) is not peer
-        or core.nodes.surface_pending(peer)
-    ):
+    if node_id is None or gw.hub.nodes.get(node_id) is not peer or gw.nodes.surface_pending(peer):
         raise _pairing_changed()
     if event == "node.presence.alive":
         if peer.device_id:
-            core.state.devices.touch(peer.device_id, now_ms(), peer.remote_ip)
+            gw.state.devices.touch(peer.device_id, now_ms(), peer.remote_ip)
         return {"ok": True, "event": event, "handled": True, "reason": "persisted"}
     if event == "voice.transcript":
-        return (await core.talk_service()).voice_transcripts.handle(core.chat, peer, p)
+        return (await gw.talk_service()).voice_transcripts.handle(gw.chat, peer, p)
     if event == NODE_HOST_STATS_EVENT:
-        return _host_stats(core, peer, p)
+        return _host_stats(gw, peer, p)
     return {"ok": True, "event": event, "handled": False, "reason": "unsupported_event"}
 
 
@@ -317,7 +223,7 @@ def _payload_object(p: dict[str, Any]) -> Any:
     return value if isinstance(value, dict) else None
 
 
-def _host_stats(core: GatewayApp, peer: Peer, p: dict[str, Any]) -> dict[str, Any]:
+def _host_stats(gw: NodeServices, peer: Peer, p: dict[str, Any]) -> dict[str, Any]:
     """``node.host.stats``: kept for this connection with the gateway's receipt time, saved
     on the approved node record, shown as ``hostStats`` and sent to read-scoped operators
     as ``node.hostStats``."""
@@ -332,43 +238,43 @@ def _host_stats(core: GatewayApp, peer: Peer, p: dict[str, Any]) -> dict[str, An
         }
     stats["updatedAtMs"] = now_ms()
     peer.inventory.host_stats = stats
-    core.state.nodes.record_host_stats(node_id, stats)
-    core.hub.broadcast("node.hostStats", {"nodeId": node_id, "hostStats": dict(stats)})
+    gw.state.nodes.record_host_stats(node_id, stats)
+    gw.hub.broadcast("node.hostStats", {"nodeId": node_id, "hostStats": dict(stats)})
     return {"ok": True, "event": NODE_HOST_STATS_EVENT, "handled": True, "reason": "updated"}
 
 
-def _reporting_node(core: GatewayApp, peer: Peer) -> str:
+def _reporting_node(gw: NodeServices, peer: Peer) -> str:
     """The calling node's id (its device, else its client id) when this connection is the
     node's current one, else ``nodeId required`` / ``unknown nodeId`` as the real gateway."""
     node_id = (peer.device_id or str(peer.client.get("id") or "")).strip()
     if not node_id:
         raise invalid_request("nodeId required")
-    if core.hub.nodes.get(node_id) is not peer:
+    if gw.hub.nodes.get(node_id) is not peer:
         raise invalid_request("unknown nodeId")
     return node_id
 
 
 @table.method("node.pluginTools.update", role="node")
-async def node_plugin_tools_update(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def node_plugin_tools_update(gw: NodeServices, peer: Peer, params: Any) -> Any:
     """``node.pluginTools.update {tools}``: the node's plugin/MCP tools (for this connection);
     answered with those its approved commands admit."""
-    p = _validated("node.pluginTools.update", NODE_PLUGIN_TOOLS_UPDATE_PARAMS_SCHEMA, params)
-    node_id = _reporting_node(core, peer)
+    p = schema_checked("node.pluginTools.update", NODE_PLUGIN_TOOLS_UPDATE_PARAMS_SCHEMA, params)
+    node_id = _reporting_node(gw, peer)
     peer.inventory.declared_tools = [dict(tool) for tool in p["tools"]]
     return {"nodeId": node_id, "tools": plugin_tools_for(p["tools"], peer.commands)}
 
 
 @table.method("node.skills.update", role="node")
-async def node_skills_update(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def node_skills_update(gw: NodeServices, peer: Peer, params: Any) -> Any:
     """``node.skills.update {skills}``: the node's skills (for this connection), normalized."""
-    p = _validated("node.skills.update", NODE_SKILLS_UPDATE_PARAMS_SCHEMA, params)
-    node_id = _reporting_node(core, peer)
+    p = schema_checked("node.skills.update", NODE_SKILLS_UPDATE_PARAMS_SCHEMA, params)
+    node_id = _reporting_node(gw, peer)
     peer.inventory.skills = normalize_skills(p["skills"])
     return {"nodeId": node_id, "skills": [dict(skill) for skill in peer.inventory.skills]}
 
 
 @table.method("node.pluginSurface.refresh", role="node")
-async def node_plugin_surface_refresh(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def node_plugin_surface_refresh(gw: NodeServices, peer: Peer, params: Any) -> Any:
     """``node.pluginSurface.refresh {surface, observedUrl?}``: this gateway hosts no plugin
     surfaces, so every one is unavailable."""
     surface = params.get("surface") if isinstance(params, dict) else None
@@ -379,7 +285,7 @@ async def node_plugin_surface_refresh(core: GatewayApp, peer: Peer, params: Any)
 
 
 @table.method("node.runnerInventory.update", role="node", advertise=False)
-async def node_runner_inventory_update(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def node_runner_inventory_update(gw: NodeServices, peer: Peer, params: Any) -> Any:
     """``node.runnerInventory.update {protocolFeatures, workerHost?}``: whether a node host
     offers worker sessions (kept for this connection; this gateway places none)."""
     declaration = parse_runner_declaration(params)
@@ -389,7 +295,7 @@ async def node_runner_inventory_update(core: GatewayApp, peer: Peer, params: Any
     client = peer.client
     if (
         not node_id
-        or core.hub.nodes.get(node_id) is not peer
+        or gw.hub.nodes.get(node_id) is not peer
         or client.get("id") not in NODE_WORKER_HOST_CLIENT_IDS
         or client.get("mode") != "node"
     ):
@@ -398,8 +304,8 @@ async def node_runner_inventory_update(core: GatewayApp, peer: Peer, params: Any
     peer.inventory.runner = declaration if features else None
     if len(features) == 1 and features[0] != NODE_WORKER_SUPERVISOR_FEATURE:
         raise invalid_request(runner_update_required(node_id))
-    if core.nodes.surface_pending(peer):
-        pending = core.nodes.pending_surface(node_id)
+    if gw.nodes.surface_pending(peer):
+        pending = gw.nodes.pending_surface(node_id)
         message = (
             "node capability surface is awaiting operator approval; run "
             f"`openclaw nodes approve {pending.request_id}` (see `openclaw nodes pending`), "
@@ -423,17 +329,17 @@ def _pairing_changed() -> MethodError:
 
 
 @table.method("node.pending.pull", role="node")
-async def node_pending_pull(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def node_pending_pull(gw: NodeServices, peer: Peer, params: Any) -> Any:
     """``node.pending.pull``: PAIRING_CHANGED while the surface awaits approval."""
-    if core.nodes.surface_pending(peer):
+    if gw.nodes.surface_pending(peer):
         raise _pairing_changed()
     return {"nodeId": peer.device_id, "revision": 0, "items": [], "hasMore": False}
 
 
 @table.method("node.pending.drain", role="node")
-async def node_pending_drain(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def node_pending_drain(gw: NodeServices, peer: Peer, params: Any) -> Any:
     """``node.pending.drain``."""
-    if core.nodes.surface_pending(peer):
+    if gw.nodes.surface_pending(peer):
         raise MethodError(
             error_shape(
                 ErrorCode.UNAVAILABLE,
@@ -446,18 +352,17 @@ async def node_pending_drain(core: GatewayApp, peer: Peer, params: Any) -> Any:
 
 
 @table.method("node.pending.ack", role="node")
-async def node_pending_ack(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def node_pending_ack(gw: NodeServices, peer: Peer, params: Any) -> Any:
     """``node.pending.ack``."""
     return {"ok": True}
 
 
-@table.method("node.pair.list", scope=PAIRING)
-async def node_pair_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("node.pair.list", scope=PAIRING, params=NodePairListParams)
+async def node_pair_list(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.pair.list``."""
-    _validated("node.pair.list", NO_PARAMS_SCHEMA, params)
     now = now_ms()
-    pending = [node_request_wire(r) for r in core.state.nodes.list_pending(now)]
-    paired = [s.to_wire() for s in core.state.nodes.list_approved()]
+    pending = [node_request_wire(r) for r in gw.state.nodes.list_pending(now)]
+    paired = [s.to_wire() for s in gw.state.nodes.list_approved()]
     only = None if "operator.admin" in peer.scopes else peer.managing_device_id
     if only is not None:  # as the real gateway: a device-token session sees its own node only
         pending = [r for r in pending if str(r.get("nodeId", "")).strip() == only]
@@ -465,42 +370,36 @@ async def node_pair_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
     return {"pending": pending, "paired": paired}
 
 
-def _request_id(method: str, params: Any) -> str:
-    request_id: str = _validated(method, NODE_PAIR_REQUEST_PARAMS_SCHEMA, params)["requestId"]
-    return request_id
-
-
-@table.method("node.pair.approve", scope=PAIRING)
-async def node_pair_approve(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("node.pair.approve", scope=PAIRING, params=NodePairRequestParams)
+async def node_pair_approve(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.pair.approve {requestId}``: needs the request's approver scopes."""
-    request_id = _request_id("node.pair.approve", params)
-    request = core.state.nodes.get(request_id, now_ms())
+    request_id: str = params["requestId"]
+    request = gw.state.nodes.get(request_id, now_ms())
     _check_surface_ownership(peer, request, "approval")
     if request is None:
         raise invalid_request("unknown requestId")
     for scope in request.required_approve_scopes:
         if not scope_satisfied(scope, peer.scopes):
             raise MethodError(missing_scope_error(scope, list(request.required_approve_scopes)))
-    return core.nodes.resolve_surface(request_id, approved=True)
+    return gw.nodes.resolve_surface(request_id, approved=True)
 
 
-@table.method("node.pair.reject", scope=PAIRING)
-async def node_pair_reject(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("node.pair.reject", scope=PAIRING, params=NodePairRequestParams)
+async def node_pair_reject(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.pair.reject {requestId}``."""
-    request_id = _request_id("node.pair.reject", params)
-    request = core.state.nodes.get(request_id, now_ms())
+    request_id: str = params["requestId"]
+    request = gw.state.nodes.get(request_id, now_ms())
     _check_surface_ownership(peer, request, "rejection")
     if request is None:
         raise invalid_request("unknown requestId")
-    return core.nodes.resolve_surface(request_id, approved=False)
+    return gw.nodes.resolve_surface(request_id, approved=False)
 
 
-@table.method("node.pair.remove", scope=PAIRING)
-async def node_pair_remove(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("node.pair.remove", scope=PAIRING, params=NodePairRemoveParams)
+async def node_pair_remove(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.pair.remove {nodeId}``."""
-    p = _validated("node.pair.remove", NODE_PAIR_REMOVE_PARAMS_SCHEMA, params)
-    node_id = p["nodeId"].strip()
-    device = core.state.devices.get(node_id)
+    node_id = params["nodeId"].strip()
+    device = gw.state.devices.get(node_id)
     # As the real gateway: without operator.admin a device-token session removes no node
     # role, its own device's included (a node role is managed by admins only).
     if (
@@ -510,20 +409,20 @@ async def node_pair_remove(core: GatewayApp, peer: Peer, params: Any) -> Any:
         and "operator.admin" not in peer.scopes
     ):
         raise invalid_request("node pairing removal denied")
-    removed = core.state.nodes.remove(node_id)
-    removed = core.state.devices.remove_role(node_id, "node") is not None or removed
-    target = core.hub.nodes.get(node_id)
+    removed = gw.state.nodes.remove(node_id)
+    removed = gw.state.devices.remove_role(node_id, "node") is not None or removed
+    target = gw.hub.nodes.get(node_id)
     if target is not None:
         target.commands = []
     if not removed:
         raise invalid_request("unknown nodeId")
-    core.hub.broadcast(
+    gw.hub.broadcast(
         "node.pair.resolved",
         {"requestId": "", "nodeId": node_id, "decision": "removed", "ts": now_ms()},
     )
     # As the real gateway: the node's sessions are closed (4001) after this answer; it
     # comes back as a new node whose command surface awaits approval.
-    core.pairing.disconnect(node_id, "device removed", role="node", code=4001)
+    gw.pairing.disconnect(node_id, "device removed", role="node", code=4001)
     return {"nodeId": node_id}
 
 

@@ -11,6 +11,7 @@ from gateway.errors import invalid_request
 from gateway.hub import Hub, now_ms
 from gateway.nodes.inventory import catalog_fields
 from gateway.nodes.invoke import InvokeRouter
+from gateway.nodes.invoker import NodeInvoker
 from gateway.nodes.policy import CommandPolicy
 from gateway.peer import Peer
 from gateway.state import GatewayState, NodePairRequest
@@ -52,6 +53,8 @@ class NodeCatalog:
         self.hub = hub
         self.policy = policy
         self.router = router
+        #: Invoking a command on a live node (``node.invoke`` and the agent's node tools).
+        self.invoker = NodeInvoker(state, hub, policy, router)
 
     def entries(self, viewer: Peer | None = None) -> list[dict[str, Any]]:
         """``node.list`` entries, as the real gateway's node catalog: paired node devices,
