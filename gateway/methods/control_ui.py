@@ -1,12 +1,16 @@
 """The methods the real Control UI (the real gateway's web app) calls on its normal path.
 
-Each takes the reference's closed params, needs the reference's scope and answers in its
-result shape. Where this gateway has the feature the answer comes from it (``chat.startup``
-is chat.history's first page, ``chat.metadata`` lists the configured models and the chat's
-slash commands, ``system.info`` describes this host, ``agent.identity.get`` our one agent);
-where it has none (boards, progress cards, projects, questions, tasks, task suggestions,
-session groups, branches, companions, GitHub, mentions, Control UI plugins, plugin
-surfaces, updates) the answer is the honest empty one in the real shape.
+Each takes the reference's closed params (declared as the models of
+:mod:`openclaw_desktop.protocol.methods.control_ui`), needs the reference's scope and answers
+in its result shape; a handler gets only the services its module's protocol names
+(:class:`ControlUiServices`,
+:class:`~gateway.methods.control_ui_lists.ControlUiListsServices`). Where this gateway has
+the feature the answer comes from it (``chat.startup`` is chat.history's first page,
+``chat.metadata`` lists the configured models and the chat's slash commands,
+``system.info`` describes this host, ``agent.identity.get`` our one agent); where it has
+none (boards, progress cards, projects, questions, tasks, task suggestions, session groups,
+branches, companions, GitHub, mentions, Control UI plugins, plugin surfaces, updates) the
+answer is the honest empty one in the real shape.
 
 The per-session and chat methods are declared here, the gateway-wide ones (catalogues,
 ``system.info``, ``update.status``) in :mod:`gateway.methods.control_ui_lists`; :data:`table`
@@ -16,56 +20,48 @@ holds both.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from gateway.chat.params import Field
 from gateway.errors import MethodError, invalid_params, invalid_request
 from gateway.methods import chat as chat_methods
 from gateway.methods import control_ui_lists
-from gateway.methods.control_ui_params import (
-    NON_EMPTY,
-    check_closed,
-    problem_text,
-    string_items,
-)
+from gateway.methods.closed import derived_schema, model_checked, schema_problems
+from gateway.methods.control_ui_params import string_items
 from gateway.methods.sessions import slash_commands
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import READ
 from openclaw_desktop.protocol import ErrorCode, error_shape
+from openclaw_desktop.protocol.methods.control_ui import (
+    AgentIdentityGetParams,
+    ChatMetadataParams,
+    ChatStartupParams,
+    ChatStartupShortLinkParams,
+    SessionsGithubOptionsParams,
+    SessionsObserverVisibilityParams,
+    SessionsViewersSetParams,
+    SessionTargetParams,
+)
 
 if TYPE_CHECKING:
-    from gateway.app import GatewayApp
     from gateway.chat.service import ChatService
 
-__all__ = ["table"]
+__all__ = ["ControlUiServices", "table"]
 
 _table = MethodTable()
 
-_KEY = Field("string", required=True, min_length=1)
-#: ``{sessionKey, agentId?}``: the target of most per-session Control UI reads.
-_SESSION_TARGET = {"sessionKey": _KEY, "agentId": NON_EMPTY}
-#: ``chat.history``'s params (the first branch of ``chat.startup``'s union).
-_HISTORY_FIELDS = {
-    "sessionKey": _KEY,
-    "agentId": NON_EMPTY,
-    "cursor": Field("string"),
-    "limit": Field("integer", minimum=1, maximum=1000),
-    "maxBytes": Field("integer", minimum=1024),
-    "offset": Field("integer", minimum=0),
-    "pendingBefore": Field("integer", minimum=1),
-    "inputRunIds": Field("array"),
-    "messageId": NON_EMPTY,
-    "sessionId": NON_EMPTY,
-    "maxChars": Field("integer", minimum=1, maximum=500_000),
-}
-#: The short-link branch of ``chat.startup``'s union.
-_SHORT_LINK_FIELDS = {
-    "shortId": Field("string", required=True, min_length=1),
-    "slugHint": NON_EMPTY,
-    "agentId": Field("string", required=True, min_length=1),
-    "limit": Field("integer", minimum=1, maximum=1000),
-    "maxBytes": Field("integer", minimum=1024),
+
+class ControlUiServices(Protocol):
+    """What the per-session and chat Control UI methods use of the gateway: the chat
+    engine (``chat.startup`` hands the same services to chat.history's handler)."""
+
+    @property
+    def chat(self) -> ChatService | None: ...
+
+
+#: ``chat.startup``'s union: chat.history's params, or a short chat link.
+_STARTUP_SCHEMA: dict[str, Any] = {
+    "anyOf": [derived_schema(ChatStartupParams), derived_schema(ChatStartupShortLinkParams)]
 }
 _SHORT_ID_RE = re.compile(r"^[0-9a-f]{8,32}$")
 #: The identity that owns every session here (one operator, no profiles).
@@ -76,8 +72,11 @@ _OWNER = {
 }
 
 
-def _service(core: GatewayApp) -> ChatService:
-    return chat_methods._service(core)
+def _service(gw: ControlUiServices) -> ChatService:
+    """The chat engine, or ``UNAVAILABLE chat is starting`` (as the chat methods)."""
+    if gw.chat is None:
+        raise MethodError(error_shape(ErrorCode.UNAVAILABLE, "chat is starting", retryable=True))
+    return gw.chat
 
 
 def _canonical(service: ChatService, key: str) -> str:
@@ -90,10 +89,9 @@ def _known_agent(service: ChatService, agent_id: str | None) -> None:
         raise invalid_request(f'Unknown agent id "{agent_id}"')
 
 
-def _session_target(method: str, core: GatewayApp, params: Any) -> tuple[ChatService, str]:
-    """``{sessionKey, agentId?}`` checked: the service and the canonical key."""
-    p = check_closed(method, params, _SESSION_TARGET)
-    service = _service(core)
+def _session_target(gw: ControlUiServices, p: dict[str, Any]) -> tuple[ChatService, str]:
+    """Checked ``{sessionKey, agentId?}``: the service and the canonical key."""
+    service = _service(gw)
     _known_agent(service, p.get("agentId"))
     return service, _canonical(service, p["sessionKey"])
 
@@ -101,14 +99,11 @@ def _session_target(method: str, core: GatewayApp, params: Any) -> tuple[ChatSer
 # ------------------------------------------------------------------------ the agent, chat
 
 
-@_table.method("agent.identity.get", scope=READ)
-async def agent_identity_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@_table.method("agent.identity.get", scope=READ, params=AgentIdentityGetParams)
+async def agent_identity_get(gw: ControlUiServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``agent.identity.get {agentId?, sessionKey?}``: the agent's display identity (this
     gateway's agent has no configured name or avatar: the defaults, as the reference)."""
-    p = check_closed(
-        "agent.identity.get", params, {"agentId": NON_EMPTY, "sessionKey": Field("string")}
-    )
-    agent_id = p.get("agentId") or _service(core).agent_id
+    agent_id = params.get("agentId") or _service(gw).agent_id
     return {"agentId": agent_id, "name": "Assistant", "nameSource": "default", "avatar": "A"}
 
 
@@ -134,32 +129,25 @@ def _models(service: ChatService) -> list[dict[str, Any]]:
 
 
 @_table.method("chat.metadata", scope=READ)
-async def chat_metadata(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def chat_metadata(gw: ControlUiServices, peer: Peer, params: Any) -> Any:
     """``chat.metadata {agentId?, authProfileId?, sessionKey?}``: the models a chat can
-    use and its slash commands."""
-    # The schema's ``not: {required: [sessionKey, authProfileId]}``: both named, or not an
-    # object at all (``required`` holds for a non-object), fails it too.
+    use and its slash commands.
+
+    Its params are checked here, not declared: the reference's schema adds
+    ``not: {required: [sessionKey, authProfileId]}`` to the model's, whose
+    ``must not be valid`` follows any problem of the properties. Both named, or params that
+    are not an object at all (``required`` holds for a non-object), fail it."""
+    method = "chat.metadata"
+    problems = schema_problems(derived_schema(ChatMetadataParams), params)
     both = not isinstance(params, dict | None) or (
         isinstance(params, dict) and "sessionKey" in params and "authProfileId" in params
     )
-    try:
-        p = check_closed(
-            "chat.metadata",
-            params,
-            {
-                "agentId": NON_EMPTY,
-                "authProfileId": Field("string", min_length=1, max_length=256),
-                "sessionKey": Field("string", min_length=1),
-            },
-        )
-    except MethodError as exc:
-        if not both:
-            raise
-        problem = problem_text(exc, "chat.metadata")
-        raise invalid_params("chat.metadata", f"{problem}; must not be valid") from None
     if both:
-        raise invalid_params("chat.metadata", "must not be valid")
-    service = _service(core)
+        problems = "must not be valid" if problems is None else f"{problems}; must not be valid"
+    if problems is not None:
+        raise invalid_params(method, problems)
+    p = model_checked(method, ChatMetadataParams, params)
+    service = _service(gw)
     _known_agent(service, p.get("agentId"))
     result: dict[str, Any] = {"models": _models(service), "commands": slash_commands()}
     if "sessionKey" in p:
@@ -169,20 +157,14 @@ async def chat_metadata(core: GatewayApp, peer: Peer, params: Any) -> Any:
 
 
 def _startup_params(params: Any) -> dict[str, Any]:
-    """``chat.startup``'s union: chat.history's params, or a short chat link."""
-    try:
-        return check_closed("chat.startup", params, _HISTORY_FIELDS)
-    except MethodError as history_error:
-        try:
-            short = check_closed("chat.startup", params, _SHORT_LINK_FIELDS)
-        except MethodError as short_error:
-            problems = [
-                problem_text(history_error, "chat.startup"),
-                problem_text(short_error, "chat.startup"),
-            ]
-            joined = "; ".join(problems).split("; ")
-            text = "; ".join(dict.fromkeys([*joined, "must match a schema in anyOf"]))
-            raise invalid_params("chat.startup", text) from None
+    """``chat.startup``'s union checked (refused in the reference's words): chat.history's
+    params, or a short chat link (refused: no session here has one)."""
+    problems = schema_problems(_STARTUP_SCHEMA, params)
+    if problems is not None:
+        raise invalid_params("chat.startup", problems)
+    if schema_problems(derived_schema(ChatStartupParams), params) is None:
+        return model_checked("chat.startup", ChatStartupParams, params)
+    short = model_checked("chat.startup", ChatStartupShortLinkParams, params)
     short_id = short["shortId"].strip().lower()
     if not _SHORT_ID_RE.match(short_id):
         raise invalid_request("shortId must be 8-32 hexadecimal characters")
@@ -204,13 +186,17 @@ def _defaults(service: ChatService) -> dict[str, Any]:
 
 
 @_table.method("chat.startup", scope=READ)
-async def chat_startup(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def chat_startup(gw: ControlUiServices, peer: Peer, params: Any) -> Any:
     """``chat.startup {sessionKey, limit?, maxBytes?, ...}``: a chat's first page (as
-    chat.history) with the model defaults, in one call."""
+    chat.history) with the model defaults, in one call.
+
+    Its params are checked here, not declared: the reference's schema is a union of two
+    objects (:data:`_STARTUP_SCHEMA`), the page is chat.history's own handler's answer."""
     p = _startup_params(params)
     history_params = {k: p[k] for k in ("sessionKey", "agentId", "limit", "maxChars") if k in p}
-    page = await chat_methods.chat_history(core, peer, history_params)
-    service = _service(core)
+    history = chat_methods.table["chat.history"]
+    page = await history.handler(gw, peer, history.checked_params(history_params))
+    service = _service(gw)
     key = _canonical(service, p["sessionKey"])
     return {
         "sessionKey": page["sessionKey"],
@@ -232,47 +218,51 @@ async def chat_startup(core: GatewayApp, peer: Peer, params: Any) -> Any:
 # ------------------------------------------------------------------ per-session features
 
 
-@_table.method("board.get", scope=READ)
-async def board_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@_table.method("board.get", scope=READ, params=SessionTargetParams)
+async def board_get(gw: ControlUiServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``board.get {sessionKey, agentId?}``: the session's board (boards are not kept here:
     always empty)."""
-    key = _session_target("board.get", core, params)[1]
+    key = _session_target(gw, params)[1]
     return {"sessionKey": key, "revision": 0, "tabs": [], "widgets": []}
 
 
-@_table.method("progressCard.get", scope=READ)
-async def progress_card_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@_table.method("progressCard.get", scope=READ, params=SessionTargetParams)
+async def progress_card_get(gw: ControlUiServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``progressCard.get {sessionKey, agentId?}``: no progress cards here (``card: null``)."""
-    _session_target("progressCard.get", core, params)
+    _session_target(gw, params)
     return {"card": None}
 
 
-@_table.method("session.discussion.info", scope=READ)
-async def session_discussion_info(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@_table.method("session.discussion.info", scope=READ, params=SessionTargetParams)
+async def session_discussion_info(gw: ControlUiServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``session.discussion.info {sessionKey, agentId?}``: no discussions here."""
-    _session_target("session.discussion.info", core, params)
+    _session_target(gw, params)
     return {"state": "none"}
 
 
-@_table.method("sessions.branches.list", scope=READ)
-async def sessions_branches_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@_table.method("sessions.branches.list", scope=READ, params=SessionTargetParams)
+async def sessions_branches_list(gw: ControlUiServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``sessions.branches.list {sessionKey, agentId?}``: transcripts do not branch here."""
-    _session_target("sessions.branches.list", core, params)
+    _session_target(gw, params)
     return {"branches": []}
 
 
-@_table.method("sessions.companion.state", scope=READ)
-async def sessions_companion_state(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@_table.method("sessions.companion.state", scope=READ, params=SessionTargetParams)
+async def sessions_companion_state(
+    gw: ControlUiServices, peer: Peer, params: dict[str, Any]
+) -> Any:
     """``sessions.companion.state {sessionKey, agentId?}``: no session companion here."""
-    _session_target("sessions.companion.state", core, params)
+    _session_target(gw, params)
     return {"exchanges": []}
 
 
-@_table.method("session.members.listEvidence", scope=READ)
-async def session_members_list_evidence(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@_table.method("session.members.listEvidence", scope=READ, params=SessionTargetParams)
+async def session_members_list_evidence(
+    gw: ControlUiServices, peer: Peer, params: dict[str, Any]
+) -> Any:
     """``session.members.listEvidence {sessionKey, agentId?}``: who may see a session: its
     one owner (sessions are not shared here); unknown sessions are refused."""
-    service, key = _session_target("session.members.listEvidence", core, params)
+    service, key = _session_target(gw, params)
     raw_key = params["sessionKey"]
     if service.sessions.get(key) is None:
         raise invalid_request(f"unknown session: {raw_key}")
@@ -286,35 +276,26 @@ async def session_members_list_evidence(core: GatewayApp, peer: Peer, params: An
     }
 
 
-@_table.method("sessions.github.options", scope=READ)
-async def sessions_github_options(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@_table.method("sessions.github.options", scope=READ, params=SessionsGithubOptionsParams)
+async def sessions_github_options(gw: ControlUiServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``sessions.github.options {sessionKey, agentId?, idempotencyKey?}``: no GitHub
     account or publication here (all null); unknown sessions are refused as the reference."""
-    p = check_closed(
-        "sessions.github.options",
-        params,
-        {**_SESSION_TARGET, "idempotencyKey": NON_EMPTY},
-    )
-    service = _service(core)
-    _known_agent(service, p.get("agentId"))
-    if service.sessions.get(_canonical(service, p["sessionKey"])) is None:
+    service, key = _session_target(gw, params)
+    if service.sessions.get(key) is None:
         raise MethodError(
             error_shape(ErrorCode.FORBIDDEN, "GitHub publication session was not found.")
         )
     return {"personal": None, "shared": None, "pendingPersonal": None, "latestShared": None}
 
 
-@_table.method("sessions.viewers.set", scope=READ)
-async def sessions_viewers_set(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@_table.method("sessions.viewers.set", scope=READ, params=SessionsViewersSetParams)
+async def sessions_viewers_set(gw: ControlUiServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``sessions.viewers.set {sessionKeys, agentId?}``: the sessions this connection shows,
     acknowledged with their canonical keys (viewer presence is not broadcast here)."""
     method = "sessions.viewers.set"
-    p = check_closed(
-        method, params, {"agentId": NON_EMPTY, "sessionKeys": Field("array", required=True)}
-    )
-    keys = string_items(method, "sessionKeys", p["sessionKeys"], max_items=32, max_length=512)
-    service = _service(core)
-    _known_agent(service, p.get("agentId"))
+    keys = string_items(method, "sessionKeys", params["sessionKeys"], max_items=32, max_length=512)
+    service = _service(gw)
+    _known_agent(service, params.get("agentId"))
     canonical: list[str] = []
     for raw in keys:
         if not raw.strip():
@@ -324,10 +305,13 @@ async def sessions_viewers_set(core: GatewayApp, peer: Peer, params: Any) -> Any
 
 
 @_table.method("controlUi.sessionPullRequests.subscribe", scope=READ)
-async def session_pull_requests_subscribe(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def session_pull_requests_subscribe(gw: ControlUiServices, peer: Peer, params: Any) -> Any:
     """``controlUi.sessionPullRequests.subscribe {sessionKeys, refreshSessionKeys?}``: pull
     requests of sessions (none here: nothing is ever sent); ``subscribed`` says whether any
-    key was named, as the reference."""
+    key was named, as the reference.
+
+    No params model: the reference has no schema for these params, its handler reads them
+    and refuses anything else with one ``invalid ... params`` (so does this one)."""
     bad = invalid_request("invalid controlUi.sessionPullRequests.subscribe params")
     if not isinstance(params, dict) or "sessionKeys" not in params:
         raise bad
@@ -351,12 +335,11 @@ def _pr_keys(value: Any) -> list[str] | None:
     return list(dict.fromkeys(keys))
 
 
-@_table.method("sessions.observer.visibility", scope=READ)
-async def sessions_observer_visibility(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@_table.method("sessions.observer.visibility", scope=READ, params=SessionsObserverVisibilityParams)
+async def sessions_observer_visibility(
+    gw: ControlUiServices, peer: Peer, params: dict[str, Any]
+) -> Any:
     """``sessions.observer.visibility {visible}``: acknowledged (observers are not tracked)."""
-    check_closed(
-        "sessions.observer.visibility", params, {"visible": Field("boolean", required=True)}
-    )
     return {"ok": True}
 
 

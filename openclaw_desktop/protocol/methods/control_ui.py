@@ -1,11 +1,207 @@
-"""the Control UI's methods (``config.*``, ``usage.*``, ``skills.*``, ...)
-params, in the reference's property order."""
+"""The params of the methods the real Control UI calls on its normal path (``board.get``,
+``chat.startup``, ``tasks.list``, ``system.info``, ...), in the reference's property order.
+
+Where the reference's schema says more than a params model can (a ``not``, a union of two
+objects, the items of an array, a nested union), the model says what it can and its
+docstring names the rule the gateway's handler checks after it, in the reference's words.
+``plugin.surface.refresh`` and ``controlUi.sessionPullRequests.subscribe`` have no schema in
+the reference (its handlers read the params themselves, worded their own way), so no model.
+"""
 
 from __future__ import annotations
 
-from openclaw_desktop.protocol.base import WireModel
+from typing import Annotated, Any, Literal
 
-__all__ = ["PARAMS"]
+from pydantic import Field
+
+from openclaw_desktop.protocol.base import ClosedModel, WireModel
+from openclaw_desktop.protocol.methods.ops import EmptyParams
+from openclaw_desktop.protocol.methods.schema import AS_ENUM
+
+__all__ = [
+    "PARAMS",
+    "AgentIdentityGetParams",
+    "ChatMetadataParams",
+    "ChatStartupParams",
+    "ChatStartupShortLinkParams",
+    "ProjectsListParams",
+    "SessionTargetParams",
+    "SessionsCatalogListParams",
+    "SessionsGithubOptionsParams",
+    "SessionsObserverVisibilityParams",
+    "SessionsViewersSetParams",
+    "TaskSuggestionsListParams",
+    "TasksListParams",
+    "UpdateStatusParams",
+    "UsersPrefsGetParams",
+]
+
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+class AgentIdentityGetParams(ClosedModel):
+    """``agent.identity.get``: whose display identity (the default agent's when unnamed)."""
+
+    agent_id: NonEmpty | None = None
+    session_key: str | None = None
+
+
+class ChatMetadataParams(ClosedModel):
+    """``chat.metadata`` without its ``not: {required: [sessionKey, authProfileId]}``
+    (both named is refused with ``must not be valid``, after any problem of the properties:
+    the gateway's handler adds it)."""
+
+    agent_id: NonEmpty | None = None
+    auth_profile_id: Annotated[str | None, Field(min_length=1, max_length=256)] = None
+    session_key: NonEmpty | None = None
+
+
+class ChatStartupParams(ClosedModel):
+    """``chat.startup``'s first branch: chat.history's params (what the Control UI sends).
+
+    The reference's schema is the union (``anyOf``) of this and
+    :class:`ChatStartupShortLinkParams`; the gateway's handler checks the union. The items
+    of ``inputRunIds`` (1 to 50 unique ids of 1 to 256 characters) are not checked here.
+    """
+
+    session_key: NonEmpty
+    agent_id: NonEmpty | None = None
+    cursor: str | None = None
+    limit: Annotated[int | None, Field(ge=1, le=1000)] = None
+    max_bytes: Annotated[int | None, Field(ge=1024)] = None
+    offset: Annotated[int | None, Field(ge=0)] = None
+    pending_before: Annotated[int | None, Field(ge=1)] = None
+    input_run_ids: list[str] | None = None
+    message_id: NonEmpty | None = None
+    session_id: NonEmpty | None = None
+    max_chars: Annotated[int | None, Field(ge=1, le=500_000)] = None
+
+
+class ChatStartupShortLinkParams(ClosedModel):
+    """``chat.startup``'s second branch: a short chat link (``shortId`` of the agent)."""
+
+    short_id: NonEmpty
+    slug_hint: NonEmpty | None = None
+    agent_id: NonEmpty
+    limit: Annotated[int | None, Field(ge=1, le=1000)] = None
+    max_bytes: Annotated[int | None, Field(ge=1024)] = None
+
+
+class SessionTargetParams(ClosedModel):
+    """``{sessionKey, agentId?}``: the target of the per-session reads (``board.get``,
+    ``progressCard.get``, ``session.discussion.info``, ``sessions.branches.list``,
+    ``sessions.companion.state``, ``session.members.listEvidence``)."""
+
+    session_key: NonEmpty
+    agent_id: NonEmpty | None = None
+
+
+class SessionsGithubOptionsParams(ClosedModel):
+    """``sessions.github.options``: a session's GitHub publication options."""
+
+    session_key: NonEmpty
+    agent_id: NonEmpty | None = None
+    idempotency_key: NonEmpty | None = None
+
+
+class SessionsViewersSetParams(ClosedModel):
+    """``sessions.viewers.set``: the sessions a connection shows. The items of
+    ``sessionKeys`` (at most 32 strings of 1 to 512 characters) are checked by the gateway's
+    handler after this, in the reference's words."""
+
+    agent_id: NonEmpty | None = None
+    session_keys: list[str]
+
+
+class SessionsObserverVisibilityParams(ClosedModel):
+    """``sessions.observer.visibility``: whether the connection's page is visible."""
+
+    visible: bool
+
+
+class SessionsCatalogListParams(ClosedModel):
+    """``sessions.catalog.list``: external session catalogues. The values of ``cursors``
+    (strings) and the items of ``hostIds`` (non-empty strings) are not checked here."""
+
+    catalog_id: NonEmpty | None = None
+    metadata_only: bool | None = None
+    cursors: dict[str, str] | None = None
+    agent_id: NonEmpty | None = None
+    progress_id: Annotated[str | None, Field(min_length=1, max_length=128)] = None
+    allow_partial_results: bool | None = None
+    search: str | None = None
+    limit_per_host: Annotated[int | None, Field(ge=1)] = None
+    host_ids: list[str] | None = None
+
+
+class ProjectsListParams(ClosedModel):
+    """``projects.list``: the agent's projects (and the observed ones when asked)."""
+
+    include_observed: bool | None = None
+
+
+class TaskSuggestionsListParams(ClosedModel):
+    """``taskSuggestions.list``: suggested tasks, for a session or an agent."""
+
+    session_key: Annotated[str | None, Field(min_length=1, max_length=512)] = None
+    agent_id: Annotated[str | None, Field(min_length=1, max_length=128)] = None
+
+
+#: A task's status as ``tasks.list`` filters on it.
+TaskStatus = Literal["queued", "running", "completed", "failed", "cancelled", "timed_out"]
+
+
+class TasksListParams(ClosedModel):
+    """``tasks.list``: the task ledger, filtered. ``status`` is a :data:`TaskStatus` or a
+    list of them: that union of a union is checked by the gateway's handler, after the
+    other properties, in the reference's words."""
+
+    status: Any = None
+    agent_id: NonEmpty | None = None
+    session_key: NonEmpty | None = None
+    limit: Annotated[int | None, Field(ge=1, le=500)] = None
+    cursor: Annotated[str | None, Field(max_length=512)] = None
+    sort_by: Annotated[Literal["updatedAt", "endedAt"] | None, AS_ENUM] = None
+
+
+class UsersPrefsGetParams(ClosedModel):
+    """``users.prefs.get``: which saved UI preferences. The items of ``keys`` (at most 32
+    unique strings of 1 to 256 characters) are checked by the gateway's handler after this,
+    in the reference's words."""
+
+    keys: list[str] | None = None
+
+
+class UpdateStatusParams(ClosedModel):
+    """``update.status``: the update sentinel (``refreshCheckout`` re-reads a checkout)."""
+
+    refresh_checkout: bool | None = None
+
 
 #: The params model of each of these methods, by method name.
-PARAMS: dict[str, type[WireModel]] = {}
+PARAMS: dict[str, type[WireModel]] = {
+    "agent.identity.get": AgentIdentityGetParams,
+    "chat.metadata": ChatMetadataParams,
+    "chat.startup": ChatStartupParams,
+    "board.get": SessionTargetParams,
+    "progressCard.get": SessionTargetParams,
+    "session.discussion.info": SessionTargetParams,
+    "sessions.branches.list": SessionTargetParams,
+    "sessions.companion.state": SessionTargetParams,
+    "session.members.listEvidence": SessionTargetParams,
+    "sessions.github.options": SessionsGithubOptionsParams,
+    "sessions.viewers.set": SessionsViewersSetParams,
+    "sessions.observer.visibility": SessionsObserverVisibilityParams,
+    "sessions.catalog.list": SessionsCatalogListParams,
+    "sessions.groups.list": EmptyParams,
+    "sessions.groups.defaults": EmptyParams,
+    "mentions.list": EmptyParams,
+    "question.list": EmptyParams,
+    "projects.list": ProjectsListParams,
+    "taskSuggestions.list": TaskSuggestionsListParams,
+    "tasks.list": TasksListParams,
+    "users.prefs.get": UsersPrefsGetParams,
+    "plugins.controlUi.list": EmptyParams,
+    "system.info": EmptyParams,
+    "update.status": UpdateStatusParams,
+}

@@ -1,0 +1,515 @@
+"""The Control UI methods' params models (:mod:`openclaw_desktop.protocol.methods.control_ui`):
+each derived schema is the real gateway's (its TypeBox schemas, JSON-dumped from the
+openclaw 2026.9.6 package's ``dist/gateway/protocol/index.js``, descriptions dropped, below
+as data), but for what a model cannot say and the handler checks; and bad params get the
+reference's exact text through a real dispatch (``gateway.rpc.answer_request`` with the
+method table and a real app; the texts are the reference validator's, run on the same
+params)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from gateway.app import GatewayApp
+from gateway.methods import TABLE
+from gateway.methods.closed import derived_schema
+from gateway.peer import Peer
+from gateway.rpc import answer_request
+from gateway.state import GatewayState
+from openclaw_desktop.protocol.methods import PARAMS
+from openclaw_desktop.protocol.methods.control_ui import PARAMS as CONTROL_UI_PARAMS
+from openclaw_desktop.protocol.methods.control_ui import ChatStartupShortLinkParams
+from tests.helpers.bundled_gateway import gateway_config
+
+pytestmark = pytest.mark.unit
+
+#: The reference's params schema of each method with a model here, key for key.
+REAL_SCHEMAS: dict[str, Any] = {
+    "agent.identity.get": {
+        "type": "object",
+        "properties": {
+            "agentId": {"type": "string", "minLength": 1},
+            "sessionKey": {"type": "string"},
+        },
+        "additionalProperties": False,
+    },
+    "chat.metadata": {
+        "type": "object",
+        "properties": {
+            "agentId": {"type": "string", "minLength": 1},
+            "authProfileId": {"type": "string", "minLength": 1, "maxLength": 256},
+            "sessionKey": {"type": "string", "minLength": 1},
+        },
+        "additionalProperties": False,
+        "not": {"required": ["sessionKey", "authProfileId"]},
+    },
+    "chat.startup": {
+        "anyOf": [
+            {
+                "type": "object",
+                "required": ["sessionKey"],
+                "properties": {
+                    "sessionKey": {"type": "string", "minLength": 1},
+                    "agentId": {"type": "string", "minLength": 1},
+                    "cursor": {"type": "string"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
+                    "maxBytes": {"type": "integer", "minimum": 1024},
+                    "offset": {"type": "integer", "minimum": 0},
+                    "pendingBefore": {"type": "integer", "minimum": 1},
+                    "inputRunIds": {
+                        "type": "array",
+                        "items": {"type": "string", "minLength": 1, "maxLength": 256},
+                        "minItems": 1,
+                        "maxItems": 50,
+                        "uniqueItems": True,
+                    },
+                    "messageId": {"type": "string", "minLength": 1},
+                    "sessionId": {"type": "string", "minLength": 1},
+                    "maxChars": {"type": "integer", "minimum": 1, "maximum": 500000},
+                },
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "required": ["shortId", "agentId"],
+                "properties": {
+                    "shortId": {"type": "string", "minLength": 1},
+                    "slugHint": {"type": "string", "minLength": 1},
+                    "agentId": {"type": "string", "minLength": 1},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
+                    "maxBytes": {"type": "integer", "minimum": 1024},
+                },
+                "additionalProperties": False,
+            },
+        ]
+    },
+    "board.get": {
+        "type": "object",
+        "required": ["sessionKey"],
+        "properties": {
+            "sessionKey": {"type": "string", "minLength": 1},
+            "agentId": {"type": "string", "minLength": 1},
+        },
+        "additionalProperties": False,
+    },
+    "progressCard.get": {
+        "type": "object",
+        "required": ["sessionKey"],
+        "properties": {
+            "sessionKey": {"type": "string", "minLength": 1},
+            "agentId": {"type": "string", "minLength": 1},
+        },
+        "additionalProperties": False,
+    },
+    "session.discussion.info": {
+        "type": "object",
+        "required": ["sessionKey"],
+        "properties": {
+            "sessionKey": {"type": "string", "minLength": 1},
+            "agentId": {"type": "string", "minLength": 1},
+        },
+        "additionalProperties": False,
+    },
+    "sessions.branches.list": {
+        "type": "object",
+        "required": ["sessionKey"],
+        "properties": {
+            "sessionKey": {"type": "string", "minLength": 1},
+            "agentId": {"type": "string", "minLength": 1},
+        },
+        "additionalProperties": False,
+    },
+    "sessions.companion.state": {
+        "type": "object",
+        "required": ["sessionKey"],
+        "properties": {
+            "sessionKey": {"type": "string", "minLength": 1},
+            "agentId": {"type": "string", "minLength": 1},
+        },
+        "additionalProperties": False,
+    },
+    "session.members.listEvidence": {
+        "type": "object",
+        "required": ["sessionKey"],
+        "properties": {
+            "sessionKey": {"type": "string", "minLength": 1},
+            "agentId": {"type": "string", "minLength": 1},
+        },
+        "additionalProperties": False,
+    },
+    "sessions.github.options": {
+        "type": "object",
+        "required": ["sessionKey"],
+        "properties": {
+            "sessionKey": {"type": "string", "minLength": 1},
+            "agentId": {"type": "string", "minLength": 1},
+            "idempotencyKey": {"type": "string", "minLength": 1},
+        },
+        "additionalProperties": False,
+    },
+    # Not exported by the package: the schema its validator compiled (``.schema``).
+    "sessions.viewers.set": {
+        "type": "object",
+        "required": ["sessionKeys"],
+        "properties": {
+            "agentId": {"type": "string", "minLength": 1},
+            "sessionKeys": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1, "maxLength": 512},
+                "maxItems": 32,
+            },
+        },
+        "additionalProperties": False,
+    },
+    "sessions.observer.visibility": {
+        "type": "object",
+        "required": ["visible"],
+        "properties": {"visible": {"type": "boolean"}},
+        "additionalProperties": False,
+    },
+    "sessions.catalog.list": {
+        "type": "object",
+        "properties": {
+            "catalogId": {"type": "string", "minLength": 1},
+            "metadataOnly": {"type": "boolean"},
+            "cursors": {"type": "object", "patternProperties": {"^.*$": {"type": "string"}}},
+            "agentId": {"type": "string", "minLength": 1},
+            "progressId": {"type": "string", "minLength": 1, "maxLength": 128},
+            "allowPartialResults": {"type": "boolean"},
+            "search": {"type": "string"},
+            "limitPerHost": {"type": "integer", "minimum": 1},
+            "hostIds": {"type": "array", "items": {"type": "string", "minLength": 1}},
+        },
+        "additionalProperties": False,
+    },
+    "sessions.groups.list": {"type": "object", "properties": {}, "additionalProperties": False},
+    "sessions.groups.defaults": {"type": "object", "properties": {}, "additionalProperties": False},
+    "mentions.list": {"type": "object", "properties": {}, "additionalProperties": False},
+    "question.list": {"type": "object", "properties": {}, "additionalProperties": False},
+    "projects.list": {
+        "type": "object",
+        "properties": {"includeObserved": {"type": "boolean"}},
+        "additionalProperties": False,
+    },
+    "taskSuggestions.list": {
+        "type": "object",
+        "properties": {
+            "sessionKey": {"type": "string", "minLength": 1, "maxLength": 512},
+            "agentId": {"type": "string", "minLength": 1, "maxLength": 128},
+        },
+        "additionalProperties": False,
+    },
+    "tasks.list": {
+        "type": "object",
+        "properties": {
+            "status": {
+                "anyOf": [
+                    {
+                        "anyOf": [
+                            {"type": "string", "const": "queued"},
+                            {"type": "string", "const": "running"},
+                            {"type": "string", "const": "completed"},
+                            {"type": "string", "const": "failed"},
+                            {"type": "string", "const": "cancelled"},
+                            {"type": "string", "const": "timed_out"},
+                        ]
+                    },
+                    {
+                        "type": "array",
+                        "items": {
+                            "anyOf": [
+                                {"type": "string", "const": "queued"},
+                                {"type": "string", "const": "running"},
+                                {"type": "string", "const": "completed"},
+                                {"type": "string", "const": "failed"},
+                                {"type": "string", "const": "cancelled"},
+                                {"type": "string", "const": "timed_out"},
+                            ]
+                        },
+                    },
+                ]
+            },
+            "agentId": {"type": "string", "minLength": 1},
+            "sessionKey": {"type": "string", "minLength": 1},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 500},
+            "cursor": {"type": "string", "maxLength": 512},
+            "sortBy": {
+                "type": "string",
+                "enum": ["updatedAt", "endedAt"],
+                "x-openclaw-since": "2026.8",
+            },
+        },
+        "additionalProperties": False,
+    },
+    "users.prefs.get": {
+        "type": "object",
+        "properties": {
+            "keys": {
+                "type": "array",
+                "items": {"type": "string", "pattern": "^.{1,256}$"},
+                "maxItems": 32,
+                "uniqueItems": True,
+            }
+        },
+        "additionalProperties": False,
+    },
+    "plugins.controlUi.list": {"type": "object", "properties": {}, "additionalProperties": False},
+    "system.info": {"type": "object", "properties": {}, "additionalProperties": False},
+    "update.status": {
+        "type": "object",
+        "properties": {"refreshCheckout": {"type": "boolean"}},
+        "additionalProperties": False,
+    },
+}
+
+#: (method, property): the keywords of the reference's property schema the derived one
+#: lacks (a model declares an array as ``array``, a ``status`` union of a union as any
+#: value); the handler checks those it acts on after the declared check.
+NOT_DERIVED: dict[tuple[str, str], set[str]] = {
+    ("chat.startup", "inputRunIds"): {"items", "minItems", "maxItems", "uniqueItems"},
+    ("sessions.viewers.set", "sessionKeys"): {"items", "maxItems"},
+    ("sessions.catalog.list", "cursors"): {"patternProperties"},
+    ("sessions.catalog.list", "hostIds"): {"items"},
+    ("tasks.list", "status"): {"anyOf"},
+    ("tasks.list", "sortBy"): {"x-openclaw-since"},
+    ("users.prefs.get", "keys"): {"items", "maxItems", "uniqueItems"},
+}
+#: Keywords of the reference's object schema no model says (the handler checks them).
+NOT_DERIVED_OBJECT: dict[str, set[str]] = {"chat.metadata": {"not"}}
+
+
+def _branches(method: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(ours, the reference's) object schemas of ``method``: ``chat.startup``'s union has
+    two, its first the registered model's."""
+    real = REAL_SCHEMAS[method]
+    ours = derived_schema(PARAMS[method])
+    if method == "chat.startup":
+        return [
+            (ours, real["anyOf"][0]),
+            (derived_schema(ChatStartupShortLinkParams), real["anyOf"][1]),
+        ]
+    return [(ours, real)]
+
+
+def test_every_control_ui_method_with_a_reference_schema_has_a_model() -> None:
+    assert set(CONTROL_UI_PARAMS) == set(REAL_SCHEMAS)
+    assert all(
+        TABLE[method].family.startswith("gateway.methods.control_ui") for method in REAL_SCHEMAS
+    )
+
+
+@pytest.mark.parametrize("method", sorted(REAL_SCHEMAS))
+def test_derived_schema_is_the_reference_schema(method: str) -> None:
+    """Closed object, required list, property order and each property key for key, but
+    for the keywords listed as not derived."""
+    for ours, real in _branches(method):
+        extra = NOT_DERIVED_OBJECT.get(method, set())
+        assert set(real) - set(ours) == extra
+        assert ours["additionalProperties"] is real["additionalProperties"] is False
+        assert ours.get("required") == real.get("required")
+        assert list(ours["properties"]) == list(real["properties"])
+        for name, sub in real["properties"].items():
+            missing = NOT_DERIVED.get((method, name), set())
+            assert {k: v for k, v in sub.items() if k not in missing} == ours["properties"][name], (
+                method,
+                name,
+            )
+            assert missing <= set(sub), (method, name)
+
+
+def test_methods_declare_their_models_where_the_schema_is_the_whole_check() -> None:
+    """``params=`` on every method whose reference schema a model says whole (or whose
+    handler checks its extra rules after the declared check); the union and the ``not``
+    are checked by their handlers."""
+    declared = {method for method in REAL_SCHEMAS if TABLE[method].params is not None}
+    assert declared == set(REAL_SCHEMAS) - {"chat.metadata", "chat.startup"}
+    assert all(TABLE[method].params is PARAMS[method] for method in declared)
+
+
+#: (method, params, the reference validator's text for them).
+REFUSED: list[tuple[str, Any, str]] = [
+    (
+        "agent.identity.get",
+        {"agentId": "", "bogus": 1},
+        "@at root: unexpected property 'bogus'; at /agentId: must not have fewer than 1 characters",
+    ),
+    ("agent.identity.get", {"sessionKey": 5}, "@at /sessionKey: must be string"),
+    (
+        "chat.metadata",
+        {"sessionKey": "", "authProfileId": "x"},
+        "@at /sessionKey: must not have fewer than 1 characters; must not be valid",
+    ),
+    ("chat.metadata", "x", "@must be object; must not be valid"),
+    (
+        "chat.metadata",
+        {"authProfileId": ""},
+        "@at /authProfileId: must not have fewer than 1 characters",
+    ),
+    (
+        "chat.startup",
+        {},
+        "@must have required property 'sessionKey'; must have required property 'shortId'; "
+        "must match a schema in anyOf",
+    ),
+    (
+        "chat.startup",
+        {"sessionKey": "main", "bogus": 1},
+        "@at root: unexpected property 'bogus'; must have required property 'shortId'; "
+        "at root: unexpected property 'sessionKey'; must match a schema in anyOf",
+    ),
+    (
+        "chat.startup",
+        {"shortId": "abc", "agentId": "", "limit": 2000},
+        "@must have required property 'sessionKey'; at root: unexpected property 'shortId'; "
+        "at /agentId: must not have fewer than 1 characters; at /limit: must be <= 1000; "
+        "must match a schema in anyOf",
+    ),
+    ("chat.startup", [], "@must be object; must match a schema in anyOf"),
+    (
+        "board.get",
+        {"sessionKey": "", "x": 1},
+        "@at root: unexpected property 'x'; at /sessionKey: must not have fewer than 1 characters",
+    ),
+    (
+        "progressCard.get",
+        {"sessionKey": 1, "agentId": ""},
+        "@at /sessionKey: must be string; at /agentId: must not have fewer than 1 characters",
+    ),
+    ("session.discussion.info", {}, "@must have required property 'sessionKey'"),
+    (
+        "sessions.branches.list",
+        {"sessionKey": "main", "a": 1, "b": 2},
+        "@at root: unexpected property 'a'",
+    ),
+    ("sessions.companion.state", {"agentId": "x"}, "@must have required property 'sessionKey'"),
+    (
+        "sessions.github.options",
+        {"sessionKey": "main", "idempotencyKey": ""},
+        "@at /idempotencyKey: must not have fewer than 1 characters",
+    ),
+    ("sessions.viewers.set", {}, "@must have required property 'sessionKeys'"),
+    ("sessions.viewers.set", {"sessionKeys": "main"}, "@at /sessionKeys: must be array"),
+    ("sessions.viewers.set", {"sessionKeys": [5]}, "@at /sessionKeys/0: must be string"),
+    ("sessions.observer.visibility", {"visible": "x"}, "@at /visible: must be boolean"),
+    (
+        "sessions.catalog.list",
+        {"limitPerHost": 0, "progressId": ""},
+        "@at /progressId: must not have fewer than 1 characters; at /limitPerHost: must be >= 1",
+    ),
+    (
+        "sessions.catalog.list",
+        {"cursors": [], "hostIds": {}},
+        "@at /cursors: must be object; at /hostIds: must be array",
+    ),
+    ("sessions.groups.list", {"x": 1}, "@at root: unexpected property 'x'"),
+    ("sessions.groups.defaults", {"x": 1}, "@at root: unexpected property 'x'"),
+    ("mentions.list", {"x": 1}, "@at root: unexpected property 'x'"),
+    ("question.list", {"x": 1}, "@at root: unexpected property 'x'"),
+    ("projects.list", {"includeObserved": "x"}, "@at /includeObserved: must be boolean"),
+    (
+        "taskSuggestions.list",
+        {
+            "sessionKey": "",
+            "agentId": "a" * 136,
+        },
+        "@at /sessionKey: must not have fewer than 1 characters; "
+        "at /agentId: must not have more than 128 characters",
+    ),
+    (
+        "tasks.list",
+        {"status": "bogus"},
+        "@at /status: must be equal to constant; at /status: must match a schema in anyOf; "
+        "at /status: must be array",
+    ),
+    (
+        "tasks.list",
+        {"limit": 0, "cursor": 5, "sortBy": "x"},
+        "@at /limit: must be >= 1; at /cursor: must be string; "
+        "at /sortBy: must be equal to one of the allowed values",
+    ),
+    ("users.prefs.get", {"keys": "x"}, "@at /keys: must be array"),
+    ("users.prefs.get", {"keys": ["a", "a"]}, "@at /keys: must not have duplicate items"),
+    ("users.prefs.get", {"keys": [""]}, '@at /keys/0: must match pattern "^.{1,256}$"'),
+    ("plugins.controlUi.list", {"x": 1}, "@at root: unexpected property 'x'"),
+    ("system.info", {"x": 1}, "@at root: unexpected property 'x'"),
+    ("system.info", 5, "@must be object"),
+    ("update.status", {"refreshCheckout": "yes"}, "@at /refreshCheckout: must be boolean"),
+]
+
+
+class _Recorder:
+    """The peer's transport: what the gateway answers, decoded."""
+
+    def __init__(self) -> None:
+        self.frames: list[dict[str, Any]] = []
+
+    async def send(self, data: bytes) -> bool:
+        self.frames.append(orjson.loads(data))
+        return True
+
+    async def close(self, code: int, reason: str) -> None:
+        return None
+
+    def abort(self) -> None:
+        return None
+
+
+@pytest.fixture
+async def app(tmp_path: Path) -> AsyncIterator[GatewayApp]:
+    state = GatewayState(tmp_path / "gateway.sqlite3")
+    try:
+        yield GatewayApp(gateway_config(tmp_path), state)
+    finally:
+        state.close()
+
+
+async def _answer(app: GatewayApp, method: str, params: Any) -> dict[str, Any]:
+    transport = _Recorder()
+    peer = Peer(
+        transport=transport,
+        conn_id="conn-control-ui",
+        role="operator",
+        scopes=["operator.admin"],
+        client={"id": "test"},
+        device_id=None,
+        remote_ip="127.0.0.1",
+    )
+    peer.start()
+    await answer_request(TABLE, app, peer, {"id": "r1", "method": method, "params": params})
+    await peer.drain(5.0)
+    await peer.stop()
+    (frame,) = transport.frames
+    assert frame["id"] == "r1"
+    return frame
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "text"), REFUSED, ids=[f"{m}-{i}" for i, (m, _, _) in enumerate(REFUSED)]
+)
+async def test_bad_params_get_the_reference_text(
+    app: GatewayApp, method: str, params: Any, text: str
+) -> None:
+    frame = await _answer(app, method, params)
+    assert frame["ok"] is False
+    assert frame["error"]["code"] == "INVALID_REQUEST"
+    assert frame["error"]["message"] == text.replace("@", f"invalid {method} params: ", 1)
+
+
+async def test_checked_params_reach_the_handler(app: GatewayApp) -> None:
+    """A declared check passes good params on (the handler answers them)."""
+    frame = await _answer(app, "projects.list", {"includeObserved": True})
+    assert frame == {
+        "type": "res",
+        "id": "r1",
+        "ok": True,
+        "payload": {"projects": [], "observedProjects": []},
+    }
+    frame = await _answer(
+        app, "tasks.list", {"status": "queued", "limit": 5.0, "sortBy": "endedAt"}
+    )
+    assert frame["payload"] == {"tasks": []}
