@@ -20,6 +20,8 @@ from gateway.device_pairing import DevicePairing
 from gateway.hello import hello_ok
 from gateway.hub import Hub, now_ms
 from gateway.methods import TABLE
+from gateway.methods.control_ui import ControlUiServices
+from gateway.methods.control_ui_lists import ControlUiListsServices
 from gateway.methods.models import CAPABILITIES as SERVER_CAPS
 from gateway.methods.system import SystemServices
 from gateway.nodes.catalog import NodeCatalog
@@ -163,4 +165,10 @@ def family_services(app: GatewayApp) -> dict[str, object]:
     that family's protocol, so mypy checks here that the app offers what every family
     uses (and a test that each entry is the app itself)."""
     system: SystemServices = app
-    return {"gateway.methods.system": system}
+    control_ui: ControlUiServices = app
+    control_ui_lists: ControlUiListsServices = app
+    return {
+        "gateway.methods.system": system,
+        "gateway.methods.control_ui": control_ui,
+        "gateway.methods.control_ui_lists": control_ui_lists,
+    }
