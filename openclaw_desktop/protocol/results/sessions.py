@@ -1,0 +1,100 @@
+"""Results of the session methods (``sessions.*``, ``commands.list``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openclaw_desktop.protocol.base import OpenModel
+
+__all__ = [
+    "CommandsListResult",
+    "SessionRow",
+    "SessionsCreateResult",
+    "SessionsDeleteResult",
+    "SessionsDescribeResult",
+    "SessionsListResult",
+    "SessionsMessagesSubscribeResult",
+    "SessionsPatchResult",
+    "SessionsSubscribeResult",
+]
+
+
+class SessionRow(OpenModel):
+    """One session as ``sessions.list`` and the mutations return it."""
+
+    key: str
+    session_id: str | None = None
+    agent_id: str | None = None
+    kind: str | None = None
+    label: str | None = None
+    display_name: str | None = None
+    status: str | None = None
+    updated_at: int | None = None
+    model_provider: str | None = None
+    model: str | None = None
+
+
+class SessionsListResult(OpenModel):
+    """``sessions.list``: a page of sessions, newest first."""
+
+    ts: int
+    count: int
+    sessions: list[SessionRow]
+    total_count: int | None = None
+    limit_applied: int | None = None
+    next_offset: int | None = None
+    has_more: bool | None = None
+    defaults: dict[str, Any] | None = None
+
+
+class SessionsDescribeResult(OpenModel):
+    """``sessions.describe``: ``{session}`` (null for an unknown key)."""
+
+    session: SessionRow | None
+
+
+class SessionsCreateResult(OpenModel):
+    """``sessions.create``: ``{ok, key, sessionId, entry, runStarted}``."""
+
+    ok: bool
+    key: str
+    session_id: str | None = None
+    entry: SessionRow | None = None
+    run_started: bool | None = None
+
+
+class SessionsPatchResult(OpenModel):
+    """``sessions.patch`` and ``sessions.reset``: ``{ok, key, entry}``."""
+
+    ok: bool
+    key: str
+    entry: SessionRow | None = None
+
+
+class SessionsDeleteResult(OpenModel):
+    """``sessions.delete``: ``{ok, key, deleted}``."""
+
+    ok: bool
+    key: str
+    deleted: bool
+
+
+class SessionsSubscribeResult(OpenModel):
+    """``sessions.subscribe``: ``{subscribed, list?}`` (a first page when one was asked)."""
+
+    subscribed: bool
+    list: SessionsListResult | None = None
+
+
+class SessionsMessagesSubscribeResult(OpenModel):
+    """``sessions.messages.subscribe`` / ``.unsubscribe``: ``{subscribed, key}``."""
+
+    subscribed: bool
+    key: str
+    approval_replay: dict[str, Any] | None = None
+
+
+class CommandsListResult(OpenModel):
+    """``commands.list``: ``{commands}`` (slash commands)."""
+
+    commands: list[dict[str, Any]]
