@@ -11,7 +11,11 @@ Answers that are not objects: ``system-presence``, ``exec.approval.list``,
 only as an object): ``device.pair.setupStatus`` (``{}`` until a setup completes),
 ``exec.approvals.node.get``/``.set`` (the node's own answer passed through),
 ``node.pluginSurface.refresh``/``plugin.surface.refresh`` (this gateway hosts no plugin
-surfaces and always refuses), ``update.status``.
+surfaces and always refuses).
+
+Where the reference's TypeBox result schema exists (``dist/*.mjs``, ``<Name>ResultSchema``)
+it decides what is required; otherwise the recorded answers and what the bundled gateway
+sends do.
 """
 
 from __future__ import annotations
