@@ -23,6 +23,7 @@ from openclaw_desktop.protocol import (
     NodeInvokeCancel,
     NodeInvokeRequest,
 )
+from openclaw_desktop.protocol.methods.nodes import NodeInvokeProgressParams
 from openclaw_desktop.session import EventReceived
 from openclaw_desktop.transport import ConnectionState, ConnectionStatus, GatewayConnection
 
@@ -210,8 +211,11 @@ class NodeSession:
         await self._reply(request, result)
 
     async def _progress(self, request: NodeInvokeRequest, seq: int, chunk: str) -> object:
-        """One ``node.invoke.progress`` of a running invoke (a handler's stream)."""
-        params = {"invokeId": request.id, "nodeId": request.node_id, "seq": seq, "chunk": chunk}
+        """One ``node.invoke.progress`` of a running invoke (a handler's stream), its params
+        built by the method's model (a chunk it refuses raises, as a refused request does)."""
+        params = NodeInvokeProgressParams(
+            invoke_id=request.id, node_id=request.node_id, seq=seq, chunk=chunk
+        ).to_wire()
         return await self.connection.request(Method.NODE_INVOKE_PROGRESS, params, timeout_s=15)
 
     async def _reply(self, request: NodeInvokeRequest, result: InvokeResult) -> None:

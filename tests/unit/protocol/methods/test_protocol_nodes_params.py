@@ -1,0 +1,164 @@
+"""The ``node.*`` family's params models (:mod:`openclaw_desktop.protocol.methods.nodes`):
+each derived schema is the real gateway's (its TypeBox ``Node*ParamsSchema`` of the openclaw
+2026.9.6 package's ``dist/nodes-*.mjs``, below as data, key for key), and bad params get the
+reference's exact text through a real dispatch (``gateway.rpc.answer_request`` with the
+method table and a real app), from an operator or, for the node role's methods, a node."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from gateway.app import GatewayApp
+from gateway.methods import TABLE
+from gateway.methods.closed import derived_schema
+from gateway.peer import Peer
+from gateway.rpc import answer_request
+from gateway.state import GatewayState
+from openclaw_desktop.protocol.methods import PARAMS
+from openclaw_desktop.protocol.methods.nodes import PARAMS as NODE_PARAMS
+from openclaw_desktop.protocol.methods.nodes import NodeInvokeProgressParams
+from tests.helpers.bundled_gateway import gateway_config
+
+pytestmark = pytest.mark.unit
+
+_NON_EMPTY = {"type": "string", "minLength": 1}
+
+
+def _closed(required: list[str], properties: dict[str, Any]) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    schema["properties"] = properties
+    return schema
+
+
+#: The reference's schemas (``closedObject``: ``additionalProperties: false``).
+REAL: dict[str, dict[str, Any]] = {
+    "node.list": _closed([], {}),
+    "node.describe": _closed(["nodeId"], {"nodeId": _NON_EMPTY}),
+    "node.rename": _closed(
+        ["nodeId", "displayName"], {"nodeId": _NON_EMPTY, "displayName": _NON_EMPTY}
+    ),
+    "node.invoke.progress": _closed(
+        ["invokeId", "nodeId", "seq", "chunk"],
+        {
+            "invokeId": _NON_EMPTY,
+            "nodeId": _NON_EMPTY,
+            "seq": {"type": "integer", "minimum": 0},
+            "chunk": {"type": "string", "maxLength": 16384},
+        },
+    ),
+    "node.event": _closed(
+        ["event"], {"event": _NON_EMPTY, "payload": {}, "payloadJSON": {"type": "string"}}
+    ),
+    "node.pair.list": _closed([], {}),
+    "node.pair.approve": _closed(["requestId"], {"requestId": _NON_EMPTY}),
+    "node.pair.reject": _closed(["requestId"], {"requestId": _NON_EMPTY}),
+    "node.pair.remove": _closed(["nodeId"], {"nodeId": _NON_EMPTY}),
+}
+
+
+def test_the_family_registers_its_models() -> None:
+    assert set(NODE_PARAMS) == set(REAL)
+    assert all(PARAMS[name] is model for name, model in NODE_PARAMS.items())
+
+
+@pytest.mark.parametrize("method", sorted(REAL))
+def test_each_schema_is_the_reference_schema(method: str) -> None:
+    assert derived_schema(PARAMS[method]) == REAL[method]
+    assert TABLE[method].params is PARAMS[method]
+
+
+def test_a_node_builds_its_progress_params_through_the_model() -> None:
+    wire = NodeInvokeProgressParams(invoke_id="i", node_id="n", seq=0, chunk="out").to_wire()
+    assert wire == {"invokeId": "i", "nodeId": "n", "seq": 0, "chunk": "out"}
+
+
+#: (role, method, params, the reference's text after ``invalid <method> params: ``).
+REFUSED: list[tuple[str, str, Any, str]] = [
+    ("operator", "node.list", {"x": 1}, "at root: unexpected property 'x'"),
+    ("operator", "node.describe", {}, "must have required property 'nodeId'"),
+    (
+        "operator",
+        "node.describe",
+        {"nodeId": ""},
+        "at /nodeId: must not have fewer than 1 characters",
+    ),
+    ("operator", "node.rename", {"nodeId": "n"}, "must have required property 'displayName'"),
+    ("operator", "node.pair.approve", {"requestId": 5}, "at /requestId: must be string"),
+    ("operator", "node.pair.remove", {"nodeId": "n", "x": 1}, "at root: unexpected property 'x'"),
+    ("node", "node.event", {}, "must have required property 'event'"),
+    ("node", "node.event", {"event": "e", "payloadJSON": 1}, "at /payloadJSON: must be string"),
+    (
+        "node",
+        "node.invoke.progress",
+        {"invokeId": "i", "nodeId": "n", "seq": -1, "chunk": ""},
+        "at /seq: must be >= 0",
+    ),
+]
+
+
+class _Recorder:
+    """The peer's transport: what the gateway answers, decoded."""
+
+    def __init__(self) -> None:
+        self.frames: list[dict[str, Any]] = []
+
+    async def send(self, data: bytes) -> bool:
+        self.frames.append(orjson.loads(data))
+        return True
+
+    async def close(self, code: int, reason: str) -> None:
+        return None
+
+    def abort(self) -> None:
+        return None
+
+
+@pytest.fixture
+async def app(tmp_path: Path) -> AsyncIterator[GatewayApp]:
+    state = GatewayState(tmp_path / "gateway.sqlite3")
+    try:
+        yield GatewayApp(gateway_config(tmp_path), state)
+    finally:
+        state.close()
+
+
+async def answer(app: GatewayApp, role: str, method: str, params: Any) -> dict[str, Any]:
+    """The one frame the gateway answers ``method`` with (an admin operator or a node)."""
+    transport = _Recorder()
+    peer = Peer(
+        transport=transport,
+        conn_id="conn-node-params",
+        role=role,
+        scopes=["operator.admin"] if role == "operator" else [],
+        client={"id": "test"},
+        device_id="node-under-test" if role == "node" else None,
+        remote_ip="127.0.0.1",
+    )
+    peer.start()
+    await answer_request(TABLE, app, peer, {"id": "r1", "method": method, "params": params})
+    await peer.drain(5.0)
+    await peer.stop()
+    (frame,) = transport.frames
+    assert frame["id"] == "r1"
+    return frame
+
+
+@pytest.mark.parametrize(
+    ("role", "method", "params", "text"),
+    REFUSED,
+    ids=[f"{m}-{i}" for i, (_, m, _, _) in enumerate(REFUSED)],
+)
+async def test_bad_params_get_the_reference_text(
+    app: GatewayApp, role: str, method: str, params: Any, text: str
+) -> None:
+    frame = await answer(app, role, method, params)
+    assert frame["ok"] is False
+    assert frame["error"]["code"] == "INVALID_REQUEST"
+    assert frame["error"]["message"] == f"invalid {method} params: {text}"
