@@ -50,9 +50,12 @@ class ProgressCardResult(OpenModel):
 
 
 class SessionDiscussionInfoResult(OpenModel):
-    """``session.discussion.info``: ``{agentId?, sessionKeys}`` (the discussion's sessions)."""
+    """``session.discussion.info``: ``{state: "none"}`` for a session without a discussion
+    (what the real gateway answers live, and all this gateway answers), else
+    ``{agentId?, sessionKeys}`` (the discussion's sessions: its TypeBox result schema)."""
 
-    session_keys: list[str]
+    state: str | None = None
+    session_keys: list[str] | None = None
     agent_id: str | None = None
 
 

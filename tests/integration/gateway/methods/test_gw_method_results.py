@@ -61,11 +61,9 @@ EMPTY_PARAMS = (
 #: Answers of ours that differ from the real gateway's (its TypeBox result schemas), each
 #: with the misfit it shows: the test fails when one is fixed (drop its entry) or changes.
 #: ``node.pending.pull``: the reference answers ``{nodeId, actions}``, we answer the
-#: ``node.pending.drain`` shape. ``session.discussion.info``: the reference answers
-#: ``{agentId?, sessionKeys}``, we answer ``{state: "none"}``.
+#: ``node.pending.drain`` shape.
 KNOWN_DIVERGENCES = [
     "node.pending.pull: actions: Field required",
-    "session.discussion.info: sessionKeys: Field required",
 ]
 
 
