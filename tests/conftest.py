@@ -1,5 +1,6 @@
-"""What every test folder shares: the kind marker each folder gives its tests, and the
-session-wide clean-up."""
+"""What every test folder shares: the kind marker each folder gives its tests, the
+environment of the run (bundled gateways check the events they send) and the session-wide
+clean-up."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ import pytest
 # Qt tests draw offscreen unless told otherwise (./dev test says so too; journeys start
 # their own X server and pass its display to the app they launch).
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Every bundled gateway of the run (in this process or a subprocess, which inherits it)
+# checks each event it sends against its protocol model and logs a misfit at ERROR, which
+# the tests that watch the gateway's errors fail on (gateway.hub.check_event).
+os.environ.setdefault("OPENCLAW_GATEWAY_CHECK_EVENTS", "1")
 
 
 _HERE = Path(__file__).resolve().parent
