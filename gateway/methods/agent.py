@@ -10,92 +10,39 @@ finished run gets only the result again; ``agent.wait`` waits for a run started 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.chat.events import now_ms
 from gateway.chat.outcomes import RunOutcome
-from gateway.chat.params import Field, check
 from gateway.chat.service import MessageTooLargeError
-from gateway.errors import MethodError, invalid_params, invalid_request
-from gateway.methods.chat import _attachments, _service, _too_large
-from gateway.methods.closed import model_checked
+from gateway.errors import invalid_params, invalid_request
+from gateway.methods.chat import ChatEngine, _attachments, _service, _too_large
 from gateway.methods.table import CURRENT_REQUEST_ID, MethodTable
 from gateway.peer import Peer
 from gateway.scopes import ADMIN, READ, WRITE
 from openclaw_desktop.protocol.methods import EmptyParams
+from openclaw_desktop.protocol.methods.agent import AgentParams, AgentWaitParams
 
 if TYPE_CHECKING:
-    from gateway.app import GatewayApp
     from gateway.chat.service import ChatService
 
-__all__ = ["agent_result", "table", "wait_result"]
+__all__ = ["AgentServices", "agent_result", "table", "wait_result"]
 
 table = MethodTable()
 """The methods this module declares."""
 
+
+class AgentServices(ChatEngine, Protocol):
+    """What ``agents.list``, ``agent`` and ``agent.wait`` use of the gateway: the chat
+    engine (its runs and their outcomes)."""
+
+
 #: ``/new`` and ``/reset`` through ``agent`` reset the session: admin (the reference's rule).
 _RESET_COMMAND = re.compile(r"^/(new|reset)(?:\s+([\s\S]*))?$", re.IGNORECASE)
-_FEWER = re.compile(r"must NOT have fewer than (\d+) characters?")
 #: ``agent`` without ``timeout`` (seconds): the reference CLI's default.
 DEFAULT_TIMEOUT_S = 600
 #: ``agent.wait`` without ``timeoutMs``.
 DEFAULT_WAIT_MS = 30_000
-_NON_EMPTY = Field("string", min_length=1)
-_AGENT_FIELDS = {
-    "message": Field("string", required=True, min_length=1),
-    "agentId": _NON_EMPTY,
-    "sessionId": Field("string"),
-    "sessionKey": Field("string"),
-    "thinking": Field("string"),
-    "deliver": Field("boolean"),
-    "attachments": Field("array"),
-    "timeout": Field("integer", minimum=0),
-    "idempotencyKey": Field("string", required=True, min_length=1),
-    "label": Field("string", max_length=512),
-    # Checked as the reference checks them, but not acted on (one model pool here).
-    "provider": Field("string"),
-    "model": Field("string"),
-}
-#: Accepted (the reference's closed schema has them) but not acted on here: there are no
-#: channels to deliver to, one model pool, no per-run workspace or prompt modes.
-_AGENT_IGNORED = (
-    "to",
-    "replyTo",
-    "expectedExistingSessionId",
-    "channel",
-    "replyChannel",
-    "accountId",
-    "replyAccountId",
-    "threadId",
-    "groupId",
-    "groupChannel",
-    "groupSpace",
-    "bestEffortDeliver",
-    "lane",
-    "cwd",
-    "cleanupBundleMcpOnRunEnd",
-    "modelRun",
-    "promptMode",
-    "extraSystemPrompt",
-    "bootstrapContextMode",
-    "bootstrapContextRunKind",
-    "acpTurnSource",
-    "internalRuntimeHandoffId",
-    "internalExecutionIdentityRetry",
-    "internalExecutionIdentityRecoveryAttempt",
-    "execApprovalFollowupExpectedSessionId",
-    "internalEvents",
-    "inputProvenance",
-    "suppressPromptPersistence",
-    "sessionEffects",
-    "sourceReplyDeliveryMode",
-    "disableMessageTool",
-    "swarmCollector",
-    "swarmOutputSchema",
-    "forceRestartSafeTools",
-    "forceCodeModeTools",
-    "voiceWakeTrigger",
-)
 
 
 def agent_scope(params: Any) -> str:
@@ -106,21 +53,10 @@ def agent_scope(params: Any) -> str:
     return WRITE
 
 
-def _agent_params(params: Any) -> dict[str, Any]:
-    try:
-        return check("agent", params, _AGENT_FIELDS, ignored=_AGENT_IGNORED)
-    except MethodError as exc:
-        # This schema's validator words a too-short string its own way (lower case, and
-        # always "characters": ``at /message: must not have fewer than 1 characters``).
-        message = _FEWER.sub(r"must not have fewer than \1 characters", exc.shape["message"])
-        raise MethodError({**exc.shape, "message": message}) from None
-
-
-@table.method("agents.list", scope=READ)
-async def agents_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("agents.list", scope=READ, params=EmptyParams)
+async def agents_list(gw: AgentServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``agents.list``: the one agent this gateway runs, with its default model."""
-    model_checked("agents.list", EmptyParams, params)
-    service = _service(core)
+    service = _service(gw)
     agent: dict[str, Any] = {"id": service.agent_id, "thinkingDefault": "off"}
     model = service.providers.model
     if model is not None:
@@ -226,12 +162,11 @@ def wait_result(outcome: RunOutcome, *, live: bool) -> dict[str, Any]:
     return answer
 
 
-@table.method("agent", scope=agent_scope)
-async def agent(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("agent", scope=agent_scope, params=AgentParams)
+async def agent(gw: AgentServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``agent {message, idempotencyKey, sessionKey?, agentId?, timeout?}``: runs one turn;
     answers ``accepted`` at once and the run's result when it ends."""
-    p = _agent_params(params)
-    service = _service(core)
+    service = _service(gw)
     if "agentId" in p and p["agentId"] != service.agent_id:
         raise invalid_params("agent", f'unknown agent id "{p["agentId"]}"')
     run_id = p["idempotencyKey"]
@@ -271,19 +206,11 @@ async def agent(core: GatewayApp, peer: Peer, params: Any) -> Any:
     return agent_result(outcome)
 
 
-@table.method("agent.wait", scope=WRITE)
-async def agent_wait(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("agent.wait", scope=WRITE, params=AgentWaitParams)
+async def agent_wait(gw: AgentServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``agent.wait {runId, timeoutMs?}``: the run's end, or ``timeout`` if it is still
     going (or unknown) when ``timeoutMs`` passes."""
-    p = check(
-        "agent.wait",
-        params,
-        {
-            "runId": Field("string", required=True, min_length=1),
-            "timeoutMs": Field("integer", minimum=0),
-        },
-    )
-    service = _service(core)
+    service = _service(gw)
     run_id = p["runId"]
     finished = service.outcomes.get(run_id)
     if finished is not None:

@@ -6,12 +6,12 @@ import asyncio
 import base64
 import binascii
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.chat.events import now_ms
 from gateway.chat.service import MessageTooLargeError, check_fits
 from gateway.errors import MethodError, invalid_request
-from gateway.methods.closed import model_checked
+from gateway.hub import Hub
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import ADMIN, READ, WRITE
@@ -30,13 +30,29 @@ from openclaw_desktop.protocol.methods import (
 )
 
 if TYPE_CHECKING:
-    from gateway.app import GatewayApp
     from gateway.chat.service import ChatService
 
-__all__ = ["ATTACHMENT_LIMITS", "history_message", "table"]
+__all__ = ["ATTACHMENT_LIMITS", "ChatEngine", "ChatServices", "history_message", "table"]
 
 table = MethodTable()
 """The methods this module declares."""
+
+
+class ChatEngine(Protocol):
+    """The chat engine of the gateway (None until it is up), all a method needs that only
+    talks to the chat service."""
+
+    @property
+    def chat(self) -> ChatService | None: ...
+
+
+class ChatServices(ChatEngine, Protocol):
+    """What the ``chat.*`` methods use of the gateway: the chat engine and the hub (send
+    timings, ``chat.inject``'s broadcast)."""
+
+    @property
+    def hub(self) -> Hub: ...
+
 
 #: ``policy.attachments`` (the real gateway's numbers).
 ATTACHMENT_LIMITS = {"maxBytes": MAX_ATTACHMENT_BYTES, "maxImageBytes": MAX_ATTACHMENT_IMAGE_BYTES}
@@ -44,10 +60,11 @@ ATTACHMENT_LIMITS = {"maxBytes": MAX_ATTACHMENT_BYTES, "maxImageBytes": MAX_ATTA
 CHAT_ROLES = frozenset({"user", "assistant", "toolResult"})
 
 
-def _service(core: GatewayApp) -> ChatService:
-    if core.chat is None:
+def _service(gw: ChatEngine) -> ChatService:
+    """The chat service, or ``UNAVAILABLE chat is starting`` (retryable) until it is up."""
+    if gw.chat is None:
         raise MethodError(error_shape(ErrorCode.UNAVAILABLE, "chat is starting", retryable=True))
-    return core.chat
+    return gw.chat
 
 
 def _too_large(exc: MessageTooLargeError) -> MethodError:
@@ -118,15 +135,14 @@ def _attachments(raw: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
-@table.method("chat.send", scope=WRITE)
-async def chat_send(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("chat.send", scope=WRITE, params=ChatSendParams)
+async def chat_send(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``chat.send``: acks at once with ``{runId, status}``; runId = idempotencyKey. An
     operator UI's ack carries ``serverTiming`` and its run's phases follow as
     ``chat.send_timing`` events (:mod:`gateway.chat_timing`)."""
-    timings = core.hub.send_timings
+    timings = gw.hub.send_timings
     received = timings.now()
-    p = model_checked("chat.send", ChatSendParams, params)
-    service = _service(core)
+    service = _service(gw)
     key = _canonical(service, p["sessionKey"])
     loaded = timings.now() - received
     attachments = _attachments(p.get("attachments") or [])
@@ -158,11 +174,10 @@ async def chat_send(core: GatewayApp, peer: Peer, params: Any) -> Any:
     return answer
 
 
-@table.method("chat.abort", scope=WRITE)
-async def chat_abort(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("chat.abort", scope=WRITE, params=ChatAbortParams)
+async def chat_abort(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``chat.abort {sessionKey, runId?}``."""
-    p = model_checked("chat.abort", ChatAbortParams, params)
-    service = _service(core)
+    service = _service(gw)
     stopped = service.abort(_canonical(service, p["sessionKey"]), p.get("runId"))
     return {"ok": True, "aborted": bool(stopped), "runIds": stopped}
 
@@ -176,11 +191,10 @@ def history_message(entry: dict[str, Any], position: int) -> dict[str, Any]:
     return message
 
 
-@table.method("chat.history", scope=READ)
-async def chat_history(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("chat.history", scope=READ, params=ChatHistoryParams)
+async def chat_history(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``chat.history {sessionKey, limit?, maxChars?}``: the visible path, bounded."""
-    p = model_checked("chat.history", ChatHistoryParams, params)
-    service = _service(core)
+    service = _service(gw)
     key = _canonical(service, p["sessionKey"])
     transcript = await service.transcript(key)
     limit, max_chars = p.get("limit", 200), p.get("maxChars", 500_000)
@@ -208,11 +222,10 @@ async def chat_history(core: GatewayApp, peer: Peer, params: Any) -> Any:
     }
 
 
-@table.method("chat.message.get", scope=READ)
-async def chat_message_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("chat.message.get", scope=READ, params=ChatMessageGetParams)
+async def chat_message_get(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``chat.message.get {sessionKey, messageId, maxChars?}``: one message whole."""
-    p = model_checked("chat.message.get", ChatMessageGetParams, params)
-    service = _service(core)
+    service = _service(gw)
     transcript = await service.transcript(_canonical(service, p["sessionKey"]))
     entry = await asyncio.to_thread(transcript.get, p["messageId"])
     if entry is None or entry.get("role") not in ("user", "assistant", "toolResult"):
@@ -223,11 +236,10 @@ async def chat_message_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
     return {"ok": True, "message": message}
 
 
-@table.method("chat.inject", scope=ADMIN)
-async def chat_inject(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("chat.inject", scope=ADMIN, params=ChatInjectParams)
+async def chat_inject(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``chat.inject {sessionKey, message, label?}``: an assistant note, no run."""
-    p = model_checked("chat.inject", ChatInjectParams, params)
-    service = _service(core)
+    service = _service(gw)
     key = _canonical(service, p["sessionKey"])
     if service.sessions.get(key) is None:
         raise invalid_request("session not found")  # as the real gateway: no run, no session
@@ -258,7 +270,7 @@ async def chat_inject(core: GatewayApp, peer: Peer, params: Any) -> Any:
     stored = await asyncio.to_thread(transcript.append, message)
     message_id = stored["id"]
     event = {k: v for k, v in message.items() if k != "label"}
-    core.hub.broadcast(
+    gw.hub.broadcast(
         "chat",
         {
             "runId": f"inject-{message_id}",

@@ -1,9 +1,10 @@
 """Session display metadata: archive, pin, unread marks, icon, colour and category.
 
 ``sessions.patch`` stores them (as the reference's session entry does), ``sessions.list``
-shows and filters by them, ``sessions.delete {archivedOnly}`` checks the archive mark. The
-rules and error wording are the reference's; what this gateway cannot check (SVG icon
-markup) it refuses instead of storing unchecked.
+filters by them (its rows show them: :func:`gateway.chat.session_rows.display_fields`),
+``sessions.delete {archivedOnly}`` checks the archive mark. The rules and error wording are
+the reference's; what this gateway cannot check (SVG icon markup) it refuses instead of
+storing unchecked.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from gateway.state import ChatSession
 
 __all__ = [
     "display_changes",
-    "display_fields",
     "listed_by_display",
     "require_archived",
 ]
@@ -101,29 +101,6 @@ def display_changes(
     elif p.get("unread") is False:
         changes |= {"last_read_at_ms": now, "marked_unread_at_ms": None}
     return changes
-
-
-def display_fields(row: ChatSession) -> dict[str, Any]:
-    """The ``sessions.list`` entry fields for the display metadata (the reference's names;
-    unset ones left out, as the reference leaves out what an entry does not hold)."""
-    fields: dict[str, Any] = {
-        "archived": row.archived_at_ms is not None,
-        "pinned": row.pinned_at_ms is not None,
-        "unread": row.marked_unread_at_ms is not None,
-    }
-    for name, value in (
-        ("archivedAt", row.archived_at_ms),
-        ("archiveReason", row.archive_reason),
-        ("pinnedAt", row.pinned_at_ms),
-        ("lastReadAt", row.last_read_at_ms),
-        ("markedUnreadAt", row.marked_unread_at_ms),
-        ("icon", row.icon),
-        ("color", row.color),
-        ("category", row.category),
-    ):
-        if value is not None:
-            fields[name] = value
-    return fields
 
 
 def listed_by_display(rows: list[ChatSession], given: dict[str, Any]) -> list[ChatSession]:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.chat.events import now_ms
 from gateway.chat.offline import SLASH_HELP
+from gateway.chat.session_rows import session_row
 from gateway.errors import invalid_request
-from gateway.methods.chat import _canonical, _service
+from gateway.methods.chat import ChatEngine, _canonical, _service
 from gateway.methods.closed import model_checked
 from gateway.methods.session_display import (
     display_changes,
-    display_fields,
     listed_by_display,
     require_archived,
 )
@@ -38,10 +38,10 @@ from openclaw_desktop.protocol.methods import (
 )
 
 if TYPE_CHECKING:
-    from gateway.app import GatewayApp
     from gateway.chat.service import ChatService
 
 __all__ = [
+    "SessionsServices",
     "list_result",
     "requested_agent",
     "session_row",
@@ -53,39 +53,9 @@ table = MethodTable()
 """The methods this module declares."""
 
 
-def session_row(service: ChatService, row: ChatSession) -> dict[str, Any]:
-    """One ``sessions.list`` entry."""
-    provider, _, model = (row.model or "").partition("/")
-    default = service.providers.model
-    active = service.active_run_ids(row.key)
-    entry: dict[str, Any] = {
-        "key": row.key,
-        "sessionId": row.session_id,
-        "agentId": row.agent_id,
-        "kind": "direct",
-        "isMain": row.key == f"agent:{row.agent_id}:main",
-        "createdAt": row.created_at_ms,
-        "updatedAt": row.updated_at_ms,
-        "status": "running" if active else row.status,
-        "abortedLastRun": row.aborted_last_run,
-        "inputTokens": row.input_tokens,
-        "outputTokens": row.output_tokens,
-        "totalTokens": row.input_tokens + row.output_tokens,
-        "compactionCount": row.compactions,
-        "modelProvider": provider or (default.provider if default else None),
-        "model": model or (default.model if default else None),
-        "contextTokens": default.context_window if default else None,
-        "hasActiveRun": bool(active),
-        "activeRunIds": active,
-    }
-    for name, value in (
-        ("label", row.label),
-        ("thinkingLevel", row.thinking),
-        ("lastRunId", row.last_run_id),
-    ):
-        if value is not None:
-            entry[name] = value
-    return entry | display_fields(row)
+class SessionsServices(ChatEngine, Protocol):
+    """What the ``sessions.*`` methods and ``commands.list`` use of the gateway: the chat
+    engine (its session index, transcripts and runs)."""
 
 
 #: Filters naming what no session of this gateway has (a parent, a project, a board, an
@@ -148,9 +118,13 @@ def list_result(service: ChatService, params: Any, method: str = "sessions.list"
 
 
 @table.method("sessions.list", scope=READ)
-async def sessions_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
-    """``sessions.list {limit?, offset?, agentId?, label?, search?, activeOnly?, ...}``."""
-    return list_result(_service(core), params)
+async def sessions_list(gw: SessionsServices, peer: Peer, params: Any) -> Any:
+    """``sessions.list {limit?, offset?, agentId?, label?, search?, activeOnly?, ...}``.
+
+    Its params are checked by :func:`list_result`, not declared: the ``archived`` and
+    ``profileRelation`` filters are properties the model admits unchecked (a boolean or
+    ``"all"``), which a declared check would leave out of what the handler gets."""
+    return list_result(_service(gw), params)
 
 
 def requested_agent(service: ChatService, key: str, agent_id: str | None) -> None:
@@ -163,11 +137,10 @@ def requested_agent(service: ChatService, key: str, agent_id: str | None) -> Non
         raise invalid_request(f'agent "{agent_id}" does not match session key agent "{parts[1]}"')
 
 
-@table.method("sessions.describe", scope=READ)
-async def sessions_describe(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("sessions.describe", scope=READ, params=SessionsDescribeParams)
+async def sessions_describe(gw: SessionsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``sessions.describe {key, agentId?}``: one session's row, or ``{session: null}``."""
-    p = model_checked("sessions.describe", SessionsDescribeParams, params)
-    service = _service(core)
+    service = _service(gw)
     if not p["key"].strip():
         raise invalid_request("key required")
     requested_agent(service, p["key"].strip(), p.get("agentId"))
@@ -175,11 +148,10 @@ async def sessions_describe(core: GatewayApp, peer: Peer, params: Any) -> Any:
     return {"session": session_row(service, row) if row is not None else None}
 
 
-@table.method("commands.list", scope=READ)
-async def commands_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("commands.list", scope=READ, params=CommandsListParams)
+async def commands_list(gw: SessionsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``commands.list {sessionKey?, agentId?, provider?, scope?, includeArgs?}``: the slash
     commands this gateway's chat runs itself (text commands; none is channel-native)."""
-    p = model_checked("commands.list", CommandsListParams, params)
     if p.get("scope") == "native":
         return {"commands": []}
     return {"commands": slash_commands()}
@@ -215,11 +187,10 @@ def _model_ref(service: ChatService, wanted: str) -> str:
     raise invalid_request(f"unknown model {wanted!r}; available: {known}")
 
 
-@table.method("sessions.create", scope=sessions_create_scope)
-async def sessions_create(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("sessions.create", scope=sessions_create_scope, params=SessionsCreateParams)
+async def sessions_create(gw: SessionsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``sessions.create {key?, label?, model?, thinkingLevel?, message?}``."""
-    p = model_checked("sessions.create", SessionsCreateParams, params)
-    service = _service(core)
+    service = _service(gw)
     raw_key = p.get("key") or f"agent:{service.agent_id}:dashboard:{uuid.uuid4()}"
     key = _canonical(service, raw_key)
     model = _model_ref(service, p["model"]) if p.get("model") else None
@@ -244,13 +215,12 @@ async def sessions_create(core: GatewayApp, peer: Peer, params: Any) -> Any:
     }
 
 
-@table.method("sessions.patch", scope=sessions_patch_scope)
-async def sessions_patch(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("sessions.patch", scope=sessions_patch_scope, params=SessionsPatchParams)
+async def sessions_patch(gw: SessionsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``sessions.patch {key, label?, model?, thinkingLevel?, archived?, pinned?, unread?,
     icon?, color?, category?, expectedSessionId?}``: the other reference fields are accepted
     and not applied."""
-    p = model_checked("sessions.patch", SessionsPatchParams, params)
-    service = _service(core)
+    service = _service(gw)
     key = _canonical(service, p["key"])
     current = service.sessions.get(key)
     if current is None:
@@ -269,12 +239,11 @@ async def sessions_patch(core: GatewayApp, peer: Peer, params: Any) -> Any:
     return {"ok": True, "key": key, "entry": session_row(service, row)}
 
 
-@table.method("sessions.reset", scope=ADMIN)
-async def sessions_reset(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("sessions.reset", scope=ADMIN, params=SessionsResetParams)
+async def sessions_reset(gw: SessionsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``sessions.reset {key, reason?}``: a new session id and an empty transcript (the old
     one is archived, not deleted)."""
-    p = model_checked("sessions.reset", SessionsResetParams, params)
-    service = _service(core)
+    service = _service(gw)
     key = _canonical(service, p["key"])
     service.abort(key)
     service.sessions.ensure(key, service.agent_id, now_ms())
@@ -285,11 +254,10 @@ async def sessions_reset(core: GatewayApp, peer: Peer, params: Any) -> Any:
     return {"ok": True, "key": key, "entry": session_row(service, row)}
 
 
-@table.method("sessions.delete", scope=sessions_delete_scope)
-async def sessions_delete(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("sessions.delete", scope=sessions_delete_scope, params=SessionsDeleteParams)
+async def sessions_delete(gw: SessionsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``sessions.delete {key}``: the index row goes, the transcript is archived."""
-    p = model_checked("sessions.delete", SessionsDeleteParams, params)
-    service = _service(core)
+    service = _service(gw)
     key = _canonical(service, p["key"])
     if p.get("archivedOnly") is True:
         require_archived(service.sessions.get(key), key)

@@ -14,26 +14,35 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.chat.params import Field, check
+from gateway.chat.session_rows import session_row
 from gateway.errors import invalid_params, invalid_request
-from gateway.hub import now_ms
-from gateway.methods.chat import CHAT_ROLES, _canonical, _service, history_message
-from gateway.methods.sessions import list_result, requested_agent, session_row
+from gateway.hub import Hub, now_ms
+from gateway.methods.chat import CHAT_ROLES, ChatEngine, _canonical, _service, history_message
+from gateway.methods.sessions import list_result, requested_agent
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import READ, scope_satisfied
 
 if TYPE_CHECKING:
-    from gateway.app import GatewayApp
     from gateway.chat.service import ChatService
     from gateway.chat.transcript import Transcript
 
-__all__ = ["table"]
+__all__ = ["SubscriptionsServices", "table"]
 
 table = MethodTable()
 """The methods this module declares."""
+
+
+class SubscriptionsServices(ChatEngine, Protocol):
+    """What the subscription methods use of the gateway: the chat engine (whose transcript
+    appends are forwarded) and the hub (who follows what, and the broadcast)."""
+
+    @property
+    def hub(self) -> Hub: ...
+
 
 APPROVALS = "operator.approvals"
 _KEY_FIELDS = {
@@ -46,16 +55,14 @@ class _MessageForwarder:
     """A transcript append listener: each chat message appended becomes a
     ``session.message`` event for the session's subscribers (as the reference's)."""
 
-    def __init__(
-        self, core: GatewayApp, service: ChatService, loop: asyncio.AbstractEventLoop
-    ) -> None:
-        self.core = core
+    def __init__(self, hub: Hub, service: ChatService, loop: asyncio.AbstractEventLoop) -> None:
+        self.hub = hub
         self.service = service
         self.loop = loop
 
     def __call__(self, transcript: Transcript, stored: dict[str, Any]) -> None:
         """In the appending (worker) thread: number the message and hand it to the loop."""
-        if stored.get("role") not in CHAT_ROLES or not self.core.hub.sessions.any():
+        if stored.get("role") not in CHAT_ROLES or not self.hub.sessions.any():
             return
         seq = transcript.visible_count(CHAT_ROLES)
         with contextlib.suppress(RuntimeError):  # the loop closed: the gateway is stopping
@@ -63,7 +70,7 @@ class _MessageForwarder:
 
     def emit(self, key: str, stored: dict[str, Any], seq: int) -> None:
         """On the loop: send the event to whoever follows ``key`` now."""
-        if not self.core.hub.sessions.receivers("session.message", {"sessionKey": key}):
+        if not self.hub.sessions.receivers("session.message", {"sessionKey": key}):
             return
         payload: dict[str, Any] = {
             "sessionKey": key,
@@ -77,26 +84,26 @@ class _MessageForwarder:
             payload["session"] = session_row(self.service, row)
             payload["updatedAt"] = row.updated_at_ms
             payload["sessionId"] = row.session_id
-        self.core.hub.broadcast("session.message", payload)
+        self.hub.broadcast("session.message", payload)
 
 
-def _forward_messages(core: GatewayApp, service: ChatService) -> None:
+def _forward_messages(hub: Hub, service: ChatService) -> None:
     """Make sure appended messages reach subscribers (one forwarder per chat service)."""
     listeners = service.store.listeners
     if not any(isinstance(listener, _MessageForwarder) for listener in listeners):
-        listeners.append(_MessageForwarder(core, service, asyncio.get_running_loop()))
+        listeners.append(_MessageForwarder(hub, service, asyncio.get_running_loop()))
 
 
 @table.method("sessions.subscribe", scope=READ)
-async def sessions_subscribe(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def sessions_subscribe(gw: SubscriptionsServices, peer: Peer, params: Any) -> Any:
     """``sessions.subscribe {...sessions.list params}``: ``sessions.changed`` and every
     ``session.message`` from now on; with params, also the ``sessions.list`` answer."""
-    service = _service(core)
+    service = _service(gw)
     listed = list_result(
         service, params, "sessions.subscribe"
     )  # validates first: a refused call subscribes nothing
-    _forward_messages(core, service)
-    core.hub.sessions.subscribe_all(peer.conn_id)
+    _forward_messages(gw.hub, service)
+    gw.hub.sessions.subscribe_all(peer.conn_id)
     if not params:
         return {"subscribed": True}
     return {"subscribed": True, "list": listed}
@@ -115,10 +122,10 @@ def _session_key(service: Any, method: str, params: Any, *, approvals: bool = Fa
 
 
 @table.method("sessions.messages.subscribe", scope=READ)
-async def sessions_messages_subscribe(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def sessions_messages_subscribe(gw: SubscriptionsServices, peer: Peer, params: Any) -> Any:
     """``sessions.messages.subscribe {key, agentId?, includeApprovals?}``: that session's
     ``session.message`` events from now on; ``{subscribed: true, key}`` (canonical key)."""
-    service = _service(core)
+    service = _service(gw)
     method = "sessions.messages.subscribe"
     key = _session_key(service, method, params, approvals=True)
     replay_wanted = params.get("includeApprovals") is True
@@ -126,8 +133,8 @@ async def sessions_messages_subscribe(core: GatewayApp, peer: Peer, params: Any)
         raise invalid_request(
             f"{method} includeApprovals requires a paired device and gateway scope: {APPROVALS}"
         )
-    _forward_messages(core, service)
-    core.hub.sessions.subscribe_messages(peer.conn_id, key)
+    _forward_messages(gw.hub, service)
+    gw.hub.sessions.subscribe_messages(peer.conn_id, key)
     if replay_wanted:
         # The replay of the session's pending approvals: this gateway's agent asks for none
         # (exec runs on nodes, which ask their own user), so there are none to replay.
@@ -137,9 +144,9 @@ async def sessions_messages_subscribe(core: GatewayApp, peer: Peer, params: Any)
 
 
 @table.method("sessions.messages.unsubscribe", scope=READ)
-async def sessions_messages_unsubscribe(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def sessions_messages_unsubscribe(gw: SubscriptionsServices, peer: Peer, params: Any) -> Any:
     """``sessions.messages.unsubscribe {key, agentId?}``: ``{subscribed: false, key}``."""
-    service = _service(core)
+    service = _service(gw)
     key = _session_key(service, "sessions.messages.unsubscribe", params)
-    core.hub.sessions.unsubscribe_messages(peer.conn_id, key)
+    gw.hub.sessions.unsubscribe_messages(peer.conn_id, key)
     return {"subscribed": False, "key": key}

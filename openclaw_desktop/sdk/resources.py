@@ -13,6 +13,7 @@ from openclaw_desktop.protocol.methods import (
     ChatAbortParams,
     ChatHistoryParams,
     ChatSendParams,
+    EmptyParams,
     SessionsCreateParams,
     SessionsDeleteParams,
     SessionsListParams,
@@ -278,7 +279,7 @@ class Agents(_Namespace):
 
     async def list(self) -> Rows:
         """The gateway's agents."""
-        result = await self._call("agents.list", {})
+        result = await self._call("agents.list", _built("agents.list", EmptyParams, {}))
         return list(result.get("agents") or []) if isinstance(result, dict) else list(result)
 
 

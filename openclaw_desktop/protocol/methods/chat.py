@@ -31,7 +31,12 @@ QueueMode = Literal["steer", "followup", "collect", "interrupt"]
 
 
 class ChatSendParams(ClosedModel):
-    """``chat.send``: a user message into a session; ``idempotencyKey`` becomes the runId."""
+    """``chat.send``: a user message into a session; ``idempotencyKey`` becomes the runId.
+
+    Checked beyond the schema by the handler, as the reference: ``message or attachments
+    required`` (a blank message needs an attachment), and each attachment (an object with
+    ``mimeType`` and base64 ``content``, within the size limits).
+    """
 
     session_key: Annotated[str, Field(min_length=1, max_length=512)]
     agent_id: NonEmpty | None = None
