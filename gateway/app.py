@@ -33,6 +33,7 @@ from gateway.rpc import answer_request
 from gateway.setup_issuer import SetupCodeIssuer
 from gateway.state import GatewayState
 from openclaw_desktop.protocol import ServerInfo
+from openclaw_desktop.protocol.events import event_names
 
 if TYPE_CHECKING:
     from gateway.chat.service import ChatService
@@ -40,28 +41,8 @@ if TYPE_CHECKING:
 
 __all__ = ["EVENTS", "GatewayApp", "family_services"]
 
-#: Events this gateway may send (``hello-ok.features.events``).
-EVENTS = [
-    "connect.challenge",
-    "tick",
-    "presence",
-    "health",
-    "shutdown",
-    "node.invoke.request",
-    "node.invoke.cancel",
-    "node.pair.requested",
-    "node.pair.resolved",
-    "node.hostStats",
-    "device.pair.requested",
-    "device.pair.resolved",
-    "chat",
-    "agent",
-    "sessions.changed",
-    "session.message",
-    "session.compacted",
-    "talk.mode",
-    "talk.event",
-]
+#: Events this gateway may send (``hello-ok.features.events``): the protocol's event table.
+EVENTS = event_names()
 
 
 class GatewayApp:

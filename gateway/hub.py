@@ -25,12 +25,15 @@ from openclaw_desktop.protocol.events import payload_errors, payload_model
 if TYPE_CHECKING:
     from gateway.peer import Peer
 
-__all__ = ["CHECK_EVENTS_ENV", "EVENT_SCOPES", "Hub", "check_event", "now_ms"]
+__all__ = ["CHECK_EVENTS_ENV", "EVENT_SCOPES", "WIRE_MISFIT", "Hub", "check_event", "now_ms"]
 
 log = logging.getLogger("gateway.hub")
 
 #: The environment variable that turns on :func:`check_event` for every event sent.
 CHECK_EVENTS_ENV = "OPENCLAW_GATEWAY_CHECK_EVENTS"
+#: The ``extra`` of a misfit's log record (``record.wire_misfit``), by which the test suite
+#: tells a payload outside its model from any other error.
+WIRE_MISFIT = {"wire_misfit": True}
 
 #: Events that need a scope (others go to every authenticated operator).
 EVENT_SCOPES: dict[str, str] = {
@@ -63,11 +66,18 @@ def check_event(event: str, payload: Any) -> bool:
     values may be secrets: tokens, message text)."""
     model = payload_model(event)
     if model is None:
-        log.error("event %s is not in the protocol event table", event)
+        log.error("event %s is not in the protocol event table", event, extra=WIRE_MISFIT)
         return False
     errors = payload_errors(model, payload)
     for field, kind in errors:
-        log.error("event %s payload does not fit %s: %s (%s)", event, model.__name__, field, kind)
+        log.error(
+            "event %s payload does not fit %s: %s (%s)",
+            event,
+            model.__name__,
+            field,
+            kind,
+            extra=WIRE_MISFIT,
+        )
     return not errors
 
 
@@ -94,7 +104,7 @@ class Hub:
         peer = self.peers.get(conn_id)
         needed = EVENT_SCOPES.get(event)
         if peer is not None and (needed is None or scope_satisfied(needed, peer.scopes)):
-            peer.send_event(event, payload)
+            peer.send_event(event, payload, checked=self.check_events)
 
     def add(self, peer: Peer) -> None:
         """Register an authenticated peer (a node replaces its older connection)."""
@@ -195,4 +205,4 @@ class Hub:
             if subscribed is not None and peer.conn_id not in subscribed:
                 continue
             if needed is None or scope_satisfied(needed, peer.scopes):
-                peer.send_event(event, payload, state_version=version)
+                peer.send_event(event, payload, state_version=version, checked=self.check_events)

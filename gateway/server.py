@@ -7,6 +7,7 @@ import contextlib
 import errno
 import ipaddress
 import logging
+import os
 import ssl
 import uuid
 from typing import Any
@@ -21,7 +22,7 @@ from gateway.config import GatewayConfig
 from gateway.connect import GatewayServerConnection, admit
 from gateway.handshake import REQUEST_FRAME_SCHEMA, ConnectRejection, parse_first_frame
 from gateway.handshake.jsonschema_errors import collect_errors, format_errors
-from gateway.hub import now_ms
+from gateway.hub import CHECK_EVENTS_ENV, check_event, now_ms
 from gateway.peer import Peer
 from gateway.preauth import PreauthBudget
 from gateway.proxies import (
@@ -267,6 +268,8 @@ class GatewayServer:
             "event": "connect.challenge",
             "payload": {"nonce": nonce, "ts": ts},
         }
+        if os.environ.get(CHECK_EVENTS_ENV) == "1":  # as every event sent (gateway.hub)
+            check_event("connect.challenge", challenge["payload"])
         try:
             await ws.send(_dumps(challenge))
             self.preauth.challenged(address, ws)

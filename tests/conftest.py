@@ -1,10 +1,13 @@
 """What every test folder shares: the kind marker each folder gives its tests, the
-environment of the run (bundled gateways check the events they send) and the session-wide
-clean-up."""
+environment of the run (bundled gateways check the events and answers they send against the
+protocol's models, and a test fails when one in its process does not fit) and the
+session-wide clean-up."""
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,41 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # checks each event it sends against its protocol model and logs a misfit at ERROR, which
 # the tests that watch the gateway's errors fail on (gateway.hub.check_event).
 os.environ.setdefault("OPENCLAW_GATEWAY_CHECK_EVENTS", "1")
+# ... and each answer against its method's result model (gateway.rpc.check_result).
+os.environ.setdefault("OPENCLAW_GATEWAY_CHECK_RESULTS", "1")
+
+
+class _MisfitRecorder(logging.Handler):
+    """Keeps the log records of payloads outside their protocol model (``wire_misfit``)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.misfits: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if getattr(record, "wire_misfit", False):
+            self.misfits.append(record.getMessage())
+
+
+@pytest.fixture(autouse=True)
+def wire_misfits() -> Iterator[list[str]]:
+    """Fail a test during which a bundled gateway in this process sent an event or an
+    answer that does not fit its model (a gateway in a subprocess logs it at ERROR, which
+    the tests that read its log fail on). A test that provokes misfits on purpose asks for
+    this fixture and clears the list it yields."""
+    recorder = _MisfitRecorder()
+    loggers = [logging.getLogger(name) for name in ("gateway.hub", "gateway.rpc")]
+    for logger in loggers:
+        logger.addHandler(recorder)
+    try:
+        yield recorder.misfits
+    finally:
+        for logger in loggers:
+            logger.removeHandler(recorder)
+    if recorder.misfits:
+        pytest.fail(
+            "the gateway sent outside the protocol's models:\n" + "\n".join(recorder.misfits)
+        )
 
 
 _HERE = Path(__file__).resolve().parent

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import Field, StrictBool, StrictInt, ValidationError
+from pydantic import BaseModel, Field, StrictBool, StrictInt, ValidationError
 
 from openclaw_desktop.protocol.base import OpenModel, WireModel
 from openclaw_desktop.protocol.chat import (
@@ -296,7 +296,7 @@ def payload_model(event: str) -> type[WireModel] | None:
     return EVENTS.get(event) or UNADVERTISED_EVENTS.get(event)
 
 
-def payload_errors(model: type[WireModel], payload: Any) -> list[tuple[str, str]]:
+def payload_errors(model: type[BaseModel], payload: Any) -> list[tuple[str, str]]:
     """What in ``payload`` does not fit ``model``, as ``(field path, error type)`` pairs
     (``("seq", "missing")``); empty when it fits. Never the values: payloads may hold
     secrets (tokens, message text), so callers can log these as they are."""

@@ -216,7 +216,9 @@ def test_unknown_events_have_no_model() -> None:
 # ---------------------------------------------------------------- the gateway's check
 
 
-def test_check_event_logs_field_names_never_values(caplog: pytest.LogCaptureFixture) -> None:
+def test_check_event_logs_field_names_never_values(
+    caplog: pytest.LogCaptureFixture, wire_misfits: list[str]
+) -> None:
     """A misfit is logged at ERROR by gateway.hub with the event and field, not the value."""
     caplog.set_level(logging.ERROR, logger="gateway.hub")
     secret = "s3cret-token-value"
@@ -232,10 +234,12 @@ def test_check_event_logs_field_names_never_values(caplog: pytest.LogCaptureFixt
     ]
     assert all(r.levelno == logging.ERROR for r in caplog.records)
     assert check_event("device.pair.resolved", {**payload, "ts": 1})
+    assert wire_misfits == messages  # what the suite-wide check would fail a test on
+    wire_misfits.clear()
 
 
 def test_the_hub_checks_what_it_sends_when_asked(
-    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, wire_misfits: list[str]
 ) -> None:
     """With the variable set the hub checks each broadcast (its own presence fits); without
     it, it does not."""
@@ -250,6 +254,7 @@ def test_the_hub_checks_what_it_sends_when_asked(
     assert messages[0] == "event talk.mode payload does not fit TalkModeEvent: phase (missing)"
     assert len(messages) == 5  # talk.mode's phase; chat.send_timing's four required fields
     caplog.clear()
+    wire_misfits.clear()
     monkeypatch.delenv(CHECK_EVENTS_ENV)
     quiet = Hub("instance")
     quiet.broadcast("talk.mode", {"enabled": True, "ts": 1})
