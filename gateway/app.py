@@ -22,7 +22,9 @@ from gateway.hub import Hub, now_ms
 from gateway.methods import TABLE
 from gateway.methods.control_ui import ControlUiServices
 from gateway.methods.control_ui_lists import ControlUiListsServices
+from gateway.methods.devices import DeviceServices
 from gateway.methods.models import CAPABILITIES as SERVER_CAPS
+from gateway.methods.nodes import NodeServices
 from gateway.methods.system import SystemServices
 from gateway.nodes.catalog import NodeCatalog
 from gateway.nodes.invoke import InvokeRouter
@@ -148,7 +150,11 @@ def family_services(app: GatewayApp) -> dict[str, object]:
     system: SystemServices = app
     control_ui: ControlUiServices = app
     control_ui_lists: ControlUiListsServices = app
+    nodes: NodeServices = app
+    devices: DeviceServices = app
     return {
+        "gateway.methods.nodes": nodes,
+        "gateway.methods.devices": devices,
         "gateway.methods.system": system,
         "gateway.methods.control_ui": control_ui,
         "gateway.methods.control_ui_lists": control_ui_lists,

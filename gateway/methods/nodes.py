@@ -330,10 +330,12 @@ def _pairing_changed() -> MethodError:
 
 @table.method("node.pending.pull", role="node")
 async def node_pending_pull(gw: NodeServices, peer: Peer, params: Any) -> Any:
-    """``node.pending.pull``: PAIRING_CHANGED while the surface awaits approval."""
+    """``node.pending.pull``: the node's queued actions (none are queued here:
+    ``{nodeId, actions: []}``, the reference's shape); PAIRING_CHANGED while the surface
+    awaits approval."""
     if gw.nodes.surface_pending(peer):
         raise _pairing_changed()
-    return {"nodeId": peer.device_id, "revision": 0, "items": [], "hasMore": False}
+    return {"nodeId": peer.device_id, "actions": []}
 
 
 @table.method("node.pending.drain", role="node")
