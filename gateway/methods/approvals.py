@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.errors import MethodError, invalid_params, invalid_request
-from gateway.methods.closed import derived_schema, model_checked, schema_checked, schema_problems
+from gateway.hub import Hub
+from gateway.methods.closed import derived_schema, schema_problems
 from gateway.methods.table import MethodTable
-from gateway.nodes.invoke import InvokeError
+from gateway.nodes.invoke import InvokeError, InvokeRouter
 from gateway.peer import Peer
 from gateway.scopes import ADMIN
 from openclaw_desktop.protocol import ErrorCode, error_shape
@@ -22,9 +23,9 @@ from openclaw_desktop.protocol.methods import (
 )
 
 if TYPE_CHECKING:
-    from gateway.app import GatewayApp
+    from gateway.config import GatewayConfig
 
-__all__ = ["APPROVALS", "table"]
+__all__ = ["APPROVALS", "ApprovalsServices", "table"]
 
 table = MethodTable()
 """The methods this module declares."""
@@ -34,30 +35,41 @@ APPROVALS = "operator.approvals"
 NODE_TIMEOUT_MS = 30_000
 
 
+class ApprovalsServices(Protocol):
+    """What the approval methods use of the gateway: its settings (where the policy file
+    would be), the connected nodes and the router that invokes them."""
+
+    @property
+    def config(self) -> GatewayConfig: ...
+    @property
+    def hub(self) -> Hub: ...
+    @property
+    def router(self) -> InvokeRouter: ...
+
+
 @table.method("exec.approval.list", scope=APPROVALS)
-async def exec_approval_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def exec_approval_list(gw: ApprovalsServices, peer: Peer, params: Any) -> Any:
     """``exec.approval.list``: the pending exec approvals (none: the agent here never asks)."""
     return []
 
 
 @table.method("plugin.approval.list", scope=APPROVALS)
-async def plugin_approval_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def plugin_approval_list(gw: ApprovalsServices, peer: Peer, params: Any) -> Any:
     """``plugin.approval.list``: the pending plugin approvals (none: there are no plugins)."""
     return []
 
 
 @table.method("openclaw.approval.list", scope=APPROVALS)
-async def openclaw_approval_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def openclaw_approval_list(gw: ApprovalsServices, peer: Peer, params: Any) -> Any:
     """``openclaw.approval.list``: the system agent's pending approvals (none here)."""
     return []
 
 
-@table.method("exec.approvals.get", scope=ADMIN)
-async def exec_approvals_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("exec.approvals.get", scope=ADMIN, params=EmptyParams)
+async def exec_approvals_get(gw: ApprovalsServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``exec.approvals.get``: the gateway host's exec approval policy. This gateway runs no
     command on its host, so there is no policy file and every exec is denied."""
-    model_checked("exec.approvals.get", EmptyParams, params)
-    path = core.config.state_dir / "exec-approvals.json"
+    path = gw.config.state_dir / "exec-approvals.json"
     return {
         "path": str(path),
         "exists": False,
@@ -72,9 +84,9 @@ async def exec_approvals_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
     }
 
 
-async def _node_call(core: GatewayApp, node_id: str, command: str, params: Any) -> Any:
+async def _node_call(gw: ApprovalsServices, node_id: str, command: str, params: Any) -> Any:
     """Run ``command`` on the connected node and give back its payload."""
-    target = core.hub.nodes.get(node_id)
+    target = gw.hub.nodes.get(node_id)
     if target is None:
         raise MethodError(
             error_shape(
@@ -93,7 +105,7 @@ async def _node_call(core: GatewayApp, node_id: str, command: str, params: Any) 
             {"reason": "command not declared by node", "command": command},
         )
     try:
-        result = await core.router.invoke(
+        result = await gw.router.invoke(
             target,
             command,
             params,
@@ -105,18 +117,15 @@ async def _node_call(core: GatewayApp, node_id: str, command: str, params: Any) 
     return result.get("payload")
 
 
-@table.method("exec.approvals.node.get", scope=ADMIN)
-async def exec_approvals_node_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("exec.approvals.node.get", scope=ADMIN, params=ExecApprovalsNodeGetParams)
+async def exec_approvals_node_get(gw: ApprovalsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``exec.approvals.node.get {nodeId}``: the node's policy, from the node itself."""
-    p = schema_checked("exec.approvals.node.get", NODE_GET_SCHEMA, params)
-    return await _node_call(core, p["nodeId"], "system.execApprovals.get", {})
+    return await _node_call(gw, p["nodeId"], "system.execApprovals.get", {})
 
 
 _NODE_SET = "exec.approvals.node.set"
 #: ``ExecApprovalsNodeSetParams`` of the reference without its ``oneOf`` (see below).
 NODE_SET_SCHEMA: dict[str, Any] = derived_schema(ExecApprovalsNodeSetParams)
-#: ``ExecApprovalsNodeGetParams`` of the reference.
-NODE_GET_SCHEMA: dict[str, Any] = derived_schema(ExecApprovalsNodeGetParams)
 _ONE_OF = "must match exactly one schema in oneOf"
 
 
@@ -147,9 +156,14 @@ def _nested_problems(params: dict[str, Any]) -> list[str]:
 
 
 @table.method(_NODE_SET, scope=ADMIN)
-async def exec_approvals_node_set(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def exec_approvals_node_set(gw: ApprovalsServices, peer: Peer, params: Any) -> Any:
     """``exec.approvals.node.set {nodeId, file, baseHash?}`` (or ``native`` with
-    ``baseHash``): written by the node, which validates it."""
+    ``baseHash``): written by the node, which validates it.
+
+    Checked here, not declared on the table: the reference's ``oneOf`` and the first
+    required property of ``file``/``native`` are not property schemas, and its answer
+    joins their problems with the schema's (params that are not an object included).
+    """
     if params is not None and not isinstance(params, dict):
         raise invalid_params(_NODE_SET, f"must be object; must not be valid; {_ONE_OF}")
     p: dict[str, Any] = params or {}
@@ -157,4 +171,4 @@ async def exec_approvals_node_set(core: GatewayApp, peer: Peer, params: Any) -> 
     if any(problems):
         raise invalid_params(_NODE_SET, "; ".join(x for x in problems if x))
     forwarded = {k: p[k] for k in ("file", "native", "baseHash") if k in p}
-    return await _node_call(core, p["nodeId"], "system.execApprovals.set", forwarded)
+    return await _node_call(gw, p["nodeId"], "system.execApprovals.set", forwarded)

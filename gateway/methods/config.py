@@ -6,26 +6,35 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.chat.providers.config import PROVIDERS_FILE
-from gateway.methods.closed import model_checked
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import READ
 from openclaw_desktop.protocol.methods import EmptyParams
 
 if TYPE_CHECKING:
-    from gateway.app import GatewayApp
+    from gateway.chat.service import ChatService
     from gateway.config import GatewayConfig
 
-__all__ = ["REDACTED", "redacted_config", "table"]
+__all__ = ["REDACTED", "ConfigServices", "redacted_config", "table"]
 
 table = MethodTable()
 """The methods this module declares."""
 
 #: What stands in for a secret (the reference's placeholder).
 REDACTED = "__OPENCLAW_REDACTED__"
+
+
+class ConfigServices(Protocol):
+    """What ``config.get`` uses of the gateway: its settings and the chat engine's
+    providers (None until it is up)."""
+
+    @property
+    def config(self) -> GatewayConfig: ...
+    @property
+    def chat(self) -> ChatService | None: ...
 
 
 def _gateway_section(config: GatewayConfig) -> dict[str, Any]:
@@ -53,17 +62,17 @@ def _gateway_section(config: GatewayConfig) -> dict[str, Any]:
     return section
 
 
-def redacted_config(core: GatewayApp) -> dict[str, Any]:
+def redacted_config(gw: ConfigServices) -> dict[str, Any]:
     """The configuration document (no secret in it)."""
-    config = core.config
+    config = gw.config
     mdns = config.mdns_mode or ("full" if config.advertise else "off")
     document: dict[str, Any] = {
         "gateway": _gateway_section(config),
         "discovery": {"mdns": {"mode": mdns}},
     }
-    if core.chat is not None:
+    if gw.chat is not None:
         providers: dict[str, Any] = {}
-        for model in core.chat.providers.models:
+        for model in gw.chat.providers.models:
             entry = providers.setdefault(model.provider, {"models": []})
             entry["models"].append(
                 {
@@ -75,22 +84,21 @@ def redacted_config(core: GatewayApp) -> dict[str, Any]:
                 }
             )
         document["models"] = {"providers": providers}
-        default = core.chat.providers.model
+        default = gw.chat.providers.model
         if default is not None:
             document["agents"] = {"defaults": {"model": {"primary": default.ref}}}
     return document
 
 
-@table.method("config.get", scope=READ)
-async def config_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("config.get", scope=READ, params=EmptyParams)
+async def config_get(gw: ConfigServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``config.get``: the configuration, redacted (see the module docstring)."""
-    model_checked("config.get", EmptyParams, params)
-    document = redacted_config(core)
+    document = redacted_config(gw)
     raw = json.dumps(document, indent=1) + "\n"
     digest = "sha256:" + hashlib.sha256(raw.encode("utf-8")).hexdigest()
     # Our configuration is the command line plus one file, providers.json (the models):
     # that file is what ``path`` names, and ``exists`` says whether it is there.
-    path = core.config.state_dir / PROVIDERS_FILE
+    path = gw.config.state_dir / PROVIDERS_FILE
     return {
         "path": str(path),
         "exists": path.is_file(),

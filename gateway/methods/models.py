@@ -3,21 +3,21 @@ where their credentials come from (never a secret)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.chat.events import now_ms
 from gateway.errors import invalid_params, invalid_request
 from gateway.methods.chat import _service
-from gateway.methods.closed import derived_schema, schema_checked
+from gateway.methods.closed import model_checked
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import READ
 from openclaw_desktop.protocol.methods import ModelsListParams
 
 if TYPE_CHECKING:
-    from gateway.app import GatewayApp
+    from gateway.chat.service import ChatService
 
-__all__ = ["CAPABILITIES", "table"]
+__all__ = ["CAPABILITIES", "ModelsServices", "table"]
 
 table = MethodTable()
 """The methods this module declares."""
@@ -27,9 +27,12 @@ table = MethodTable()
 #: ``sessionKey`` to scope it (every session sees the same providers here).
 CAPABILITIES: tuple[str, ...] = ("published-model-catalog", "session-scoped-model-catalog")
 
-#: ``ModelsListParams`` of the reference, derived from its model (its ``allOf``/``not``
-#: refusing ``preparedOnly`` with ``refresh`` is checked by the handler).
-MODELS_LIST_SCHEMA: dict[str, Any] = derived_schema(ModelsListParams)
+
+class ModelsServices(Protocol):
+    """What the ``models.*`` methods use of the gateway: the chat engine's providers."""
+
+    @property
+    def chat(self) -> ChatService | None: ...
 
 
 def _js_type(value: object) -> str:
@@ -40,16 +43,18 @@ def _js_type(value: object) -> str:
 
 
 @table.method("models.list", scope=READ)
-async def models_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def models_list(gw: ModelsServices, peer: Peer, params: Any) -> Any:
     """``models.list``: the models of the configured providers (``provider`` filters them;
     every agent and session sees the same catalog)."""
+    # Checked here, not declared on the table: the reference words params that are not an
+    # object with its allOf/not as well, which a declared check would not.
     if params is not None and not isinstance(params, dict):
         # Not an object: the negated branch holds vacuously, so its "not" fails too.
         raise invalid_params("models.list", "must be object; must not be valid")
-    p = schema_checked("models.list", MODELS_LIST_SCHEMA, params)
+    p = model_checked("models.list", ModelsListParams, params)
     if p.get("preparedOnly") is True and p.get("refresh") is True:
         raise invalid_params("models.list", "must not be valid")  # the schema's allOf/not
-    service = _service(core)
+    service = _service(gw)
     default = service.providers.model
     provider = p.get("provider")
     models = []
@@ -72,17 +77,19 @@ async def models_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
 
 
 @table.method("models.authStatus", scope=READ)
-async def models_auth_status(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def models_auth_status(gw: ModelsServices, peer: Peer, params: Any) -> Any:
     """``models.authStatus {agentId?, refresh?}``: which providers are configured and from
     where (no secrets). Like the reference it reads only ``agentId`` (other keys are not
-    refused), and this gateway has one agent, ``main``."""
+    refused, nor params that are not an object, which is why it declares no params model:
+    :class:`~openclaw_desktop.protocol.methods.ops.ModelsAuthStatusParams` lists what it
+    reads), and this gateway has one agent, ``main``."""
     agent = params.get("agentId") if isinstance(params, dict) else None
     if agent is not None and agent != "main":
         name = agent if isinstance(agent, str) else _js_type(agent)
         raise invalid_request(
             f'unknown agent id "{name}"', {"code": "UNKNOWN_AGENT_ID", "agentId": name}
         )
-    service = _service(core)
+    service = _service(gw)
     providers = sorted({m.provider for m in service.providers.models})
     return {
         "ts": now_ms(),

@@ -10,13 +10,12 @@ import datetime
 import hashlib
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.chat.events import now_ms
 from gateway.errors import invalid_request
 from gateway.logfile import log_path, read_tail
 from gateway.methods.chat import _service
-from gateway.methods.closed import derived_schema, model_checked, schema_checked
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import READ
@@ -24,24 +23,35 @@ from gateway.usage import daily_usage
 from openclaw_desktop.protocol.methods import CronListParams, EmptyParams, LogsTailParams
 
 if TYPE_CHECKING:
-    from gateway.app import GatewayApp
+    from gateway.chat.service import ChatService
+    from gateway.config import GatewayConfig
 
-__all__ = ["table"]
+__all__ = ["OpsServices", "table"]
 
 table = MethodTable()
 """The methods this module declares."""
+
+
+class OpsServices(Protocol):
+    """What the diagnostics methods use of the gateway: its settings (where the log is)
+    and the chat engine (the transcripts ``usage.cost`` sums)."""
+
+    @property
+    def config(self) -> GatewayConfig: ...
+    @property
+    def chat(self) -> ChatService | None: ...
+
 
 #: The reference's defaults when ``limit`` / ``maxBytes`` are left out.
 LOGS_DEFAULT_LIMIT = 500
 LOGS_DEFAULT_MAX_BYTES = 250_000
 
 
-@table.method("logs.tail", scope=READ)
-async def logs_tail(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("logs.tail", scope=READ, params=LogsTailParams)
+async def logs_tail(gw: OpsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``logs.tail {cursor?, limit?, maxBytes?}``: the newest lines of this gateway's log
     file (JSON lines, redacted as they were written), from ``cursor`` when given."""
-    p = model_checked("logs.tail", LogsTailParams, params)
-    path = log_path(core.config.state_dir)
+    path = log_path(gw.config.state_dir)
     tail = await asyncio.to_thread(
         read_tail,
         path,
@@ -69,7 +79,7 @@ def _non_negative(value: Any, field: str) -> int | None:
 
 
 @table.method("diagnostics.stability", scope=READ)
-async def diagnostics_stability(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def diagnostics_stability(gw: OpsServices, peer: Peer, params: Any) -> Any:
     """``diagnostics.stability {limit?, type?, sinceSeq?}``: the diagnostic event record.
     This gateway records no diagnostic events, so the record is empty."""
     p = params if isinstance(params, dict) else {}
@@ -145,7 +155,7 @@ def _usage_range(params: dict[str, Any]) -> tuple[datetime.date, datetime.date]:
 
 
 @table.method("usage.cost", scope=READ)
-async def usage_cost(core: GatewayApp, peer: Peer, params: Any) -> Any:
+async def usage_cost(gw: OpsServices, peer: Peer, params: Any) -> Any:
     """``usage.cost {days? | startDate+endDate, agentId?}``: token usage per UTC day, summed
     from the assistant messages of the transcripts (this gateway knows no prices: the cost
     columns stay 0)."""
@@ -153,7 +163,7 @@ async def usage_cost(core: GatewayApp, peer: Peer, params: Any) -> Any:
     start, end = _usage_range(p)
     if p.get("agentScope") == "all" and p.get("agentId"):
         raise invalid_request("agentScope=all cannot be combined with agentId")
-    folder = _service(core).store.folder
+    folder = _service(gw).store.folder
     daily, totals = await asyncio.to_thread(daily_usage, folder, start, end)
     return {
         "updatedAt": now_ms(),
@@ -164,15 +174,12 @@ async def usage_cost(core: GatewayApp, peer: Peer, params: Any) -> Any:
     }
 
 
-#: ``CronListParams`` of the reference, derived from its model.
-CRON_LIST_SCHEMA: dict[str, Any] = derived_schema(CronListParams)
 _CRON_DEFAULT_LIMIT = 50
 
 
-@table.method("cron.list", scope=READ)
-async def cron_list(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("cron.list", scope=READ, params=CronListParams)
+async def cron_list(gw: OpsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``cron.list``: the scheduled jobs; this gateway has no scheduler, so there are none."""
-    p = schema_checked("cron.list", CRON_LIST_SCHEMA, params)
     jobs: list[dict[str, Any]] = []
     return {
         "jobs": jobs,
@@ -192,8 +199,7 @@ def _revision(jobs: list[dict[str, Any]]) -> str:
     return "sha256:" + base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
 
 
-@table.method("cron.status", scope=READ)
-async def cron_status(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("cron.status", scope=READ, params=EmptyParams)
+async def cron_status(gw: OpsServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``cron.status``: the scheduler's state; this gateway has none (disabled, no jobs)."""
-    model_checked("cron.status", EmptyParams, params)
     return {"enabled": False, "triggersEnabled": False, "jobs": 0, "nextWakeAtMs": None}

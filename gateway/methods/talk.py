@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import TYPE_CHECKING, Any
+import re
+from typing import TYPE_CHECKING, Any, Protocol
 
-from gateway.chat.params import check
 from gateway.errors import MethodError, invalid_params, invalid_request
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import READ, TALK, missing_scope_error, scope_satisfied
-from gateway.talk import params as schema
 from gateway.talk.errors import audio_limit, talk_issue, talk_unconfigured
 from gateway.talk.params import MAX_SESSIONS_PER_CONNECTION
 from gateway.talk.session import SessionSpec
@@ -30,12 +29,22 @@ from gateway.talk.tts.base import SpeakRequest, parse_output_format
 from gateway.talk.vad import threshold_dbfs
 from openclaw_desktop.protocol import ErrorCode, error_shape
 from openclaw_desktop.protocol.audio import AUDIO_FORMATS, AudioEncoding, AudioFormat
+from openclaw_desktop.protocol.methods.talk import (
+    LANGUAGE_PATTERN,
+    TalkCatalogParams,
+    TalkConfigParams,
+    TalkModeParams,
+    TalkSessionAppendAudioParams,
+    TalkSessionCancelOutputParams,
+    TalkSessionCloseParams,
+    TalkSessionCreateParams,
+    TalkSpeakParams,
+)
 
 if TYPE_CHECKING:
-    from gateway.app import GatewayApp
     from gateway.talk.service import TalkService
 
-__all__ = ["MAX_SPEAK_CHARS", "table"]
+__all__ = ["MAX_SPEAK_CHARS", "TalkServices", "table"]
 
 table = MethodTable()
 """The methods this module declares."""
@@ -45,26 +54,27 @@ MAX_SPEAK_CHARS = 4096
 _PCM16_RATES = frozenset({8000, 16000, 24000, 48000})
 
 
-async def _service(core: GatewayApp) -> TalkService:
-    return await core.talk_service()
+class TalkServices(Protocol):
+    """What the ``talk.*`` methods use of the gateway: the talk service (started on
+    first use)."""
+
+    async def talk_service(self) -> TalkService: ...
 
 
-@table.method("talk.catalog", scope=READ)
-async def talk_catalog(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("talk.catalog", scope=READ, params=TalkCatalogParams)
+async def talk_catalog(gw: TalkServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``talk.catalog {}``."""
-    check("talk.catalog", params, {})
-    return (await _service(core)).catalog()
+    return (await gw.talk_service()).catalog()
 
 
-@table.method("talk.config", scope=READ)
-async def talk_config(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("talk.config", scope=READ, params=TalkConfigParams)
+async def talk_config(gw: TalkServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``talk.config {includeSecrets?}``: ``{config: {}}`` without a speech provider."""
-    p = check("talk.config", params, schema.CONFIG)
     secrets = bool(p.get("includeSecrets"))
     if secrets and not scope_satisfied("operator.talk.secrets", peer.scopes):
         needed = ["operator.read", "operator.talk.secrets"]  # as the reference lists them
         raise MethodError(missing_scope_error("operator.talk.secrets", needed))
-    service = await _service(core)
+    service = await gw.talk_service()
     speech = service.speech
     if speech is None:
         return {"config": {}}
@@ -90,18 +100,16 @@ async def talk_config(core: GatewayApp, peer: Peer, params: Any) -> Any:
     }
 
 
-@table.method("talk.mode", scope=TALK)
-async def talk_mode(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("talk.mode", scope=TALK, params=TalkModeParams)
+async def talk_mode(gw: TalkServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``talk.mode {enabled, phase?}``: stored and broadcast as the ``talk.mode`` event."""
-    p = check("talk.mode", params, schema.MODE)
-    return (await _service(core)).set_mode(p["enabled"], p.get("phase"))
+    return (await gw.talk_service()).set_mode(p["enabled"], p.get("phase"))
 
 
-@table.method("talk.speak", scope=TALK)
-async def talk_speak(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("talk.speak", scope=TALK, params=TalkSpeakParams)
+async def talk_speak(gw: TalkServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``talk.speak {text, ...}``: ``{audioBase64, provider, outputFormat, ...}``."""
-    p = check("talk.speak", params, schema.SPEAK, ignored=schema.SPEAK_IGNORED)
-    service = await _service(core)
+    service = await gw.talk_service()
     if service.speech is None:
         raise talk_unconfigured("talk.speak")
     if not p["text"].strip():
@@ -150,11 +158,16 @@ def _input_format(raw: Any) -> AudioFormat:
     return AudioFormat(encoding, rate)
 
 
-@table.method("talk.session.create", scope=TALK)
-async def talk_session_create(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("talk.session.create", scope=TALK, params=TalkSessionCreateParams)
+async def talk_session_create(gw: TalkServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``talk.session.create``: transcription sessions over the gateway relay."""
-    p = check("talk.session.create", params, schema.CREATE, ignored=schema.CREATE_IGNORED)
-    service = await _service(core)
+    language = p.get("language")
+    if language is not None and re.search(LANGUAGE_PATTERN, language) is None:
+        # The reference's schema says this; the derived one has no ``pattern`` (yet).
+        raise invalid_params(
+            "talk.session.create", f'at /language: must match pattern "{LANGUAGE_PATTERN}"'
+        )
+    service = await gw.talk_service()
     mode = p.get("mode", "realtime")
     if mode == "stt-tts":
         if p.get("transport") != "managed-room":
@@ -191,7 +204,7 @@ async def talk_session_create(core: GatewayApp, peer: Peer, params: Any) -> Any:
         transport=transport,
         brain=brain,
         input_format=input_format,
-        language=p.get("language") or service.settings.transcription.language,
+        language=language or service.settings.transcription.language,
         silence_ms=p.get("silenceDurationMs") or service.settings.silence_duration_ms,
         vad_level_dbfs=threshold_dbfs(p.get("vadThreshold")),
         max_audio_bytes=service.settings.max_session_audio_bytes,
@@ -204,15 +217,14 @@ async def talk_session_create(core: GatewayApp, peer: Peer, params: Any) -> Any:
         raise talk_issue(str(exc)) from None
 
 
-@table.method("talk.session.appendAudio", scope=TALK)
-async def talk_session_append_audio(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("talk.session.appendAudio", scope=TALK, params=TalkSessionAppendAudioParams)
+async def talk_session_append_audio(gw: TalkServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``talk.session.appendAudio {sessionId, audioBase64, timestamp?}``.
 
     Nothing here awaits before the audio is queued: request tasks start in the order their
     frames arrived, so pipelined appends (a client keeps several in flight) stay in order.
     """
-    p = check("talk.session.appendAudio", params, schema.APPEND_AUDIO)
-    session = (await _service(core)).owned(peer.conn_id, p["sessionId"])
+    session = (await gw.talk_service()).owned(peer.conn_id, p["sessionId"])
     try:
         audio = base64.b64decode(p["audioBase64"], validate=True)
     except (binascii.Error, ValueError):
@@ -228,22 +240,20 @@ async def talk_session_append_audio(core: GatewayApp, peer: Peer, params: Any) -
     return {"ok": True, "receivedBytes": session.received_bytes}
 
 
-@table.method("talk.session.cancelOutput", scope=TALK)
-async def talk_session_cancel_output(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("talk.session.cancelOutput", scope=TALK, params=TalkSessionCancelOutputParams)
+async def talk_session_cancel_output(gw: TalkServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``talk.session.cancelOutput``: transcription sessions speak nothing: ``idle``."""
-    p = check("talk.session.cancelOutput", params, schema.CANCEL_OUTPUT)
-    (await _service(core)).owned(peer.conn_id, p["sessionId"])
+    (await gw.talk_service()).owned(peer.conn_id, p["sessionId"])
     result: dict[str, Any] = {"ok": True, "status": "idle"}
     if p.get("turnId"):
         result["turnId"] = p["turnId"]
     return result
 
 
-@table.method("talk.session.close", scope=TALK)
-async def talk_session_close(core: GatewayApp, peer: Peer, params: Any) -> Any:
+@table.method("talk.session.close", scope=TALK, params=TalkSessionCloseParams)
+async def talk_session_close(gw: TalkServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``talk.session.close {sessionId}``: the last transcript, then ``session.closed``."""
-    p = check("talk.session.close", params, schema.CLOSE)
-    service = await _service(core)
+    service = await gw.talk_service()
     service.owned(peer.conn_id, p["sessionId"])
     await service.close(p["sessionId"], "client")
     return {"ok": True}

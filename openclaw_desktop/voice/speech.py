@@ -12,6 +12,7 @@ import shutil
 from dataclasses import dataclass
 
 from openclaw_desktop.errors import GatewayError, OpenClawError
+from openclaw_desktop.protocol.methods.talk import TalkSpeakParams
 from openclaw_desktop.sdk import OpenClaw
 from openclaw_desktop.voice.decode import AudioDecodeError, Pcm, decode_audio
 
@@ -83,7 +84,7 @@ async def speak_reply(client: OpenClaw, text: str) -> Speech:
     """
     text = text.strip()[:MAX_CHARS]
     try:
-        result = await client.call("talk.speak", {"text": text}, timeout=60)
+        result = await client.call("talk.speak", TalkSpeakParams(text=text).to_wire(), timeout=60)
         data = base64.b64decode(str(result.get("audioBase64") or ""), validate=True)
         hint = " ".join(
             str(result.get(k) or "") for k in ("outputFormat", "mimeType", "fileExtension")

@@ -18,6 +18,13 @@ from typing import Any
 
 from openclaw_desktop.errors import OpenClawError
 from openclaw_desktop.protocol.audio import ulaw_encode
+from openclaw_desktop.protocol.methods.talk import (
+    TalkAudioParams,
+    TalkMode,
+    TalkSessionAppendAudioParams,
+    TalkSessionCloseParams,
+    TalkSessionCreateParams,
+)
 from openclaw_desktop.sdk import OpenClaw
 from openclaw_desktop.session import EventReceived
 
@@ -50,7 +57,8 @@ class AudioContract:
 
     def to_params(self) -> dict[str, Any]:
         """The ``audio`` parameter of ``talk.session.create``."""
-        return {"inputEncoding": self.encoding, "inputSampleRateHz": self.sample_rate}
+        wire = {"inputEncoding": self.encoding, "inputSampleRateHz": self.sample_rate}
+        return TalkAudioParams.model_validate(wire).to_wire()
 
 
 def parse_event(event: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
@@ -81,7 +89,7 @@ class TalkSession:
         cls,
         client: OpenClaw,
         *,
-        mode: str = "transcription",
+        mode: TalkMode = "transcription",
         audio: AudioContract | None = None,
         language: str | None = None,
         session_key: str | None = None,
@@ -92,16 +100,17 @@ class TalkSession:
             OpenClawError: the gateway refused (``UNAVAILABLE`` when it has no recognizer).
         """
         wanted = audio or AudioContract()
-        params: dict[str, Any] = {"mode": mode, "transport": "gateway-relay", "brain": "none"}
-        if wanted != AudioContract():
-            # Another rate or G.711 is an extension of OpenClaw Desktop's gateway; the real
-            # gateway refuses the property, so the default (pcm16 at 24 kHz) never sends it.
-            params["audio"] = wanted.to_params()
-        if language:
-            params["language"] = language
-        if session_key:
-            params["sessionKey"] = session_key
-        result = await client.call("talk.session.create", params)
+        # Another rate or G.711 is an extension of OpenClaw Desktop's gateway; the real
+        # gateway refuses the property, so the default (pcm16 at 24 kHz) never sends it.
+        params = TalkSessionCreateParams(
+            mode=mode,
+            transport="gateway-relay",
+            brain="none",
+            audio=wanted.to_params() if wanted != AudioContract() else None,
+            language=language or None,
+            session_key=session_key or None,
+        )
+        result = await client.call("talk.session.create", params.to_wire())
         session_id = str(result.get("sessionId") or result.get("id") or "")
         if not session_id:
             raise OpenClawError("talk.session.create answered without a sessionId")
@@ -145,11 +154,11 @@ class TalkSession:
         if self._closed:
             return
         await self._slots.acquire()
-        params = {
-            "sessionId": self.session_id,
-            "audioBase64": base64.b64encode(frame).decode("ascii"),
-            "timestamp": int(timestamp_ms),
-        }
+        params = TalkSessionAppendAudioParams(
+            session_id=self.session_id,
+            audio_base64=base64.b64encode(frame).decode("ascii"),
+            timestamp=int(timestamp_ms),
+        ).to_wire()
         task = asyncio.get_running_loop().create_task(self._send(params))
         self._sends.add(task)
         task.add_done_callback(self._sends.discard)
@@ -182,7 +191,8 @@ class TalkSession:
         await self.drain()
         self._closed = True
         try:
-            await self.client.call("talk.session.close", {"sessionId": self.session_id})
+            params = TalkSessionCloseParams(session_id=self.session_id).to_wire()
+            await self.client.call("talk.session.close", params)
         except (OpenClawError, TimeoutError) as exc:
             log.info("talk.session.close: %s", exc)
 

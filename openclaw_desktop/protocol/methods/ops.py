@@ -1,5 +1,11 @@
 """``models.list``, ``cron.*``, ``exec.approvals.*``, ``logs.tail`` and the other operations'
-params, in the reference's property order."""
+params, in the reference's property order.
+
+The open models (``health``, ``status``, ``system-presence``, ``models.authStatus``) list
+what the gateway reads of params the reference serves whatever they hold, objects or not;
+the gateway does not declare them on its method table, because the derived schema
+(``type: object``) would refuse params that are not an object, which the reference serves.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from openclaw_desktop.protocol.base import ClosedModel, WireModel
+from openclaw_desktop.protocol.base import ClosedModel, OpenModel, WireModel
 
 __all__ = [
     "PARAMS",
@@ -15,8 +21,12 @@ __all__ = [
     "EmptyParams",
     "ExecApprovalsNodeGetParams",
     "ExecApprovalsNodeSetParams",
+    "HealthParams",
     "LogsTailParams",
+    "ModelsAuthStatusParams",
     "ModelsListParams",
+    "StatusParams",
+    "SystemPresenceParams",
 ]
 
 NonEmpty = Annotated[str, Field(min_length=1)]
@@ -36,6 +46,15 @@ class ModelsListParams(ClosedModel):
     prepared_only: bool | None = None
     refresh: bool | None = None
     view: Literal["default", "configured", "provider-config", "all"] | None = None
+
+
+class ModelsAuthStatusParams(OpenModel):
+    """``models.authStatus``: the reference declares a closed schema but its handler
+    checks none, so any params are served; what it reads is listed (any value: a
+    non-string ``agentId`` is named by its JavaScript type in the refusal)."""
+
+    refresh: Any = None
+    agent_id: Any = None
 
 
 class CronListParams(ClosedModel):
@@ -87,9 +106,33 @@ class EmptyParams(ClosedModel):
     ``cron.status``, ``exec.approvals.get``): an empty closed object."""
 
 
+class HealthParams(OpenModel):
+    """``health``: served whatever its params hold (the reference checks none); ``probe:
+    true`` asks for a fresh snapshot instead of the cached one."""
+
+    probe: Any = None
+
+
+class StatusParams(OpenModel):
+    """``status``: served whatever its params hold; ``includeCliProjection: true`` adds
+    the roster ``openclaw status`` reads, ``includeChannelSummary: false`` leaves the
+    channel summary out."""
+
+    include_channel_summary: Any = None
+    include_cli_projection: Any = None
+
+
+class SystemPresenceParams(OpenModel):
+    """``system-presence``: served whatever its params hold (it reads none)."""
+
+
 #: The params model of each of these methods, by method name.
 PARAMS: dict[str, type[WireModel]] = {
     "models.list": ModelsListParams,
+    "models.authStatus": ModelsAuthStatusParams,
+    "health": HealthParams,
+    "status": StatusParams,
+    "system-presence": SystemPresenceParams,
     "cron.list": CronListParams,
     "exec.approvals.node.get": ExecApprovalsNodeGetParams,
     "exec.approvals.node.set": ExecApprovalsNodeSetParams,
