@@ -20,11 +20,15 @@ from gateway.device_pairing import DevicePairing
 from gateway.hello import hello_ok
 from gateway.hub import Hub, now_ms
 from gateway.methods import TABLE
+from gateway.methods.agent import AgentServices
+from gateway.methods.chat import ChatServices
 from gateway.methods.control_ui import ControlUiServices
 from gateway.methods.control_ui_lists import ControlUiListsServices
 from gateway.methods.devices import DeviceServices
 from gateway.methods.models import CAPABILITIES as SERVER_CAPS
 from gateway.methods.nodes import NodeServices
+from gateway.methods.sessions import SessionsServices
+from gateway.methods.subscriptions import SubscriptionsServices
 from gateway.methods.system import SystemServices
 from gateway.nodes.catalog import NodeCatalog
 from gateway.nodes.invoke import InvokeRouter
@@ -152,7 +156,15 @@ def family_services(app: GatewayApp) -> dict[str, object]:
     control_ui_lists: ControlUiListsServices = app
     nodes: NodeServices = app
     devices: DeviceServices = app
+    chat: ChatServices = app
+    sessions: SessionsServices = app
+    subscriptions: SubscriptionsServices = app
+    agent: AgentServices = app
     return {
+        "gateway.methods.chat": chat,
+        "gateway.methods.sessions": sessions,
+        "gateway.methods.subscriptions": subscriptions,
+        "gateway.methods.agent": agent,
         "gateway.methods.nodes": nodes,
         "gateway.methods.devices": devices,
         "gateway.methods.system": system,

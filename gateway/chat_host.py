@@ -9,8 +9,8 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from gateway.chat.service import ChatService, ProviderChoice
+from gateway.chat.session_rows import session_row
 from gateway.hub import now_ms
-from gateway.methods.sessions import session_row
 from gateway.scopes import ADMIN_NODE_COMMANDS
 
 if TYPE_CHECKING:

@@ -44,7 +44,6 @@ __all__ = [
     "SessionsServices",
     "list_result",
     "requested_agent",
-    "session_row",
     "slash_commands",
     "table",
 ]
