@@ -1,17 +1,12 @@
 """Connected peers, presence and scope-filtered broadcasts.
 
-With ``OPENCLAW_GATEWAY_CHECK_EVENTS=1`` in the environment (the test suite sets it), every
-event the hub sends is checked against its payload model in
-:mod:`openclaw_desktop.protocol.events` first (:func:`check_event`): what does not fit is
-logged at ERROR, so tests that fail on gateway errors catch a payload drifting from the
-protocol. Events written straight to a peer (``connect.challenge``, ``tick``, ``shutdown``,
-``node.invoke.*``, a node's own ``node.pair.resolved``) do not pass through the hub.
+When asked (:mod:`gateway.wire_check`), each event the hub sends is checked against its
+payload model once, before it goes to its peers.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import time
 from typing import TYPE_CHECKING, Any
@@ -20,20 +15,14 @@ from gateway import __version__
 from gateway.chat_timing import SendTimings
 from gateway.scopes import scope_satisfied
 from gateway.subscriptions import SessionSubscriptions
-from openclaw_desktop.protocol.events import payload_errors, payload_model
+from gateway.wire_check import check_event, checking_events
 
 if TYPE_CHECKING:
     from gateway.peer import Peer
 
-__all__ = ["CHECK_EVENTS_ENV", "EVENT_SCOPES", "WIRE_MISFIT", "Hub", "check_event", "now_ms"]
+__all__ = ["EVENT_SCOPES", "Hub", "now_ms"]
 
 log = logging.getLogger("gateway.hub")
-
-#: The environment variable that turns on :func:`check_event` for every event sent.
-CHECK_EVENTS_ENV = "OPENCLAW_GATEWAY_CHECK_EVENTS"
-#: The ``extra`` of a misfit's log record (``record.wire_misfit``), by which the test suite
-#: tells a payload outside its model from any other error.
-WIRE_MISFIT = {"wire_misfit": True}
 
 #: Events that need a scope (others go to every authenticated operator).
 EVENT_SCOPES: dict[str, str] = {
@@ -60,27 +49,6 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def check_event(event: str, payload: Any) -> bool:
-    """Whether an outgoing event is in the protocol's event table and its payload fits the
-    model there; each misfit is logged at ERROR with the event and field names only (the
-    values may be secrets: tokens, message text)."""
-    model = payload_model(event)
-    if model is None:
-        log.error("event %s is not in the protocol event table", event, extra=WIRE_MISFIT)
-        return False
-    errors = payload_errors(model, payload)
-    for field, kind in errors:
-        log.error(
-            "event %s payload does not fit %s: %s (%s)",
-            event,
-            model.__name__,
-            field,
-            kind,
-            extra=WIRE_MISFIT,
-        )
-    return not errors
-
-
 class Hub:
     """Who is connected; presence entries and broadcasts with ``stateVersion``."""
 
@@ -95,7 +63,7 @@ class Hub:
         #: The UI clients' ``chat.send`` runs whose phases go to their sender.
         self.send_timings = SendTimings(self.send_to)
         #: Whether each event sent is checked against its model (:func:`check_event`).
-        self.check_events = os.environ.get(CHECK_EVENTS_ENV) == "1"
+        self.check_events = checking_events()
 
     def send_to(self, conn_id: str, event: str, payload: Any) -> None:
         """Send an event to one connection, if it is still there and may see it."""

@@ -5,15 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import orjson
 
-from gateway.hub import CHECK_EVENTS_ENV, check_event
 from gateway.nodes.inventory import NodeInventory
+from gateway.wire_check import check_event, checking_events
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
 __all__ = ["Peer", "PeerTransport"]
@@ -177,9 +176,9 @@ class Peer:
     ) -> None:
         """Queue an event; operator events carry a per-connection ``seq``. With
         ``OPENCLAW_GATEWAY_CHECK_EVENTS=1`` its payload is checked against the protocol's
-        event model first (:func:`gateway.hub.check_event`), unless the caller did
+        event model first (:func:`gateway.wire_check.check_event`), unless the caller did
         (``checked``: the hub checks a broadcast once for all its peers)."""
-        if not checked and os.environ.get(CHECK_EVENTS_ENV) == "1":
+        if not checked and checking_events():
             check_event(event, payload)
         frame: dict[str, Any] = {"type": "event", "event": event, "payload": payload}
         if seq and not self.is_node:

@@ -7,7 +7,6 @@ import contextlib
 import errno
 import ipaddress
 import logging
-import os
 import ssl
 import uuid
 from typing import Any
@@ -22,7 +21,7 @@ from gateway.config import GatewayConfig
 from gateway.connect import GatewayServerConnection, admit
 from gateway.handshake import REQUEST_FRAME_SCHEMA, ConnectRejection, parse_first_frame
 from gateway.handshake.jsonschema_errors import collect_errors, format_errors
-from gateway.hub import CHECK_EVENTS_ENV, check_event, now_ms
+from gateway.hub import now_ms
 from gateway.peer import Peer
 from gateway.preauth import PreauthBudget
 from gateway.proxies import (
@@ -33,6 +32,7 @@ from gateway.proxies import (
 )
 from gateway.request_gate import may_nest_too_deep, too_deep_to_parse
 from gateway.state import GatewayState, read_or_create_shared_token
+from gateway.wire_check import check_event, checking_events
 from openclaw_desktop.protocol import (
     MAX_PAYLOAD_BYTES,
     MAX_PREAUTH_PAYLOAD_BYTES,
@@ -268,7 +268,7 @@ class GatewayServer:
             "event": "connect.challenge",
             "payload": {"nonce": nonce, "ts": ts},
         }
-        if os.environ.get(CHECK_EVENTS_ENV) == "1":  # as every event sent (gateway.hub)
+        if checking_events():  # as every event sent
             check_event("connect.challenge", challenge["payload"])
         try:
             await ws.send(_dumps(challenge))

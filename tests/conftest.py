@@ -17,9 +17,9 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Every bundled gateway of the run (in this process or a subprocess, which inherits it)
 # checks each event it sends against its protocol model and logs a misfit at ERROR, which
-# the tests that watch the gateway's errors fail on (gateway.hub.check_event).
+# the tests that watch the gateway's errors fail on (gateway.wire_check.check_event).
 os.environ.setdefault("OPENCLAW_GATEWAY_CHECK_EVENTS", "1")
-# ... and each answer against its method's result model (gateway.rpc.check_result).
+# ... and each answer against its method's result model (gateway.wire_check.check_result).
 os.environ.setdefault("OPENCLAW_GATEWAY_CHECK_RESULTS", "1")
 
 
@@ -42,7 +42,7 @@ def wire_misfits() -> Iterator[list[str]]:
     the tests that read its log fail on). A test that provokes misfits on purpose asks for
     this fixture and clears the list it yields."""
     recorder = _MisfitRecorder()
-    loggers = [logging.getLogger(name) for name in ("gateway.hub", "gateway.rpc")]
+    loggers = [logging.getLogger(name) for name in ("gateway.wire",)]
     for logger in loggers:
         logger.addHandler(recorder)
     try:

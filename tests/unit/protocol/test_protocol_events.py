@@ -1,7 +1,7 @@
 """The event table of :mod:`openclaw_desktop.protocol.events`: every event the real gateway
 sent in our recordings fits its payload model, the table is what the bundled gateway
 advertises, and a payload without a required field is refused (and reported by
-``gateway.hub.check_event`` with field names only).
+``gateway.wire_check.check_event`` with field names only).
 
 Recordings of the real gateway 2026.9.6: the golden chat traces
 (``tests/fixtures/chat-traces/real-*.json``), the chat trace of
@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from gateway.app import EVENTS as GATEWAY_EVENTS
-from gateway.hub import CHECK_EVENTS_ENV, Hub, check_event
+from gateway.hub import Hub
+from gateway.wire_check import CHECK_EVENTS_ENV, check_event
 from openclaw_desktop.protocol.events import (
     EVENTS,
     UNADVERTISED_EVENTS,
@@ -220,13 +221,13 @@ def test_check_event_logs_field_names_never_values(
     caplog: pytest.LogCaptureFixture, wire_misfits: list[str]
 ) -> None:
     """A misfit is logged at ERROR by gateway.hub with the event and field, not the value."""
-    caplog.set_level(logging.ERROR, logger="gateway.hub")
+    caplog.set_level(logging.ERROR, logger="gateway.wire")
     secret = "s3cret-token-value"
     payload = {"requestId": secret, "deviceId": "d", "decision": "approved"}
     assert not check_event("device.pair.resolved", payload)
     assert not check_event("device.pair.resolved", {**payload, "ts": secret})
     assert not check_event("no.such.event", {"token": secret})
-    messages = [r.getMessage() for r in caplog.records if r.name == "gateway.hub"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "gateway.wire"]
     assert messages == [
         "event device.pair.resolved payload does not fit DevicePairResolvedEvent: ts (missing)",
         "event device.pair.resolved payload does not fit DevicePairResolvedEvent: ts (int_type)",
@@ -243,14 +244,14 @@ def test_the_hub_checks_what_it_sends_when_asked(
 ) -> None:
     """With the variable set the hub checks each broadcast (its own presence fits); without
     it, it does not."""
-    caplog.set_level(logging.ERROR, logger="gateway.hub")
+    caplog.set_level(logging.ERROR, logger="gateway.wire")
     monkeypatch.setenv(CHECK_EVENTS_ENV, "1")
     hub = Hub("instance")
     assert hub.check_events
     hub.presence_changed()
     hub.broadcast("talk.mode", {"enabled": True, "ts": 1})
     hub.send_to("gone", "chat.send_timing", {"phase": "dispatch-started"})
-    messages = [r.getMessage() for r in caplog.records if r.name == "gateway.hub"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "gateway.wire"]
     assert messages[0] == "event talk.mode payload does not fit TalkModeEvent: phase (missing)"
     assert len(messages) == 5  # talk.mode's phase; chat.send_timing's four required fields
     caplog.clear()
@@ -259,4 +260,4 @@ def test_the_hub_checks_what_it_sends_when_asked(
     quiet = Hub("instance")
     quiet.broadcast("talk.mode", {"enabled": True, "ts": 1})
     assert not quiet.check_events
-    assert [r for r in caplog.records if r.name == "gateway.hub"] == []
+    assert [r for r in caplog.records if r.name == "gateway.wire"] == []

@@ -1,5 +1,5 @@
 """Unit tests: with ``OPENCLAW_GATEWAY_CHECK_RESULTS=1`` each answer is checked against its
-method's result model (``gateway.rpc.check_result``), naming fields, never values."""
+method's result model (``gateway.wire_check.check_result``), naming fields, never values."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from gateway.rpc import check_result
+from gateway.wire_check import check_result
 
 pytestmark = pytest.mark.unit
 
@@ -16,11 +16,11 @@ def test_a_misfit_answer_is_logged_by_field_never_by_value(
     caplog: pytest.LogCaptureFixture, wire_misfits: list[str]
 ) -> None:
     """``chat.send`` answers ``{runId, status}``: one without runId is named, its values not."""
-    caplog.set_level(logging.ERROR, logger="gateway.rpc")
+    caplog.set_level(logging.ERROR, logger="gateway.wire")
     secret = "s3cret-token-value"
     assert not check_result("chat.send", {"status": secret})
     assert not check_result("no.such.method", {"token": secret})
-    messages = [r.getMessage() for r in caplog.records if r.name == "gateway.rpc"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "gateway.wire"]
     assert messages[0].startswith("method chat.send answer does not fit ChatSendAck: runId")
     assert messages[-1] == "method no.such.method has no result model"
     assert all(secret not in m for m in messages)
@@ -30,6 +30,6 @@ def test_a_misfit_answer_is_logged_by_field_never_by_value(
 
 def test_a_fitting_answer_logs_nothing(caplog: pytest.LogCaptureFixture) -> None:
     """The answer as the real gateway sends it passes quietly."""
-    caplog.set_level(logging.ERROR, logger="gateway.rpc")
+    caplog.set_level(logging.ERROR, logger="gateway.wire")
     assert check_result("chat.send", {"runId": "r1", "status": "started"})
-    assert [r for r in caplog.records if r.name == "gateway.rpc"] == []
+    assert [r for r in caplog.records if r.name == "gateway.wire"] == []
