@@ -910,11 +910,14 @@ def start_node(
     return harness
 
 
-def run_gateway_cli(*args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
-    """``python -m gateway ARGS`` to completion (captured, never raises on exit status)."""
+def run_gateway_cli(
+    *args: str, timeout: float = 30.0, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m gateway ARGS`` to completion (captured, never raises on exit status): the
+    one way tests run a one-shot gateway command; ``env`` is added to the clean environment."""
     return subprocess.run(
         [sys.executable, "-m", "gateway", *args],
-        env=clean_env(),
+        env=clean_env(env),
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -20,7 +20,7 @@ from tests.helpers.fake_audio_api import FakeAudioAPI, Upload
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.qt import run_in_qt, screenshot_folder, shot, window_home  # noqa: F401 (autouse)
 from tests.helpers.speech import espeak_pcm16
-from tests.integration.gateway.test_gw_talk_sessions import write_talk_json
+from tests.integration.gateway.talk.test_gw_talk_sessions import write_talk_json
 from tests.ui.test_chat_window import assistant, until
 from tests.ui.test_chat_window_more import new_app
 

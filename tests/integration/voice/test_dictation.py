@@ -5,7 +5,6 @@ session (pocketsphinx) and back as transcript events."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -26,18 +25,11 @@ from tests.helpers.alsa_mic import AlsaTestMic
 from tests.helpers.bundled_gateway import TOKEN, bundled_gateway
 from tests.helpers.fake_audio_api import FakeAudioAPI, Upload
 from tests.helpers.speech import espeak_pcm16
-from tests.integration.gateway.test_gw_talk_sessions import write_talk_json
+from tests.integration.gateway.talk.test_gw_talk_sessions import write_talk_json
 
 pytestmark = pytest.mark.timeout(120)
 
 SCOPES = ("operator.read", "operator.write", "operator.talk")
-
-
-@pytest.fixture
-async def gw(tmp_path: Path) -> AsyncIterator[GatewayServer]:
-    """Our gateway in-process (pocketsphinx is its offline recognizer)."""
-    async with bundled_gateway(tmp_path / "state") as server:
-        yield server
 
 
 def speech(text: str, rate: int = 16_000) -> np.ndarray[Any, Any]:

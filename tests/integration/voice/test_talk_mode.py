@@ -24,7 +24,7 @@ from tests.helpers.bundled_gateway import TOKEN, bundled_gateway
 from tests.helpers.fake_audio_api import FakeAudioAPI, Upload
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.speech import espeak_pcm16
-from tests.integration.gateway.test_gw_talk_sessions import write_talk_json
+from tests.integration.gateway.talk.test_gw_talk_sessions import write_talk_json
 
 pytestmark = pytest.mark.timeout(120)
 

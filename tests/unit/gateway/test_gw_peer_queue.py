@@ -1,7 +1,7 @@
 """A :class:`~gateway.peer.Peer` owns a send queue, not the socket: frames, after-send
 callbacks and the close go through its transport in the order they were queued. Here the
 transport is an in-memory recorder; over a real socket the same is covered by
-``tests/integration/gateway`` (``test_gw_server_abuse.py``: slow consumers, disconnects)."""
+``tests/integration/gateway/server`` (``test_gw_server_abuse.py``: slow consumers, disconnects)."""
 
 from __future__ import annotations
 

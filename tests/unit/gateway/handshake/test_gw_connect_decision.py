@@ -3,7 +3,7 @@ in-memory state view answers its reads, and a small in-memory world carries out 
 it yields, recording them, so each test pins what is decided and which writes are asked for,
 in which order, before and after hello-ok.
 
-The same paths over a real socket and SQLite are in ``tests/integration/gateway`` and side
+The same paths over a real socket and SQLite are in ``tests/integration/gateway/server`` and side
 by side with the real gateway in ``tests/interop/test_gw_rejections_side_by_side.py``.
 """
 
