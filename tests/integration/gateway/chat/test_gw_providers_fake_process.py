@@ -27,7 +27,7 @@ from tests.helpers.ports import free_port
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX")
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from tests.helpers.bundled_gateway import (
     raw_operator,
     start_node,
 )
-from tests.integration.gateway.test_gw_chat_runs import chat_gateway
+from tests.integration.gateway.chat.test_gw_chat_runs import chat_gateway
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -23,7 +23,6 @@ import json
 import re
 import secrets
 import subprocess
-import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -33,10 +32,9 @@ import pytest
 from openclaw_desktop.identity import DeviceIdentity
 from tests.helpers.bundled_gateway import (
     ANDROID_PHONE,
-    REPO,
     BundledGateway,
     RawClient,
-    clean_env,
+    run_gateway_cli,
 )
 
 pytestmark = pytest.mark.timeout(120)
@@ -86,16 +84,8 @@ def leaks(text: str, secrets_: Iterable[tuple[str, str]]) -> list[str]:
 
 def cli_setup_code(state_dir: Path, url: str) -> subprocess.CompletedProcess[str]:
     """``python -m gateway -vv --state-dir STATE setup-code --url URL``, finished."""
-    argv = [sys.executable, "-m", "gateway", "-vv", "--state-dir", str(state_dir)]
-    return subprocess.run(
-        [*argv, "setup-code", "--url", url],
-        env=clean_env(),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        check=False,
+    return run_gateway_cli(
+        "-vv", "--state-dir", str(state_dir), "setup-code", "--url", url, timeout=60
     )
 
 

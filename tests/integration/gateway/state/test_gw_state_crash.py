@@ -17,7 +17,7 @@ from gateway.state import DB_FILENAME, GatewayState
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL is POSIX")
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 # Each iteration writes one atomic group (device + token + meta + pending request) and then a
 # standalone touch, and only then reports the iteration number on stdout.

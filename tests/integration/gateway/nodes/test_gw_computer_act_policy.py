@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from openclaw_desktop.node import InvokeResult
-from tests.integration.gateway.test_gw_chat_runs import approved_node, chat_gateway
+from tests.integration.gateway.chat.test_gw_chat_runs import approved_node, chat_gateway
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("no_ambient_providers")]
 

@@ -15,7 +15,7 @@ from gateway.chat import TranscriptStore
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX")
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 
 def user(text: str) -> dict[str, Any]:

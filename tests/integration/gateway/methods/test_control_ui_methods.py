@@ -17,7 +17,7 @@ import pytest
 
 from gateway.methods import TABLE
 from tests.helpers.bundled_gateway import raw_operator
-from tests.integration.gateway.test_gw_chat_runs import chat_gateway
+from tests.integration.gateway.chat.test_gw_chat_runs import chat_gateway
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("no_ambient_providers")]
 

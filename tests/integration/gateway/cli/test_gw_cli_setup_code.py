@@ -18,7 +18,6 @@ import json
 import re
 import ssl
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,12 +31,11 @@ from openclaw_desktop.discovery import decode_setup_code
 from openclaw_desktop.identity import DeviceIdentity
 from tests.helpers.bundled_gateway import (
     ANDROID_PHONE,
-    REPO,
     BundledGateway,
     RawClient,
-    clean_env,
+    run_gateway_cli,
 )
-from tests.integration.gateway.test_gw_server_setup_code import HANDOFF_SCOPES
+from tests.integration.gateway.server.test_gw_server_setup_code import HANDOFF_SCOPES
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -50,15 +48,8 @@ def setup_code(
 ) -> tuple[dict[str, Any], str, subprocess.CompletedProcess[str]]:
     """Run ``python -m gateway setup-code ARGS`` with ``OPENCLAW_DESKTOP_HOME=home``; returns
     the decoded payload, the code and the finished process."""
-    result = subprocess.run(
-        [sys.executable, "-m", "gateway", "setup-code", *args],
-        env=clean_env({"OPENCLAW_DESKTOP_HOME": str(home)}),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        check=False,
+    result = run_gateway_cli(
+        "setup-code", *args, timeout=60, env={"OPENCLAW_DESKTOP_HOME": str(home)}
     )
     assert result.returncode == 0, result.stderr
     found = _CODE_RE.search(result.stdout)

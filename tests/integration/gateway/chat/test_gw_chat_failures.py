@@ -13,7 +13,7 @@ import pytest
 
 from openclaw_desktop.chat import ChatTimeline
 from tests.helpers.fake_llm import FakeLLM
-from tests.integration.gateway.test_gw_chat_runs import Chat, chat_gateway
+from tests.integration.gateway.chat.test_gw_chat_runs import Chat, chat_gateway
 
 # Only the providers a test configures (never the developer's own keys).
 pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("no_ambient_providers")]

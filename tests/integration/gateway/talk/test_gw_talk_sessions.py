@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +27,6 @@ ENVELOPE_KEYS = {"id", "type", "sessionId", "seq", "timestamp", "mode", "transpo
 def write_talk_json(state_dir: Path, document: dict[str, Any]) -> None:
     state_dir.mkdir(parents=True, exist_ok=True)
     (state_dir / "talk.json").write_text(json.dumps(document), encoding="utf-8")
-
-
-@pytest.fixture
-async def gw(tmp_path: Path) -> AsyncIterator[GatewayServer]:
-    async with bundled_gateway(tmp_path / "state") as server:
-        yield server
 
 
 async def stream(op: RawClient, session_id: str, audio: bytes, frame_bytes: int) -> None:

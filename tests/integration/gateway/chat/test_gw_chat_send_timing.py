@@ -13,7 +13,7 @@ import pytest
 
 from openclaw_desktop.identity import DeviceIdentity
 from tests.helpers.bundled_gateway import ALL_OPERATOR_SCOPES, RawClient, raw_operator
-from tests.integration.gateway.test_gw_session_subscriptions import gateway
+from tests.integration.gateway.methods.test_gw_session_subscriptions import gateway
 
 pytestmark = pytest.mark.timeout(60)
 

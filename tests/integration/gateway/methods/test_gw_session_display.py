@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.gateway.test_gw_chat_runs import Chat, chat_gateway
+from tests.integration.gateway.chat.test_gw_chat_runs import Chat, chat_gateway
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 

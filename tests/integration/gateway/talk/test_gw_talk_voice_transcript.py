@@ -6,22 +6,15 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gateway.server import GatewayServer
 from openclaw_desktop.identity import DeviceIdentity
-from tests.helpers.bundled_gateway import RawClient, bundled_gateway, raw_node, raw_operator
+from tests.helpers.bundled_gateway import RawClient, raw_node, raw_operator
 
 pytestmark = pytest.mark.timeout(60)
-
-
-@pytest.fixture
-async def gw(tmp_path: Path) -> AsyncIterator[GatewayServer]:
-    async with bundled_gateway(tmp_path / "state") as server:
-        yield server
 
 
 @asynccontextmanager

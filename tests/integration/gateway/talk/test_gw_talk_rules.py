@@ -8,7 +8,6 @@ import asyncio
 import base64
 import json
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +39,6 @@ def b64(data: bytes) -> str:
 
 def shape(error: dict[str, Any]) -> dict[str, Any]:
     return {k: error[k] for k in ("code", "message", "details") if k in error}
-
-
-@pytest.fixture
-async def gw(tmp_path: Path) -> AsyncIterator[GatewayServer]:
-    async with bundled_gateway(tmp_path / "state") as server:
-        yield server
 
 
 @pytest.mark.parametrize(

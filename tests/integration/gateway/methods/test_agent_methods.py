@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.helpers.bundled_gateway import RawClient, raw_operator
-from tests.integration.gateway.test_gw_chat_runs import chat_gateway
+from tests.integration.gateway.chat.test_gw_chat_runs import chat_gateway
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("no_ambient_providers")]
 

@@ -30,7 +30,7 @@ from tests.helpers.bundled_gateway import (
 
 pytestmark = pytest.mark.timeout(60)
 
-FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "gateway" / "real-node-methods.json"
+FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "gateway" / "real-node-methods.json"
 REAL = json.loads(FIXTURE.read_text())
 
 

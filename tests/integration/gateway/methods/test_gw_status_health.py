@@ -12,7 +12,7 @@ import pytest
 
 from gateway.scopes import ADMIN, READ
 from tests.helpers.bundled_gateway import bundled_gateway, raw_operator, wait_for
-from tests.integration.gateway.test_gw_chat_runs import chat_gateway
+from tests.integration.gateway.chat.test_gw_chat_runs import chat_gateway
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
