@@ -250,7 +250,7 @@ class OpenClaw:
                 messages, over = await self._history_when_ready(run)
             except Exception as exc:
                 log.warning("could not catch up on run %s: %s", run.run_id, exc)
-                run._reset("reconnected; the run's history is unavailable")
+                run.reset_stream("reconnected; the run's history is unavailable")
                 continue
             final = [
                 m
@@ -259,21 +259,21 @@ class OpenClaw:
             ]
             added: list[Event] = []
             if final:
-                added = run._finish_from_history(final[-1])
+                added = run.finish_from_history(final[-1])
             elif over == "interrupted" or (
                 started is not None and run.created_at < started - _RESTART_SLACK_MS
             ):
-                cut = run._interrupted()
+                cut = run.mark_interrupted()
                 added = [cut] if cut is not None else []
             elif over is not None:  # ended while we were away, leaving no final message
                 kind = _ENDS.get(over, "run.completed")
                 data: dict[str, Any] = {"replayed": True, "sessionStatus": over}
                 if kind == "run.failed":
                     data |= {"errorMessage": "the run failed", "errorKind": "unknown"}
-                ended = run._synthesize(kind, now_ms(), data)
+                ended = run.synthesize(kind, now_ms(), data)
                 added = [ended] if ended is not None else []
             else:
-                run._reset("reconnected while the run was going; live events resume")
+                run.reset_stream("reconnected while the run was going; live events resume")
             self.run_book.settle(run, added)
 
     async def _history_when_ready(self, run: Run) -> tuple[list[dict[str, Any]], str | None]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -25,10 +25,17 @@ from openclaw_desktop.sdk.events import now_ms
 from openclaw_desktop.sdk.run import Run
 from openclaw_desktop.sdk.runbook import RunBook
 
-if TYPE_CHECKING:
-    from openclaw_desktop.sdk.client import OpenClaw
-
-__all__ = ["Agents", "Approvals", "Artifacts", "Models", "Nodes", "Rows", "Sessions", "Tools"]
+__all__ = [
+    "Agents",
+    "Approvals",
+    "Artifacts",
+    "Caller",
+    "Models",
+    "Nodes",
+    "Rows",
+    "Sessions",
+    "Tools",
+]
 
 #: A list of gateway objects (the namespaces' ``list`` methods shadow the builtin in class
 #: scope, so annotations use this alias).
@@ -38,6 +45,13 @@ log = logging.getLogger("openclaw.sdk")
 
 #: ``chat.history`` ``sessionInfo.status`` of a session with no run going (both gateways).
 _IDLE = frozenset({"done", "aborted", "failed", "error", "interrupted"})
+
+
+class Caller(Protocol):
+    """What the namespaces need of the client: one RPC (:meth:`OpenClaw.call
+    <openclaw_desktop.sdk.client.OpenClaw.call>`)."""
+
+    async def call(self, method: str, params: Any = None, *, timeout: float = 30) -> Any: ...
 
 
 def _built(method: str, model: type[WireModel], fields: dict[str, Any]) -> dict[str, Any]:
@@ -56,7 +70,7 @@ def _built(method: str, model: type[WireModel], fields: dict[str, Any]) -> dict[
 
 
 class _Namespace:
-    def __init__(self, client: OpenClaw) -> None:
+    def __init__(self, client: Caller) -> None:
         self._client = client
 
     async def _call(self, method: str, params: Any = None, timeout: float = 30) -> Any:
@@ -66,7 +80,7 @@ class _Namespace:
 class Sessions(_Namespace):
     """Chat sessions (``sessions.*``, ``chat.*``)."""
 
-    def __init__(self, client: OpenClaw, book: RunBook) -> None:
+    def __init__(self, client: Caller, book: RunBook) -> None:
         super().__init__(client)
         self._book = book
 
@@ -146,9 +160,9 @@ class Sessions(_Namespace):
             if m.get("role") == "assistant" and m.get("stopReason") not in (None, "toolUse")
         ]
         if final:
-            added = run._finish_from_history(final[-1])
+            added = run.finish_from_history(final[-1])
         else:
-            done = run._synthesize("run.completed", now_ms(), {"replayed": True})
+            done = run.synthesize("run.completed", now_ms(), {"replayed": True})
             added = [done] if done is not None else []
         self._book.settle(run, added)
 

@@ -195,7 +195,7 @@ class Run:
             self._spawn(self._approve(event))
         return added
 
-    def _synthesize(self, kind: str, ts: int, data: dict[str, Any]) -> Event | None:
+    def synthesize(self, kind: str, ts: int, data: dict[str, Any]) -> Event | None:
         """An event the SDK adds after the gateway's last one (None when it ended)."""
         event = Event(
             run_event_id(self.run_id, _LAST, kind), ts, kind, data, self.run_id, self.session_key
@@ -205,19 +205,19 @@ class Run:
     def _end_with(self, other: Event) -> Event | None:
         """A steered message's run ends as the run that took it in ended."""
         data = {**other.data, "absorbedBy": other.run_id}
-        return self._synthesize(other.type, other.ts, data)
+        return self.synthesize(other.type, other.ts, data)
 
-    def _interrupted(self) -> Event | None:
+    def mark_interrupted(self) -> Event | None:
         """The gateway restarted since this run began and never finished it."""
         data = {"errorMessage": INTERRUPTED, "errorKind": "interrupted", "errorDetail": None}
-        return self._synthesize("run.failed", now_ms(), data)
+        return self.synthesize("run.failed", now_ms(), data)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)  # keep a reference until it is done
         task.add_done_callback(self._tasks.discard)
 
-    def _reset(self, reason: str, cumulative: str = "") -> None:
+    def reset_stream(self, reason: str, cumulative: str = "") -> None:
         """Tell consumers that events may have been missed (after a reconnect)."""
         n = len(self._events)
         self._add(
@@ -231,7 +231,7 @@ class Run:
             )
         )
 
-    def _finish_from_history(self, message: dict[str, Any]) -> list[Event]:
+    def finish_from_history(self, message: dict[str, Any]) -> list[Event]:
         """The run ended while we were away: synthesize its end from ``chat.history``
         (returns the events added)."""
         if self.done:
@@ -245,10 +245,10 @@ class Run:
         if isinstance(key, str) and key.endswith(":terminal-error"):
             # A failed run's record (both gateways): the failure in words, not a reply.
             words = {"stopReason": stop, "replayed": True, "errorMessage": message_text(message)}
-            failed = self._synthesize("run.failed", ts, words)
+            failed = self.synthesize("run.failed", ts, words)
             return [failed] if failed is not None else []
         said = {"text": message_text(message), "message": message, "replayed": True}
-        out = [self._synthesize("assistant.message", ts, said)]
+        out = [self.synthesize("assistant.message", ts, said)]
         kind = {"aborted": "run.cancelled", "error": "run.failed"}.get(str(stop), "run.completed")
         data: dict[str, Any] = {"stopReason": stop, "replayed": True}
         if is_interruption(message):
@@ -256,7 +256,7 @@ class Run:
             data |= {"errorMessage": INTERRUPTED, "errorKind": "interrupted"}
         elif message.get("errorMessage"):
             data["errorMessage"] = message.get("errorMessage")
-        out.append(self._synthesize(kind, ts, data))
+        out.append(self.synthesize(kind, ts, data))
         return [e for e in out if e is not None]
 
     # ------------------------------------------------------------------ consuming

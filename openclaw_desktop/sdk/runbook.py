@@ -124,7 +124,7 @@ class RunBook:
         """Gateway events were missed: every run still going may lack some."""
         for run in self.running.values():
             if not run.done:
-                run._reset(reason)
+                run.reset_stream(reason)
 
     # ------------------------------------------------------------------ bookkeeping
     def _run_for_session(self, key: str | None) -> Run | None:

@@ -183,7 +183,7 @@ async def test_a_late_catch_up_adds_nothing_to_a_finished_run(oc: OpenClaw) -> N
     run = oc.run_book.track(PLAIN_RUN, "main")
     feed(oc, frames(PLAIN_RUN))
     before = [e.id for e in await drain(run)]
-    run._finish_from_history(messages_of(PLAIN_RUN)[-1])
+    run.finish_from_history(messages_of(PLAIN_RUN)[-1])
     after = await drain(run)
     assert [e.id for e in after] == before
     assert sum(e.type == "run.completed" for e in after) == 1
@@ -193,7 +193,7 @@ async def test_catch_up_from_history_ends_a_run(oc: OpenClaw) -> None:
     run = oc.run_book.track(PLAIN_RUN, "main")
     feed(oc, split_after_deltas(PLAIN_RUN, 1)[0])
     cursor = (await asyncio.wait_for(_first_delta(run), BOUND_S)).id
-    run._finish_from_history(messages_of(PLAIN_RUN)[-1])
+    run.finish_from_history(messages_of(PLAIN_RUN)[-1])
     events = await drain(run, after=cursor)
     assert [e.type for e in events][-2:] == ["assistant.message", "run.completed"]
     assert events[-2].data == {"text": PLAIN_TEXT, "message": messages_of(PLAIN_RUN)[-1],
