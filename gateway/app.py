@@ -21,15 +21,20 @@ from gateway.hello import hello_ok
 from gateway.hub import Hub, now_ms
 from gateway.methods import TABLE
 from gateway.methods.agent import AgentServices
+from gateway.methods.approvals import ApprovalsServices
 from gateway.methods.chat import ChatServices
+from gateway.methods.config import ConfigServices
 from gateway.methods.control_ui import ControlUiServices
 from gateway.methods.control_ui_lists import ControlUiListsServices
 from gateway.methods.devices import DeviceServices
 from gateway.methods.models import CAPABILITIES as SERVER_CAPS
+from gateway.methods.models import ModelsServices
 from gateway.methods.nodes import NodeServices
+from gateway.methods.ops import OpsServices
 from gateway.methods.sessions import SessionsServices
 from gateway.methods.subscriptions import SubscriptionsServices
 from gateway.methods.system import SystemServices
+from gateway.methods.talk import TalkServices
 from gateway.nodes.catalog import NodeCatalog
 from gateway.nodes.invoke import InvokeRouter
 from gateway.nodes.policy import CommandPolicy
@@ -160,7 +165,17 @@ def family_services(app: GatewayApp) -> dict[str, object]:
     sessions: SessionsServices = app
     subscriptions: SubscriptionsServices = app
     agent: AgentServices = app
+    talk: TalkServices = app
+    models: ModelsServices = app
+    config: ConfigServices = app
+    ops: OpsServices = app
+    approvals: ApprovalsServices = app
     return {
+        "gateway.methods.talk": talk,
+        "gateway.methods.models": models,
+        "gateway.methods.config": config,
+        "gateway.methods.ops": ops,
+        "gateway.methods.approvals": approvals,
         "gateway.methods.chat": chat,
         "gateway.methods.sessions": sessions,
         "gateway.methods.subscriptions": subscriptions,

@@ -13,7 +13,6 @@ from gateway.config import GatewayConfig
 from gateway.device_pairing import DevicePairing
 from gateway.errors import MethodError, invalid_params, invalid_request
 from gateway.hub import Hub, now_ms
-from gateway.methods.closed import schema_checked
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import ADMIN, PAIRING, missing_requested_scope, normalize_operator_scopes
@@ -33,6 +32,7 @@ from openclaw_desktop.protocol.methods.devices import (
     DevicePairRejectParams,
     DevicePairRemoveParams,
     DevicePairRenameParams,
+    DevicePairSetupCodeParams,
     DevicePairSetupStatusParams,
     DeviceTokenRevokeParams,
     DeviceTokenRotateParams,
@@ -335,17 +335,6 @@ async def token_revoke(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -
 #: (``DevicePairSetupCodeParamsSchema``); properties in its order, which is the error order.
 #: Kept as data: its ``joinUrl`` is ``const: true`` on a boolean, which the params models of
 #: :mod:`openclaw_desktop.protocol.methods` do not derive.
-SETUP_CODE_PARAMS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "publicUrl": {"type": "string", "minLength": 1},
-        "preferRemoteUrl": {"type": "boolean"},
-        "includeQr": {"type": "boolean"},
-        "bootstrapProfile": {"type": "string", "enum": ["limited", "node", "voice-node"]},
-        "joinUrl": {"type": "boolean", "const": True},
-    },
-}
 _PUBLIC_URL_SOURCE = "plugins.entries.device-pair.config.publicUrl"
 _SECURE_URL_REQUIRED = (
     "Tailscale and public mobile pairing require a secure gateway URL (wss://) or Tailscale "
@@ -454,8 +443,8 @@ def _check_mobile_url(url: str) -> None:
     raise invalid_request(_SECURE_URL_REQUIRED)
 
 
-@table.method("device.pair.setupCode", scope=ADMIN)
-async def setup_code(gw: DeviceServices, peer: Peer, params: Any) -> Any:
+@table.method("device.pair.setupCode", scope=ADMIN, params=DevicePairSetupCodeParams)
+async def setup_code(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.pair.setupCode``: mint a single-use bootstrap token (10 minutes).
 
     As the real gateway: the closed params schema and its error texts; ``bootstrapProfile``
@@ -466,9 +455,8 @@ async def setup_code(gw: DeviceServices, peer: Peer, params: Any) -> Any:
     ``127.0.0.1`` (the real one refuses; the desktop app shows such codes), and
     ``joinUrl`` links are not offered (no HTTP join endpoint here).
     """
-    p = schema_checked("device.pair.setupCode", SETUP_CODE_PARAMS_SCHEMA, params)
-    profile = p.get("bootstrapProfile")
-    join = p.get("joinUrl") is True
+    profile = params.get("bootstrapProfile")
+    join = params.get("joinUrl") is True
     if join and profile not in (None, "node"):
         raise invalid_request("Join URLs require bootstrapProfile=node.")
     if gw.config.auth_mode not in ("token", "password"):
@@ -477,7 +465,7 @@ async def setup_code(gw: DeviceServices, peer: Peer, params: Any) -> Any:
             f'current mode is "{gw.config.auth_mode}".'
         )
     public_url: str | None = None
-    raw_url = p.get("publicUrl")
+    raw_url = params.get("publicUrl")
     if isinstance(raw_url, str) and raw_url.strip():
         public_url = normalize_public_url(raw_url, gw.config.tls)
         if public_url is None:
@@ -495,7 +483,7 @@ async def setup_code(gw: DeviceServices, peer: Peer, params: Any) -> Any:
         )
     access: SetupProfile = "full" if profile is None else profile
     return gw.setup_codes.mint(
-        access=access, public_url=public_url, include_qr=p.get("includeQr") is not False
+        access=access, public_url=public_url, include_qr=params.get("includeQr") is not False
     )
 
 

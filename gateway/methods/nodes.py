@@ -38,6 +38,7 @@ from openclaw_desktop.protocol import ErrorCode, error_shape
 from openclaw_desktop.protocol.methods.nodes import (
     NodeDescribeParams,
     NodeEventParams,
+    NodeInvokeParams,
     NodeInvokeProgressParams,
     NodeListParams,
     NodePairListParams,
@@ -84,29 +85,11 @@ def _obj(method: str, params: Any) -> dict[str, Any]:
 
 #: The largest ``node.invoke.progress`` chunk in UTF-8 bytes (``MAX_PROGRESS_CHUNK_BYTES``).
 MAX_PROGRESS_CHUNK_BYTES = 16384
+
+
 #: ``NodeInvokeParamsSchema``, properties in its order (the order of its errors). Kept as
 #: data: its ``turnSourceThreadId`` is a string-or-number union, which the params models of
 #: :mod:`openclaw_desktop.protocol.methods` do not derive.
-_NON_EMPTY: dict[str, Any] = {"type": "string", "minLength": 1}
-NODE_INVOKE_PARAMS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["nodeId", "command", "idempotencyKey"],
-    "properties": {
-        "nodeId": _NON_EMPTY,
-        "command": _NON_EMPTY,
-        "params": {},
-        "timeoutMs": {"type": "integer", "minimum": 0},
-        "idempotencyKey": _NON_EMPTY,
-        "sessionKey": _NON_EMPTY,
-        "turnSourceChannel": {"type": "string"},
-        "turnSourceTo": {"type": "string"},
-        "turnSourceAccountId": {"type": "string"},
-        "turnSourceThreadId": {"anyOf": [{"type": "string"}, {"type": "number"}]},
-    },
-}
-
-
 @table.method("node.list", scope=READ, params=NodeListParams)
 async def node_list(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.list``: paired and connected nodes."""
@@ -141,20 +124,17 @@ async def node_rename(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> A
     return {"nodeId": node_id, "displayName": renamed.display_name}
 
 
-@table.method("node.invoke", scope=node_invoke_scope)
-async def node_invoke(gw: NodeServices, peer: Peer, params: Any) -> Any:
+@table.method("node.invoke", scope=node_invoke_scope, params=NodeInvokeParams)
+async def node_invoke(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.invoke {nodeId, command, params?, timeoutMs?, idempotencyKey}``: the command
     run on a connected node (:class:`~gateway.nodes.invoker.NodeInvoker`, the agent's node
     tools' path too)."""
-    p = schema_checked("node.invoke", NODE_INVOKE_PARAMS_SCHEMA, params)
-    timeout = p.get("timeoutMs")
     return await gw.nodes.invoker.invoke(
-        p["nodeId"],
-        p["command"],
-        p.get("params"),
-        # a JSON number such as 1000.0 is an integer to the gateway
-        timeout_ms=int(timeout) if isinstance(timeout, float) else timeout,
-        idempotency_key=p["idempotencyKey"],
+        params["nodeId"],
+        params["command"],
+        params.get("params"),
+        timeout_ms=params.get("timeoutMs"),  # 1000.0 arrives as 1000 (the declared check)
+        idempotency_key=params["idempotencyKey"],
     )
 
 

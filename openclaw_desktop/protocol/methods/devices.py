@@ -2,18 +2,18 @@
 
 Handler rules no schema here says (the gateway checks them after the declared check): a
 blank ``label`` is ``label required``; ``device.token.rotate``'s ``scopes`` must hold strings
-(the reference's ``items`` schema, which these models do not derive). ``device.pair.setupCode``
-is not modelled: its ``joinUrl`` is ``const: true`` on a boolean, which the derivation does not
-express, so the gateway keeps the reference's schema for it as data.
+(the reference's ``items`` schema, which these models do not derive); ``device.pair.setupCode``'s
+URL rules (a secure URL for a public host, no credentials or path).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from openclaw_desktop.protocol.base import ClosedModel, OpenModel, WireModel
+from openclaw_desktop.protocol.methods.schema import AS_ENUM
 
 __all__ = [
     "PARAMS",
@@ -22,6 +22,7 @@ __all__ = [
     "DevicePairRejectParams",
     "DevicePairRemoveParams",
     "DevicePairRenameParams",
+    "DevicePairSetupCodeParams",
     "DevicePairSetupStatusParams",
     "DeviceTokenRevokeParams",
     "DeviceTokenRotateParams",
@@ -84,6 +85,17 @@ class DevicePairSetupStatusParams(ClosedModel):
 
 
 #: The params model of each of these methods, by method name.
+class DevicePairSetupCodeParams(ClosedModel):
+    """``device.pair.setupCode``: a setup code for a phone (``joinUrl`` may only be ``true``:
+    ask for the join URL form)."""
+
+    public_url: NonEmpty | None = None
+    prefer_remote_url: bool | None = None
+    include_qr: bool | None = None
+    bootstrap_profile: Annotated[Literal["limited", "node", "voice-node"] | None, AS_ENUM] = None
+    join_url: Literal[True] | None = None
+
+
 PARAMS: dict[str, type[WireModel]] = {
     "device.pair.list": DevicePairListParams,
     "device.pair.approve": DevicePairApproveParams,
@@ -92,5 +104,6 @@ PARAMS: dict[str, type[WireModel]] = {
     "device.pair.rename": DevicePairRenameParams,
     "device.token.rotate": DeviceTokenRotateParams,
     "device.token.revoke": DeviceTokenRevokeParams,
+    "device.pair.setupCode": DevicePairSetupCodeParams,
     "device.pair.setupStatus": DevicePairSetupStatusParams,
 }

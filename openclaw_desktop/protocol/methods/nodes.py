@@ -2,13 +2,10 @@
 params, in the reference's property order.
 
 Not modelled here (their schemas are not property schemas this module can derive, so the
-gateway checks them itself): ``node.invoke`` (``turnSourceThreadId`` is a string-or-number
-union), ``node.invoke.result`` (its ``error`` is a nested closed object),
+gateway checks them itself): ``node.invoke.result`` (its ``error`` is a nested closed object),
 ``node.pluginTools.update`` / ``node.skills.update`` (arrays of closed objects, checked by
 :mod:`gateway.nodes.inventory`), and the node methods whose answer comes from a handler rule
 (``node.pluginSurface.refresh``, ``node.runnerInventory.update``, ``node.pending.*``).
-:class:`NodeInvokeParams` still says what a ``node.invoke`` request holds, for the callers
-that build one.
 """
 
 from __future__ import annotations
@@ -58,8 +55,8 @@ class NodeRenameParams(ClosedModel):
 
 
 class NodeInvokeParams(ClosedModel):
-    """``node.invoke``, as a caller builds it (the gateway checks the request against the
-    reference's schema itself: see the module docstring)."""
+    """``node.invoke``: run ``command`` on a node (``params`` are the command's own, passed
+    on as they are; ``turnSource*`` say which chat turn asked, and are taken, not acted on)."""
 
     node_id: NonEmpty
     command: NonEmpty
@@ -67,6 +64,10 @@ class NodeInvokeParams(ClosedModel):
     timeout_ms: Annotated[int | None, Field(ge=0)] = None
     idempotency_key: NonEmpty
     session_key: NonEmpty | None = None
+    turn_source_channel: str | None = None
+    turn_source_to: str | None = None
+    turn_source_account_id: str | None = None
+    turn_source_thread_id: str | float | None = None
 
 
 class NodeInvokeResultParams(ClosedModel):
@@ -121,6 +122,7 @@ PARAMS: dict[str, type[WireModel]] = {
     "node.list": NodeListParams,
     "node.describe": NodeDescribeParams,
     "node.rename": NodeRenameParams,
+    "node.invoke": NodeInvokeParams,
     "node.invoke.progress": NodeInvokeProgressParams,
     "node.event": NodeEventParams,
     "node.pair.list": NodePairListParams,

@@ -10,7 +10,8 @@ what the reference's schema says:
   ``Field(min_length=..., max_length=...)`` and ``Field(ge=..., le=...)`` its bounds;
 * ``Literal["a", "b"]``: a union of string literals (``anyOf`` of string ``const``), or,
   with :data:`AS_ENUM`, a ``string`` with an ``enum`` (the reference has both, worded
-  differently);
+  differently); ``Literal[True]``: a ``boolean`` that must be ``true`` (``const``);
+* ``str | float``: any of those types (``anyOf`` of their schemas);
 * :data:`NULLABLE`: ``null`` is accepted too (``anyOf`` of the type and ``null``);
 * :data:`UNCHECKED` on an ``Any`` field: a property the schema admits with any value (one
   the bundled gateway takes without acting on it);
@@ -77,8 +78,14 @@ def _type_schema(annotation: Any, as_enum: bool) -> dict[str, Any]:
     if annotation in _SCALARS:
         return {"type": _SCALARS[annotation]}
     origin = get_origin(annotation)
+    if origin in (Union, types.UnionType):  # of scalars: str | float (optional: | None)
+        members = [arg for arg in get_args(annotation) if arg is not type(None)]
+        return {"anyOf": [_type_schema(arg, as_enum) for arg in members]}
     if origin is Literal:
         values = list(get_args(annotation))
+        if all(isinstance(value, bool) for value in values):
+            flags = [{"type": "boolean", "const": value} for value in values]
+            return flags[0] if len(flags) == 1 else {"anyOf": flags}
         if as_enum:
             return {"type": "string", "enum": values}
         return {"anyOf": [{"type": "string", "const": value} for value in values]}

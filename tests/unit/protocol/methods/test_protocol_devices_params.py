@@ -58,6 +58,16 @@ REAL: dict[str, dict[str, Any]] = {
     "device.token.revoke": _closed(
         ["deviceId", "role"], {"deviceId": _NON_EMPTY, "role": _NON_EMPTY}
     ),
+    "device.pair.setupCode": _closed(
+        [],
+        {
+            "publicUrl": _NON_EMPTY,
+            "preferRemoteUrl": {"type": "boolean"},
+            "includeQr": {"type": "boolean"},
+            "bootstrapProfile": {"type": "string", "enum": ["limited", "node", "voice-node"]},
+            "joinUrl": {"type": "boolean", "const": True},
+        },
+    ),
     "device.pair.setupStatus": _closed(
         ["setupId"], {"setupId": {"type": "string", "minLength": 1, "maxLength": 128}}
     ),

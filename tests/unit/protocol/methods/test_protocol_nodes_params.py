@@ -44,6 +44,21 @@ REAL: dict[str, dict[str, Any]] = {
     "node.rename": _closed(
         ["nodeId", "displayName"], {"nodeId": _NON_EMPTY, "displayName": _NON_EMPTY}
     ),
+    "node.invoke": _closed(
+        ["nodeId", "command", "idempotencyKey"],
+        {
+            "nodeId": _NON_EMPTY,
+            "command": _NON_EMPTY,
+            "params": {},
+            "timeoutMs": {"type": "integer", "minimum": 0},
+            "idempotencyKey": _NON_EMPTY,
+            "sessionKey": _NON_EMPTY,
+            "turnSourceChannel": {"type": "string"},
+            "turnSourceTo": {"type": "string"},
+            "turnSourceAccountId": {"type": "string"},
+            "turnSourceThreadId": {"anyOf": [{"type": "string"}, {"type": "number"}]},
+        },
+    ),
     "node.invoke.progress": _closed(
         ["invokeId", "nodeId", "seq", "chunk"],
         {
