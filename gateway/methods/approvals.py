@@ -155,7 +155,7 @@ def _nested_problems(params: dict[str, Any]) -> list[str]:
     return problems
 
 
-@table.method(_NODE_SET, scope=ADMIN)
+@table.method(_NODE_SET, scope=ADMIN, params=ExecApprovalsNodeSetParams, check=False)
 async def exec_approvals_node_set(gw: ApprovalsServices, peer: Peer, params: Any) -> Any:
     """``exec.approvals.node.set {nodeId, file, baseHash?}`` (or ``native`` with
     ``baseHash``): written by the node, which validates it.

@@ -128,7 +128,7 @@ def _models(service: ChatService) -> list[dict[str, Any]]:
     return out
 
 
-@_table.method("chat.metadata", scope=READ)
+@_table.method("chat.metadata", scope=READ, params=ChatMetadataParams, check=False)
 async def chat_metadata(gw: ControlUiServices, peer: Peer, params: Any) -> Any:
     """``chat.metadata {agentId?, authProfileId?, sessionKey?}``: the models a chat can
     use and its slash commands.
@@ -185,7 +185,7 @@ def _defaults(service: ChatService) -> dict[str, Any]:
     return out
 
 
-@_table.method("chat.startup", scope=READ)
+@_table.method("chat.startup", scope=READ, params=ChatStartupParams, check=False)
 async def chat_startup(gw: ControlUiServices, peer: Peer, params: Any) -> Any:
     """``chat.startup {sessionKey, limit?, maxBytes?, ...}``: a chat's first page (as
     chat.history) with the model defaults, in one call.

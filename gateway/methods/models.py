@@ -13,6 +13,7 @@ from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import READ
 from openclaw_desktop.protocol.methods import ModelsListParams
+from openclaw_desktop.protocol.methods.ops import ModelsAuthStatusParams
 
 if TYPE_CHECKING:
     from gateway.chat.service import ChatService
@@ -42,7 +43,7 @@ def _js_type(value: object) -> str:
     return "number" if isinstance(value, int | float) else "object"
 
 
-@table.method("models.list", scope=READ)
+@table.method("models.list", scope=READ, params=ModelsListParams, check=False)
 async def models_list(gw: ModelsServices, peer: Peer, params: Any) -> Any:
     """``models.list``: the models of the configured providers (``provider`` filters them;
     every agent and session sees the same catalog)."""
@@ -76,7 +77,7 @@ async def models_list(gw: ModelsServices, peer: Peer, params: Any) -> Any:
     return {"models": models}
 
 
-@table.method("models.authStatus", scope=READ)
+@table.method("models.authStatus", scope=READ, params=ModelsAuthStatusParams, check=False)
 async def models_auth_status(gw: ModelsServices, peer: Peer, params: Any) -> Any:
     """``models.authStatus {agentId?, refresh?}``: which providers are configured and from
     where (no secrets). Like the reference it reads only ``agentId`` (other keys are not

@@ -21,7 +21,7 @@ _HEADER = """\
 # Bundled gateway methods
 
 Generated from the method table (each handler's `@table.method(...)` declaration in
-`gateway/methods/`, see `gateway/rpc.py`) by `python -m gateway.methods.reference`; do not
+`gateway/methods/`, see `gateway/methods/table.py`) by `python -m gateway.methods.reference`; do not
 edit by hand. A unit test (`tests/unit/gateway/methods/test_gw_method_table.py`) fails when this
 file and the table disagree.
 
@@ -30,6 +30,8 @@ operator scope a method needs (operator.admin satisfies every scope; operator.wr
 read, talk and the sessions scopes), or the node role. A call to a method not listed is
 refused as the real gateway refuses it: `missing scope: operator.admin` for an operator
 without admin, `unknown method` for one with it, `unauthorized role` for any other role.
+*Params* is the method's params model in `openclaw_desktop/protocol/methods/` (the request
+is checked against the schema derived from it before the handler runs).
 """
 
 
@@ -39,12 +41,18 @@ def _cell(text: str) -> str:
 
 def render_reference(table: MethodTable = TABLE) -> str:
     """The reference's Markdown text for ``table``."""
-    lines = [_HEADER, "| Method | Who may call | Module | Summary |", "|---|---|---|---|"]
+    lines = [
+        _HEADER,
+        "| Method | Who may call | Params | Module | Summary |",
+        "|---|---|---|---|---|",
+    ]
     for name in sorted(spec.name for spec in table):  # the unadvertised ones too
         spec = table[name]
         family = spec.family.rsplit(".", 1)[-1]
+        params = f"`{spec.params.__name__}`" if spec.params is not None else "(handler)"
         lines.append(
-            f"| `{name}` | {_cell(spec.scope_label)} | `{family}` | {_cell(spec.summary)} |"
+            f"| `{name}` | {_cell(spec.scope_label)} | {params} | `{family}` "
+            f"| {_cell(spec.summary)} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -116,7 +116,7 @@ def list_result(service: ChatService, params: Any, method: str = "sessions.list"
     }
 
 
-@table.method("sessions.list", scope=READ)
+@table.method("sessions.list", scope=READ, params=SessionsListParams, check=False)
 async def sessions_list(gw: SessionsServices, peer: Peer, params: Any) -> Any:
     """``sessions.list {limit?, offset?, agentId?, label?, search?, activeOnly?, ...}``.
 

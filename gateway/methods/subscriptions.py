@@ -25,6 +25,7 @@ from gateway.methods.sessions import list_result, requested_agent
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import READ, scope_satisfied
+from openclaw_desktop.protocol.methods import SessionsListParams
 
 if TYPE_CHECKING:
     from gateway.chat.service import ChatService
@@ -94,7 +95,7 @@ def _forward_messages(hub: Hub, service: ChatService) -> None:
         listeners.append(_MessageForwarder(hub, service, asyncio.get_running_loop()))
 
 
-@table.method("sessions.subscribe", scope=READ)
+@table.method("sessions.subscribe", scope=READ, params=SessionsListParams, check=False)
 async def sessions_subscribe(gw: SubscriptionsServices, peer: Peer, params: Any) -> Any:
     """``sessions.subscribe {...sessions.list params}``: ``sessions.changed`` and every
     ``session.message`` from now on; with params, also the ``sessions.list`` answer."""

@@ -83,6 +83,10 @@ class MethodSpec:
             methods without listing them, e.g. ``node.runnerInventory.update``).
         params: The params model the request is checked against before the handler
             runs (None: the handler checks them itself).
+        check: False where the dispatcher must not check :attr:`params`: the reference
+            serves the method whatever its params are (``health`` takes a list), or the
+            handler checks them itself with a rule the derived schema cannot say (an
+            ``allOf``/``not``, a ``oneOf``). The handler then gets the params as they came.
     """
 
     name: str
@@ -92,12 +96,14 @@ class MethodSpec:
     family: str
     advertise: bool = True
     params: type[WireModel] | None = None
+    check: bool = True
 
     def checked_params(self, params: Any) -> Any:
         """``params`` as the handler gets them: checked against :attr:`params` (refused
         with ``INVALID_REQUEST invalid <method> params: …``), as a dict of the properties
-        this gateway acts on; unchanged when the method declares no model."""
-        if self.params is None:
+        this gateway acts on; unchanged when the method declares no model or is not
+        checked."""
+        if self.params is None or not self.check:
             return params
         return model_checked(self.name, self.params, params)
 
@@ -142,14 +148,17 @@ class MethodTable:
         role: Role = "operator",
         advertise: bool = True,
         params: type[WireModel] | None = None,
+        check: bool = True,
     ) -> Callable[[_H], _H]:
         """Declare the decorated handler as ``name`` (a :class:`~openclaw_desktop.protocol.Method`
         member will do), returning it unchanged.
 
         Raises:
             TypeError: an operator or any-role method without a scope, a node method with
-                one, or ``name`` declared twice.
+                one, ``check=False`` without a model, or ``name`` declared twice.
         """
+        if not check and params is None:
+            raise TypeError(f"{name}: check=False says what an unchecked model is for; no model")
         if (scope is None) != (role == "node"):
             raise TypeError(f"{name}: a node method takes no scope; every other method needs one")
 
@@ -157,7 +166,7 @@ class MethodTable:
 
         def declare(handler: _H) -> _H:
             spec = MethodSpec(
-                wire_name, handler, role, scope, handler.__module__, advertise, params
+                wire_name, handler, role, scope, handler.__module__, advertise, params, check
             )
             self._add(spec)
             return handler

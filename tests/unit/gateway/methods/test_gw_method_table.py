@@ -8,7 +8,6 @@ import importlib
 import inspect
 import pkgutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,9 +22,7 @@ from gateway.methods.reference import REFERENCE_PATH, render_reference
 from gateway.methods.table import UNSERVED_NODE_METHODS, MethodTable
 from gateway.peer import Peer
 from gateway.scopes import ADMIN, PAIRING, READ, TALK, WRITE
-from gateway.state import GatewayState
 from openclaw_desktop.protocol import Method
-from tests.helpers.bundled_gateway import gateway_config
 
 pytestmark = pytest.mark.unit
 
@@ -131,15 +128,6 @@ EXPECTED_NODE_METHODS = {
     "node.runnerInventory.update",
 }
 KNOWN_OPERATOR_SCOPES = {READ, WRITE, ADMIN, PAIRING, TALK, APPROVALS, QUESTIONS}
-
-
-@pytest.fixture
-def core(tmp_path: Path) -> Iterator[GatewayApp]:
-    state = GatewayState(tmp_path / "gateway.sqlite3")
-    try:
-        yield GatewayApp(gateway_config(tmp_path), state)
-    finally:
-        state.close()
 
 
 def _family_handlers() -> Iterator[tuple[str, Any]]:

@@ -1,0 +1,136 @@
+"""Unit tests: every method is declared with its params model and reached through its
+family's narrow services (issue #16): the declaration names the model the protocol package
+registers for it, the family modules never import the application, and the application
+offers every family's services."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import gateway.methods
+from gateway.app import GatewayApp, family_services
+from gateway.methods import TABLE
+from gateway.state import GatewayState
+from openclaw_desktop.protocol.methods import PARAMS
+from tests.helpers.bundled_gateway import gateway_config
+
+pytestmark = pytest.mark.unit
+
+_METHODS_DIR = Path(gateway.methods.__file__).parent
+
+
+#: Methods declared without a params model yet, by why (the note of issue #16 lists them):
+#: their reference schemas use what the derivation cannot say yet (array ``items`` of closed
+#: objects, a nested closed ``error``, ``patternProperties``), or the reference checks no
+#: params at all and the handler reads none.
+UNMODELLED = {
+    # arrays of closed objects / a nested closed object: checked with the schema as data
+    "node.invoke.result": "nested closed error object",
+    "node.pluginTools.update": "array items of closed objects",
+    "node.skills.update": "array items of closed objects",
+    "sessions.messages.subscribe": "includeApprovals: a boolean const next to hand checks",
+    "sessions.messages.unsubscribe": "includeApprovals: a boolean const next to hand checks",
+    # no schema in the reference; the handler's rule answers
+    "node.pluginSurface.refresh": "refused by a handler rule",
+    "node.runnerInventory.update": "refused by a handler rule",
+    "node.pending.pull": "reads no params",
+    "node.pending.drain": "reads no params",
+    "node.pending.ack": "reads no params",
+    "diagnostics.stability": "lenient parsing in the handler, as the reference",
+    "usage.cost": "lenient parsing in the handler, as the reference",
+    "exec.approval.list": "reads no params",
+    "plugin.approval.list": "reads no params",
+    "openclaw.approval.list": "reads no params",
+    "controlUi.sessionPullRequests.subscribe": "the reference's handler reads the params",
+    "plugin.surface.refresh": "refused by a handler rule",
+}
+
+
+def test_every_method_declares_the_params_model_the_protocol_registers() -> None:
+    """One model per method, declared on the table and registered in the protocol package,
+    the same class on both sides; the methods without one yet are exactly the listed ones."""
+    undeclared = {spec.name for spec in TABLE if spec.params is None}
+    assert undeclared == set(UNMODELLED)
+    assert {spec.name: spec.params for spec in TABLE if spec.params is not None} == {
+        name: PARAMS[name] for name in (spec.name for spec in TABLE) if name not in UNMODELLED
+    }
+    assert set(PARAMS) <= {spec.name for spec in TABLE}, "a model for a method not served"
+
+
+def test_most_declared_models_are_checked_by_the_dispatcher() -> None:
+    """``check=False`` is for the reference's any-params methods and the handler-checked
+    rules (``health``, ``models.list``' allOf/not...), a handful, not the rule."""
+    unchecked = sorted(spec.name for spec in TABLE if spec.params is not None and not spec.check)
+    assert len(unchecked) <= 12, unchecked
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(_METHODS_DIR.glob("*.py")), ids=lambda p: p.name)
+def test_no_method_module_imports_the_application(path: Path) -> None:
+    """Handlers get their family's services, typed by a protocol, never the app (not even
+    under TYPE_CHECKING: that import closed a 21-module cycle)."""
+    assert not {"gateway.app", "gateway.server", "gateway.rpc"} & _imports(path)
+
+
+def _families() -> set[str]:
+    return {spec.family for spec in TABLE}
+
+
+def test_the_app_offers_every_familys_services(tmp_path: Path) -> None:
+    """:func:`gateway.app.family_services` names each family module that declares methods,
+    each entry is the app itself, and the app has every member the family's protocol reads
+    (mypy checks the types of the same assignments)."""
+    state = GatewayState(tmp_path / "gateway.sqlite3")
+    try:
+        app = GatewayApp(gateway_config(tmp_path), state)
+        services = family_services(app)
+        assert set(services) == _families()
+        for family, entry in services.items():
+            assert entry is app, family
+            module = importlib.import_module(family)
+            protocols = [
+                obj
+                for obj in vars(module).values()
+                if isinstance(obj, type)
+                and getattr(obj, "_is_protocol", False)
+                and obj.__module__ == family
+                and obj.__name__.endswith("Services")
+            ]
+            assert protocols, f"{family} declares no <Family>Services protocol"
+            for protocol in protocols:
+                members = [
+                    name
+                    for name, value in vars(protocol).items()
+                    if isinstance(value, property) or inspect.isfunction(value)
+                ]
+                assert members, f"{protocol.__name__} names nothing"
+                for member in members:
+                    assert hasattr(app, member), f"{family}: the app has no {member}"
+    finally:
+        state.close()
+
+
+def test_every_family_module_is_merged_into_the_table() -> None:
+    """A family module with a table that ``gateway.methods`` forgot would never be served."""
+    declaring = set()
+    for info in pkgutil.iter_modules([str(_METHODS_DIR)]):
+        module = importlib.import_module(f"gateway.methods.{info.name}")
+        if isinstance(getattr(module, "table", None), type(TABLE)) and len(module.table):
+            declaring.add(module.__name__)
+    assert declaring == _families()
