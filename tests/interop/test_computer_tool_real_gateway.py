@@ -150,7 +150,11 @@ async def test_the_agents_computer_tool_screenshots_clicks_and_types_on_our_node
     click = {"action": "left_click", "coordinate": [100, 60], "frameId": frame.group(1)}
     clicked = await agent.say(call(click), steer=True)
     assert json.loads(clicked.text.splitlines()[0])["ok"] is True, clicked.text
-    await agent.window.until(lambda s: [1, 100, 60] in s["presses"])
+    clicked_state = await agent.window.until(lambda s: [1, 100, 60] in s["presses"])
+    # Which line y=60 is depends on the font's line height: the window says where its
+    # insert cursor went (past the end of that line, x=100).
+    line = int(clicked_state["insert"].split(".")[0])
+    assert line > 1, clicked_state
 
     typed = await agent.say(call({"action": "type", "text": "hello from the agent"}), steer=True)
     assert json.loads(typed.text.splitlines()[0]) == {
@@ -158,8 +162,8 @@ async def test_the_agents_computer_tool_screenshots_clicks_and_types_on_our_node
         "ok": True,
         "details": {"action": "type"},
     }, typed.text
-    # clicked past the end of line 4 (y=60), so the text lands there
-    await agent.window.until(lambda s: "line 04hello from the agent\n" in s["text"])
+    # clicked past the end of that line, so the text lands there
+    await agent.window.until(lambda s: f"line {line:02d}hello from the agent\n" in s["text"])
     after_typing = base64.b64decode(typed.images[0].split(",", 1)[1])
     QImage.fromData(after_typing).save(str(shots / "02-after-typing.png"))
     assert FRAME_RE.search(typed.text), typed.text  # the tool looks again after input
