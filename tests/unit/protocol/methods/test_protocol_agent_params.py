@@ -8,22 +8,17 @@ ones the side-by-side agent method tests hold the real gateway to)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from gateway.app import GatewayApp
-from gateway.methods import TABLE
 from gateway.methods.closed import derived_schema
-from gateway.peer import Peer
-from gateway.rpc import answer_request
-from gateway.state import GatewayState
 from openclaw_desktop.protocol.methods import PARAMS, unchecked_fields
 from openclaw_desktop.protocol.methods.agent import PARAMS as AGENT_PARAMS
-from tests.helpers.bundled_gateway import gateway_config
+from tests.helpers.method_dispatch import answer, gateway_app
 
 pytestmark = pytest.mark.unit
 
@@ -142,51 +137,10 @@ REFUSED: list[tuple[str, Any, str]] = [
 ]
 
 
-class _Recorder:
-    """The peer's transport: what the gateway answers, decoded."""
-
-    def __init__(self) -> None:
-        self.frames: list[dict[str, Any]] = []
-
-    async def send(self, data: bytes) -> bool:
-        self.frames.append(orjson.loads(data))
-        return True
-
-    async def close(self, code: int, reason: str) -> None:
-        return None
-
-    def abort(self) -> None:
-        return None
-
-
 @pytest.fixture
-async def app(tmp_path: Path) -> AsyncIterator[GatewayApp]:
-    state = GatewayState(tmp_path / "gateway.sqlite3")
-    try:
-        yield GatewayApp(gateway_config(tmp_path), state)
-    finally:
-        state.close()
-
-
-async def answer(app: GatewayApp, method: str, params: Any) -> dict[str, Any]:
-    """The one frame the gateway answers ``method`` with (an admin operator asking)."""
-    transport = _Recorder()
-    peer = Peer(
-        transport=transport,
-        conn_id="conn-agent-params",
-        role="operator",
-        scopes=["operator.admin"],
-        client={"id": "test"},
-        device_id=None,
-        remote_ip="127.0.0.1",
-    )
-    peer.start()
-    await answer_request(TABLE, app, peer, {"id": "r1", "method": method, "params": params})
-    await peer.drain(5.0)
-    await peer.stop()
-    (frame,) = transport.frames
-    assert frame["id"] == "r1"
-    return frame
+def app(tmp_path: Path) -> Iterator[GatewayApp]:
+    with gateway_app(tmp_path) as gateway:
+        yield gateway
 
 
 @pytest.mark.parametrize(

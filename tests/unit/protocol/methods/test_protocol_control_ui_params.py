@@ -8,23 +8,19 @@ params)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from gateway.app import GatewayApp
 from gateway.methods import TABLE
 from gateway.methods.closed import derived_schema
-from gateway.peer import Peer
-from gateway.rpc import answer_request
-from gateway.state import GatewayState
 from openclaw_desktop.protocol.methods import PARAMS
 from openclaw_desktop.protocol.methods.control_ui import PARAMS as CONTROL_UI_PARAMS
 from openclaw_desktop.protocol.methods.control_ui import ChatStartupShortLinkParams
-from tests.helpers.bundled_gateway import gateway_config
+from tests.helpers.method_dispatch import answer, gateway_app
 
 pytestmark = pytest.mark.unit
 
@@ -442,50 +438,10 @@ REFUSED: list[tuple[str, Any, str]] = [
 ]
 
 
-class _Recorder:
-    """The peer's transport: what the gateway answers, decoded."""
-
-    def __init__(self) -> None:
-        self.frames: list[dict[str, Any]] = []
-
-    async def send(self, data: bytes) -> bool:
-        self.frames.append(orjson.loads(data))
-        return True
-
-    async def close(self, code: int, reason: str) -> None:
-        return None
-
-    def abort(self) -> None:
-        return None
-
-
 @pytest.fixture
-async def app(tmp_path: Path) -> AsyncIterator[GatewayApp]:
-    state = GatewayState(tmp_path / "gateway.sqlite3")
-    try:
-        yield GatewayApp(gateway_config(tmp_path), state)
-    finally:
-        state.close()
-
-
-async def _answer(app: GatewayApp, method: str, params: Any) -> dict[str, Any]:
-    transport = _Recorder()
-    peer = Peer(
-        transport=transport,
-        conn_id="conn-control-ui",
-        role="operator",
-        scopes=["operator.admin"],
-        client={"id": "test"},
-        device_id=None,
-        remote_ip="127.0.0.1",
-    )
-    peer.start()
-    await answer_request(TABLE, app, peer, {"id": "r1", "method": method, "params": params})
-    await peer.drain(5.0)
-    await peer.stop()
-    (frame,) = transport.frames
-    assert frame["id"] == "r1"
-    return frame
+def app(tmp_path: Path) -> Iterator[GatewayApp]:
+    with gateway_app(tmp_path) as gateway:
+        yield gateway
 
 
 @pytest.mark.parametrize(
@@ -494,7 +450,7 @@ async def _answer(app: GatewayApp, method: str, params: Any) -> dict[str, Any]:
 async def test_bad_params_get_the_reference_text(
     app: GatewayApp, method: str, params: Any, text: str
 ) -> None:
-    frame = await _answer(app, method, params)
+    frame = await answer(app, method, params)
     assert frame["ok"] is False
     assert frame["error"]["code"] == "INVALID_REQUEST"
     assert frame["error"]["message"] == text.replace("@", f"invalid {method} params: ", 1)
@@ -502,14 +458,12 @@ async def test_bad_params_get_the_reference_text(
 
 async def test_checked_params_reach_the_handler(app: GatewayApp) -> None:
     """A declared check passes good params on (the handler answers them)."""
-    frame = await _answer(app, "projects.list", {"includeObserved": True})
+    frame = await answer(app, "projects.list", {"includeObserved": True})
     assert frame == {
         "type": "res",
         "id": "r1",
         "ok": True,
         "payload": {"projects": [], "observedProjects": []},
     }
-    frame = await _answer(
-        app, "tasks.list", {"status": "queued", "limit": 5.0, "sortBy": "endedAt"}
-    )
+    frame = await answer(app, "tasks.list", {"status": "queued", "limit": 5.0, "sortBy": "endedAt"})
     assert frame["payload"] == {"tasks": []}

@@ -6,23 +6,19 @@ method table and a real app), from an operator or, for the node role's methods, 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from gateway.app import GatewayApp
 from gateway.methods import TABLE
 from gateway.methods.closed import derived_schema
-from gateway.peer import Peer
-from gateway.rpc import answer_request
-from gateway.state import GatewayState
 from openclaw_desktop.protocol.methods import PARAMS
 from openclaw_desktop.protocol.methods.nodes import PARAMS as NODE_PARAMS
 from openclaw_desktop.protocol.methods.nodes import NodeInvokeProgressParams
-from tests.helpers.bundled_gateway import gateway_config
+from tests.helpers.method_dispatch import answer, gateway_app
 
 pytestmark = pytest.mark.unit
 
@@ -118,51 +114,10 @@ REFUSED: list[tuple[str, str, Any, str]] = [
 ]
 
 
-class _Recorder:
-    """The peer's transport: what the gateway answers, decoded."""
-
-    def __init__(self) -> None:
-        self.frames: list[dict[str, Any]] = []
-
-    async def send(self, data: bytes) -> bool:
-        self.frames.append(orjson.loads(data))
-        return True
-
-    async def close(self, code: int, reason: str) -> None:
-        return None
-
-    def abort(self) -> None:
-        return None
-
-
 @pytest.fixture
-async def app(tmp_path: Path) -> AsyncIterator[GatewayApp]:
-    state = GatewayState(tmp_path / "gateway.sqlite3")
-    try:
-        yield GatewayApp(gateway_config(tmp_path), state)
-    finally:
-        state.close()
-
-
-async def answer(app: GatewayApp, role: str, method: str, params: Any) -> dict[str, Any]:
-    """The one frame the gateway answers ``method`` with (an admin operator or a node)."""
-    transport = _Recorder()
-    peer = Peer(
-        transport=transport,
-        conn_id="conn-node-params",
-        role=role,
-        scopes=["operator.admin"] if role == "operator" else [],
-        client={"id": "test"},
-        device_id="node-under-test" if role == "node" else None,
-        remote_ip="127.0.0.1",
-    )
-    peer.start()
-    await answer_request(TABLE, app, peer, {"id": "r1", "method": method, "params": params})
-    await peer.drain(5.0)
-    await peer.stop()
-    (frame,) = transport.frames
-    assert frame["id"] == "r1"
-    return frame
+def app(tmp_path: Path) -> Iterator[GatewayApp]:
+    with gateway_app(tmp_path) as gateway:
+        yield gateway
 
 
 @pytest.mark.parametrize(
@@ -173,7 +128,7 @@ async def answer(app: GatewayApp, role: str, method: str, params: Any) -> dict[s
 async def test_bad_params_get_the_reference_text(
     app: GatewayApp, role: str, method: str, params: Any, text: str
 ) -> None:
-    frame = await answer(app, role, method, params)
+    frame = await answer(app, method, params, role=role)
     assert frame["ok"] is False
     assert frame["error"]["code"] == "INVALID_REQUEST"
     assert frame["error"]["message"] == f"invalid {method} params: {text}"

@@ -7,20 +7,16 @@ app); and the client's params, built through the models, pass the gateway's chec
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from pydantic import ValidationError
 
 from gateway.app import GatewayApp
 from gateway.methods import TABLE
 from gateway.methods.closed import derived_schema, schema_problems
-from gateway.peer import Peer
-from gateway.rpc import answer_request
-from gateway.state import GatewayState
 from openclaw_desktop.protocol.methods import PARAMS, unchecked_fields
 from openclaw_desktop.protocol.methods.talk import PARAMS as TALK_PARAMS
 from openclaw_desktop.protocol.methods.talk import (
@@ -28,7 +24,7 @@ from openclaw_desktop.protocol.methods.talk import (
     TalkSpeakParams,
 )
 from openclaw_desktop.voice.talk_session import AudioContract
-from tests.helpers.bundled_gateway import gateway_config
+from tests.helpers.method_dispatch import answer, gateway_app
 
 pytestmark = pytest.mark.unit
 
@@ -154,51 +150,10 @@ def test_each_schema_is_the_reference_schema(method: str) -> None:
             assert ours["properties"][name] == real["properties"][name], (method, name)
 
 
-class _Recorder:
-    """The peer's transport: what the gateway answers, decoded."""
-
-    def __init__(self) -> None:
-        self.frames: list[dict[str, Any]] = []
-
-    async def send(self, data: bytes) -> bool:
-        self.frames.append(orjson.loads(data))
-        return True
-
-    async def close(self, code: int, reason: str) -> None:
-        return None
-
-    def abort(self) -> None:
-        return None
-
-
 @pytest.fixture
-async def app(tmp_path: Path) -> AsyncIterator[GatewayApp]:
-    state = GatewayState(tmp_path / "gateway.sqlite3")
-    try:
-        yield GatewayApp(gateway_config(tmp_path), state)
-    finally:
-        state.close()
-
-
-async def answer(app: GatewayApp, method: str, params: Any) -> dict[str, Any]:
-    """The one frame the gateway answers ``method`` with, from an admin operator."""
-    transport = _Recorder()
-    peer = Peer(
-        transport=transport,
-        conn_id="conn-talk-params",
-        role="operator",
-        scopes=["operator.admin"],
-        client={"id": "test"},
-        device_id=None,
-        remote_ip="127.0.0.1",
-    )
-    peer.start()
-    await answer_request(TABLE, app, peer, {"id": "r1", "method": method, "params": params})
-    await peer.drain(5.0)
-    await peer.stop()
-    (frame,) = transport.frames
-    assert frame["id"] == "r1"
-    return frame
+def app(tmp_path: Path) -> Iterator[GatewayApp]:
+    with gateway_app(tmp_path) as gateway:
+        yield gateway
 
 
 _CREATE = {"mode": "transcription", "transport": "gateway-relay", "brain": "none"}
