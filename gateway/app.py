@@ -2,9 +2,10 @@
 (:class:`GatewayApp`); no sockets here.
 
 The server (:mod:`gateway.server`) hands it authenticated peers and their requests; it
-answers requests through the method table (:mod:`gateway.rpc`). Each method family reaches
-only the services its own protocol names (``SystemServices`` in :mod:`gateway.methods.system`,
-and so on); :func:`family_services` has mypy check that this class offers them all.
+answers them through :mod:`gateway.rpc` and the method table (:mod:`gateway.methods`).
+Each method family reaches only the services its own protocol names (``SystemServices`` in
+:mod:`gateway.methods.system`, and so on); :func:`family_services` has mypy check that this
+class offers them all.
 """
 
 from __future__ import annotations

@@ -87,9 +87,6 @@ def _obj(method: str, params: Any) -> dict[str, Any]:
 MAX_PROGRESS_CHUNK_BYTES = 16384
 
 
-#: ``NodeInvokeParamsSchema``, properties in its order (the order of its errors). Kept as
-#: data: its ``turnSourceThreadId`` is a string-or-number union, which the params models of
-#: :mod:`openclaw_desktop.protocol.methods` do not derive.
 @table.method("node.list", scope=READ, params=NodeListParams)
 async def node_list(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.list``: paired and connected nodes."""

@@ -74,7 +74,7 @@ class MethodSpec:
 
     Attributes:
         name: The wire name (``chat.send``).
-        handler: ``await handler(core, peer, params)`` answers it.
+        handler: ``await handler(services, peer, params)`` answers it.
         role: Who may call it; ``any`` skips the scope check (``health``).
         scope: The operator scope it needs (None for a node method), or a function of
             the params giving it (``node.invoke``: admin for the admin-only commands).

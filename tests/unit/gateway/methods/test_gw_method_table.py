@@ -1,4 +1,4 @@
-"""Unit tests: the method table declared beside the handlers (``gateway/rpc.py``): every
+"""Unit tests: the method table declared beside the handlers (``gateway/methods/table.py``): every
 advertised method has a declared scope, the scopes are the ones the real gateway needs, the
 table refuses a method declared without one, and the generated method reference is current."""
 
@@ -178,7 +178,7 @@ def test_the_declared_scopes_are_the_real_gateways() -> None:
         set(EXPECTED_OPERATOR_SCOPES) | (EXPECTED_NODE_METHODS - UNSERVED_NODE_METHODS)
     ) | {"node.invoke", "agent", "sessions.create", "sessions.patch", "sessions.delete"}
     # gateway.scopes keeps only names and rules: nothing there is derived from the table
-    # (it would import the methods back, closing a cycle through the hub and the core).
+    # (it would import the methods back, closing a cycle through the hub and the app).
     for derived in ("OPERATOR_SCOPES", "NODE_METHODS", "authorize", "required_scope"):
         assert not hasattr(gateway.scopes, derived)
 
