@@ -8,8 +8,6 @@ ones the side-by-side agent method tests hold the real gateway to)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +16,7 @@ from gateway.app import GatewayApp
 from gateway.methods.closed import derived_schema
 from openclaw_desktop.protocol.methods import PARAMS, unchecked_fields
 from openclaw_desktop.protocol.methods.agent import PARAMS as AGENT_PARAMS
-from tests.helpers.method_dispatch import answer, gateway_app
+from tests.helpers.method_dispatch import answer
 
 pytestmark = pytest.mark.unit
 
@@ -135,12 +133,6 @@ REFUSED: list[tuple[str, Any, str]] = [
     ("agent.wait", {}, "must have required property 'runId'"),
     ("agent.wait", {"runId": "r", "timeoutMs": -1}, "at /timeoutMs: must be >= 0"),
 ]
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Iterator[GatewayApp]:
-    with gateway_app(tmp_path) as gateway:
-        yield gateway
 
 
 @pytest.mark.parametrize(

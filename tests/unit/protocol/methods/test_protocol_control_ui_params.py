@@ -8,8 +8,6 @@ params)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +18,7 @@ from gateway.methods.closed import derived_schema
 from openclaw_desktop.protocol.methods import PARAMS
 from openclaw_desktop.protocol.methods.control_ui import PARAMS as CONTROL_UI_PARAMS
 from openclaw_desktop.protocol.methods.control_ui import ChatStartupShortLinkParams
-from tests.helpers.method_dispatch import answer, gateway_app
+from tests.helpers.method_dispatch import answer
 
 pytestmark = pytest.mark.unit
 
@@ -436,12 +434,6 @@ REFUSED: list[tuple[str, Any, str]] = [
     ("system.info", 5, "@must be object"),
     ("update.status", {"refreshCheckout": "yes"}, "@at /refreshCheckout: must be boolean"),
 ]
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Iterator[GatewayApp]:
-    with gateway_app(tmp_path) as gateway:
-        yield gateway
 
 
 @pytest.mark.parametrize(

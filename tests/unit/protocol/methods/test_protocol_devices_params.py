@@ -7,8 +7,6 @@ method table and a real app)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +16,7 @@ from gateway.methods import TABLE
 from gateway.methods.closed import derived_schema
 from openclaw_desktop.protocol.methods import PARAMS
 from openclaw_desktop.protocol.methods.devices import PARAMS as DEVICE_PARAMS
-from tests.helpers.method_dispatch import answer, gateway_app
+from tests.helpers.method_dispatch import answer
 
 pytestmark = pytest.mark.unit
 
@@ -121,12 +119,6 @@ REFUSED: list[tuple[str, Any, str]] = [
     ),
     ("device.pair.setupStatus", {}, "must have required property 'setupId'"),
 ]
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Iterator[GatewayApp]:
-    with gateway_app(tmp_path) as gateway:
-        yield gateway
 
 
 @pytest.mark.parametrize(

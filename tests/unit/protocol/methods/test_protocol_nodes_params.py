@@ -6,8 +6,6 @@ method table and a real app), from an operator or, for the node role's methods, 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +16,7 @@ from gateway.methods.closed import derived_schema
 from openclaw_desktop.protocol.methods import PARAMS
 from openclaw_desktop.protocol.methods.nodes import PARAMS as NODE_PARAMS
 from openclaw_desktop.protocol.methods.nodes import NodeInvokeProgressParams
-from tests.helpers.method_dispatch import answer, gateway_app
+from tests.helpers.method_dispatch import answer
 
 pytestmark = pytest.mark.unit
 
@@ -112,12 +110,6 @@ REFUSED: list[tuple[str, str, Any, str]] = [
         "at /seq: must be >= 0",
     ),
 ]
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Iterator[GatewayApp]:
-    with gateway_app(tmp_path) as gateway:
-        yield gateway
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,6 @@ object (they are declared with ``check=False``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,7 +23,7 @@ from openclaw_desktop.protocol.methods.ops import (
     StatusParams,
     SystemPresenceParams,
 )
-from tests.helpers.method_dispatch import answer, gateway_app
+from tests.helpers.method_dispatch import answer
 
 pytestmark = pytest.mark.unit
 
@@ -72,12 +70,6 @@ def test_an_open_model_lists_what_its_method_reads(method: str) -> None:
     # Declared, but not checked by the dispatcher: non-object params are served too.
     assert TABLE[method].params is model
     assert not TABLE[method].check
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Iterator[GatewayApp]:
-    with gateway_app(tmp_path) as gateway:
-        yield gateway
 
 
 #: (method, params, the reference's text after ``invalid <method> params: ``).

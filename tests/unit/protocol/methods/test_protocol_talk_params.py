@@ -7,8 +7,6 @@ app); and the client's params, built through the models, pass the gateway's chec
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,7 +22,7 @@ from openclaw_desktop.protocol.methods.talk import (
     TalkSpeakParams,
 )
 from openclaw_desktop.voice.talk_session import AudioContract
-from tests.helpers.method_dispatch import answer, gateway_app
+from tests.helpers.method_dispatch import answer
 
 pytestmark = pytest.mark.unit
 
@@ -148,12 +146,6 @@ def test_each_schema_is_the_reference_schema(method: str) -> None:
             assert ours["properties"][name] != real["properties"][name], (method, name)
         else:
             assert ours["properties"][name] == real["properties"][name], (method, name)
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Iterator[GatewayApp]:
-    with gateway_app(tmp_path) as gateway:
-        yield gateway
 
 
 _CREATE = {"mode": "transcription", "transport": "gateway-relay", "brain": "none"}
