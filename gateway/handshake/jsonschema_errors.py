@@ -39,6 +39,9 @@ MAX_ERRORS = 8
 _PATTERNS: Mapping[str, re.Pattern[str]] = {
     "^.*$": re.compile("[^\n\r\u2028\u2029]*"),
     "^[a-f0-9]{64}$": re.compile("[a-f0-9]{64}"),
+    # users.prefs.get keys items; talk.session.create language
+    "^.{1,256}$": re.compile("[^\n\r\u2028\u2029]{1,256}"),
+    "^[a-z]{2}$": re.compile("[a-z]{2}"),
     # node.pluginTools.update / node.skills.update (gateway.nodes.inventory)
     "^[A-Za-z][A-Za-z0-9_-]{0,63}$": re.compile("[A-Za-z][A-Za-z0-9_-]{0,63}"),
     "^(?!.*--)[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$": re.compile(

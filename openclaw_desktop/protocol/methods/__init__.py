@@ -31,6 +31,7 @@ from openclaw_desktop.protocol.methods.schema import (
     AS_ENUM,
     NULLABLE,
     UNCHECKED,
+    UNIQUE,
     params_schema,
     unchecked_fields,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "NULLABLE",
     "PARAMS",
     "UNCHECKED",
+    "UNIQUE",
     "ChatAbortParams",
     "ChatHistoryParams",
     "ChatInjectParams",

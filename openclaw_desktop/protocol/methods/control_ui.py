@@ -16,7 +16,7 @@ from pydantic import Field
 
 from openclaw_desktop.protocol.base import ClosedModel, WireModel
 from openclaw_desktop.protocol.methods.ops import EmptyParams
-from openclaw_desktop.protocol.methods.schema import AS_ENUM
+from openclaw_desktop.protocol.methods.schema import AS_ENUM, UNIQUE
 
 __all__ = [
     "PARAMS",
@@ -37,6 +37,8 @@ __all__ = [
 ]
 
 NonEmpty = Annotated[str, Field(min_length=1)]
+#: ``users.prefs.get`` ``keys`` items: 1 to 256 characters, as the reference's pattern says.
+PREF_KEY_PATTERN = "^.{1,256}$"
 
 
 class AgentIdentityGetParams(ClosedModel):
@@ -60,8 +62,7 @@ class ChatStartupParams(ClosedModel):
     """``chat.startup``'s first branch: chat.history's params (what the Control UI sends).
 
     The reference's schema is the union (``anyOf``) of this and
-    :class:`ChatStartupShortLinkParams`; the gateway's handler checks the union. The items
-    of ``inputRunIds`` (1 to 50 unique ids of 1 to 256 characters) are not checked here.
+    :class:`ChatStartupShortLinkParams`; the gateway's handler checks the union.
     """
 
     session_key: NonEmpty
@@ -71,7 +72,11 @@ class ChatStartupParams(ClosedModel):
     max_bytes: Annotated[int | None, Field(ge=1024)] = None
     offset: Annotated[int | None, Field(ge=0)] = None
     pending_before: Annotated[int | None, Field(ge=1)] = None
-    input_run_ids: list[str] | None = None
+    input_run_ids: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=256)]] | None,
+        Field(min_length=1, max_length=50),
+        UNIQUE,
+    ] = None
     message_id: NonEmpty | None = None
     session_id: NonEmpty | None = None
     max_chars: Annotated[int | None, Field(ge=1, le=500_000)] = None
@@ -105,12 +110,12 @@ class SessionsGithubOptionsParams(ClosedModel):
 
 
 class SessionsViewersSetParams(ClosedModel):
-    """``sessions.viewers.set``: the sessions a connection shows. The items of
-    ``sessionKeys`` (at most 32 strings of 1 to 512 characters) are checked by the gateway's
-    handler after this, in the reference's words."""
+    """``sessions.viewers.set``: the sessions a connection shows (at most 32)."""
 
     agent_id: NonEmpty | None = None
-    session_keys: list[str]
+    session_keys: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=512)]], Field(max_length=32)
+    ]
 
 
 class SessionsObserverVisibilityParams(ClosedModel):
@@ -121,7 +126,7 @@ class SessionsObserverVisibilityParams(ClosedModel):
 
 class SessionsCatalogListParams(ClosedModel):
     """``sessions.catalog.list``: external session catalogues. The values of ``cursors``
-    (strings) and the items of ``hostIds`` (non-empty strings) are not checked here."""
+    (strings) are not checked here."""
 
     catalog_id: NonEmpty | None = None
     metadata_only: bool | None = None
@@ -131,7 +136,7 @@ class SessionsCatalogListParams(ClosedModel):
     allow_partial_results: bool | None = None
     search: str | None = None
     limit_per_host: Annotated[int | None, Field(ge=1)] = None
-    host_ids: list[str] | None = None
+    host_ids: list[NonEmpty] | None = None
 
 
 class ProjectsListParams(ClosedModel):
@@ -165,11 +170,11 @@ class TasksListParams(ClosedModel):
 
 
 class UsersPrefsGetParams(ClosedModel):
-    """``users.prefs.get``: which saved UI preferences. The items of ``keys`` (at most 32
-    unique strings of 1 to 256 characters) are checked by the gateway's handler after this,
-    in the reference's words."""
+    """``users.prefs.get``: which saved UI preferences (at most 32 unique keys)."""
 
-    keys: list[str] | None = None
+    keys: Annotated[
+        list[Annotated[str, Field(pattern=PREF_KEY_PATTERN)]] | None, Field(max_length=32), UNIQUE
+    ] = None
 
 
 class UpdateStatusParams(ClosedModel):

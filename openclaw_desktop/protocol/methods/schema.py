@@ -7,11 +7,16 @@ property) whose fields say
 what the reference's schema says:
 
 * ``str`` / ``int`` / ``float`` / ``bool`` / ``list[...]`` / ``dict[...]``: the JSON type;
-  ``Field(min_length=..., max_length=...)`` and ``Field(ge=..., le=...)`` its bounds;
+  ``Field(min_length=..., max_length=...)`` and ``Field(ge=..., le=...)`` its bounds,
+  ``Field(pattern=...)`` a string's ``pattern``;
+* a nested model: an object property with that model's schema; ``list[X]``: an ``array``
+  whose ``items`` are ``X``'s schema (left out for ``list[Any]``), and its
+  ``min_length``/``max_length`` are ``minItems``/``maxItems``;
 * ``Literal["a", "b"]``: a union of string literals (``anyOf`` of string ``const``), or,
   with :data:`AS_ENUM`, a ``string`` with an ``enum`` (the reference has both, worded
   differently); ``Literal[True]``: a ``boolean`` that must be ``true`` (``const``);
 * ``str | float``: any of those types (``anyOf`` of their schemas);
+* :data:`UNIQUE` on a list: ``uniqueItems``;
 * :data:`NULLABLE`: ``null`` is accepted too (``anyOf`` of the type and ``null``);
 * :data:`UNCHECKED` on an ``Any`` field: a property the schema admits with any value (one
   the bundled gateway takes without acting on it);
@@ -33,7 +38,7 @@ from pydantic.fields import FieldInfo
 
 from openclaw_desktop.protocol.base import WireModel
 
-__all__ = ["AS_ENUM", "NULLABLE", "UNCHECKED", "params_schema", "unchecked_fields"]
+__all__ = ["AS_ENUM", "NULLABLE", "UNCHECKED", "UNIQUE", "params_schema", "unchecked_fields"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,8 @@ class _Marker:
 AS_ENUM = _Marker("as-enum")
 #: ``null`` is accepted besides the declared type.
 NULLABLE = _Marker("nullable")
+#: A list whose items must differ (``uniqueItems``).
+UNIQUE = _Marker("unique-items")
 #: Admitted with any value (schema ``{}``).
 UNCHECKED = _Marker("unchecked")
 
@@ -89,18 +96,36 @@ def _type_schema(annotation: Any, as_enum: bool) -> dict[str, Any]:
         if as_enum:
             return {"type": "string", "enum": values}
         return {"anyOf": [{"type": "string", "const": value} for value in values]}
+    if isinstance(annotation, type) and issubclass(annotation, WireModel):
+        return params_schema(annotation)
+    if origin is list:
+        (element,) = get_args(annotation)
+        items = _element_schema(element, as_enum)
+        return {"type": "array", "items": items} if items else {"type": "array"}
     if origin in _CONTAINERS or annotation in _CONTAINERS:
         return {"type": _CONTAINERS[origin or annotation]}
     raise TypeError(f"no schema for the annotation {annotation!r}")
 
 
-def _bounds(metadata: list[Any]) -> dict[str, Any]:
+def _element_schema(element: Any, as_enum: bool) -> dict[str, Any]:
+    """The ``items`` schema of a ``list[element]`` (``{}`` for ``Any``)."""
+    annotation, metadata = _unwrap(element)
+    schema = _type_schema(annotation, as_enum or AS_ENUM in metadata)
+    schema.update(_bounds(metadata, schema.get("type") == "array"))
+    return schema
+
+
+def _bounds(metadata: list[Any], array: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in metadata:
         if isinstance(item, MinLen):
-            out["minLength"] = item.min_length
+            out["minItems" if array else "minLength"] = item.min_length
         elif isinstance(item, MaxLen):
-            out["maxLength"] = item.max_length
+            out["maxItems" if array else "maxLength"] = item.max_length
+        elif getattr(item, "pattern", None) is not None:
+            out["pattern"] = item.pattern
+        elif item == UNIQUE:
+            out["uniqueItems"] = True
         elif isinstance(item, Ge):
             out["minimum"] = item.ge
         elif isinstance(item, Le):
@@ -116,7 +141,7 @@ def _property_schema(info: FieldInfo) -> dict[str, Any]:
     annotation, nested = _unwrap(info.annotation)
     metadata = [*nested, *info.metadata]
     schema = _type_schema(annotation, AS_ENUM in metadata)
-    schema.update(_bounds(metadata))
+    schema.update(_bounds(metadata, schema.get("type") == "array"))
     if NULLABLE in metadata:
         return {"anyOf": [schema, {"type": "null"}]}
     return schema

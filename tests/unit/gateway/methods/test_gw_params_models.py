@@ -27,6 +27,7 @@ from openclaw_desktop.protocol.methods import (
     NULLABLE,
     PARAMS,
     UNCHECKED,
+    UNIQUE,
     ChatSendParams,
     params_schema,
     unchecked_fields,
@@ -69,6 +70,11 @@ DEVIATIONS: dict[tuple[str, str], str] = {
 }
 
 
+class _Item(ClosedModel):
+    id: Annotated[str, Field(pattern="^.*$")]
+    size: int | None = None
+
+
 class _Example(ClosedModel):
     name: Annotated[str, Field(min_length=1, max_length=8)]
     count: Annotated[int | None, Field(ge=0, le=9)] = None
@@ -81,10 +87,19 @@ class _Example(ClosedModel):
     extra: dict[str, Any] | None = None
     taken: Annotated[Any, UNCHECKED] = None
     token: str
+    nested: _Item | None = None
+    rows: Annotated[list[_Item] | None, Field(min_length=1, max_length=4), UNIQUE] = None
+    anything: list[Any] | None = None
 
 
 def test_the_derived_schema_says_what_the_model_declares() -> None:
     """Each construct as the reference's TypeBox schemas compile it, key for key."""
+    item = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["id"],
+        "properties": {"id": {"type": "string", "pattern": "^.*$"}, "size": {"type": "integer"}},
+    }
     assert params_schema(_Example) == {
         "type": "object",
         "additionalProperties": False,
@@ -97,15 +112,24 @@ def test_the_derived_schema_says_what_the_model_declares() -> None:
             "mode": {"anyOf": [{"type": "string", "const": "a"}, {"type": "string", "const": "b"}]},
             "level": {"type": "string", "enum": ["x", "y"]},
             "note": {"anyOf": [{"type": "string", "maxLength": 3}, {"type": "null"}]},
-            "items": {"type": "array"},
+            "items": {"type": "array", "items": {"type": "string"}},
             "extra": {"type": "object"},
             "taken": {},
             "token": {"type": "string"},
+            "nested": item,
+            "rows": {
+                "type": "array",
+                "items": item,
+                "minItems": 1,
+                "maxItems": 4,
+                "uniqueItems": True,
+            },
+            "anything": {"type": "array"},
         },
     }
     assert list(params_schema(_Example)["properties"]) == [
         "name", "count", "ratio", "flag", "mode", "level", "note", "items", "extra", "taken",
-        "token",
+        "token", "nested", "rows", "anything",
     ]  # fmt: skip
     assert unchecked_fields(_Example) == {"taken"}
 

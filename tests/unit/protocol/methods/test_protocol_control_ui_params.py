@@ -265,13 +265,9 @@ REAL_SCHEMAS: dict[str, Any] = {
 #: lacks (a model declares an array as ``array``, a ``status`` union of a union as any
 #: value); the handler checks those it acts on after the declared check.
 NOT_DERIVED: dict[tuple[str, str], set[str]] = {
-    ("chat.startup", "inputRunIds"): {"items", "minItems", "maxItems", "uniqueItems"},
-    ("sessions.viewers.set", "sessionKeys"): {"items", "maxItems"},
     ("sessions.catalog.list", "cursors"): {"patternProperties"},
-    ("sessions.catalog.list", "hostIds"): {"items"},
     ("tasks.list", "status"): {"anyOf"},
     ("tasks.list", "sortBy"): {"x-openclaw-since"},
-    ("users.prefs.get", "keys"): {"items", "maxItems", "uniqueItems"},
 }
 #: Keywords of the reference's object schema no model says (the handler checks them).
 NOT_DERIVED_OBJECT: dict[str, set[str]] = {"chat.metadata": {"not"}}

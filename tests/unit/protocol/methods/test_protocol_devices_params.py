@@ -69,14 +69,11 @@ REAL: dict[str, dict[str, Any]] = {
 
 
 def _ours(method: str) -> dict[str, Any]:
-    """The reference's schema with this gateway's two documented differences:
-    ``device.pair.approve`` is open (it takes a refused connect's ``details``) and the
-    rotate ``scopes`` items are checked by the handler, not the derived schema."""
+    """The reference's schema with this gateway's documented difference:
+    ``device.pair.approve`` is open (it takes a refused connect's ``details``)."""
     schema = {**REAL[method], "properties": dict(REAL[method]["properties"])}
     if method == "device.pair.approve":
         del schema["additionalProperties"]
-    if method == "device.token.rotate":
-        schema["properties"]["scopes"] = {"type": "array"}
     return schema
 
 

@@ -112,7 +112,6 @@ DEVIATIONS: dict[tuple[str, str], str] = {
     ("talk.session.create", "sessionKey"): "may not be empty here",
     ("talk.session.create", "provider"): "may not be empty here",
     ("talk.session.create", "model"): "may not be empty here",
-    ("talk.session.create", "language"): "no pattern derived yet: the handler checks it",
     ("talk.session.create", "vadThreshold"): "bounded 0..1 here",
     ("talk.session.appendAudio", "audioBase64"): "may be empty here",
     ("talk.session.appendAudio", "timestamp"): "at least 0 here",
