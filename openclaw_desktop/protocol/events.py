@@ -29,6 +29,7 @@ from openclaw_desktop.protocol.chat import (
     TickEvent,
 )
 from openclaw_desktop.protocol.connect import ConnectChallenge
+from openclaw_desktop.protocol.enums import EventName
 from openclaw_desktop.protocol.node import NodeInvokeCancel, NodeInvokeRequest
 
 __all__ = [
@@ -257,38 +258,39 @@ class ChatSendTimingEvent(OpenModel):
 # ---------------------------------------------------------------- the table
 
 #: Every event the gateway advertises (``hello-ok.features.events``, in this order) and
-#: the model of its payload.
+#: the model of its payload, keyed by :class:`EventName` (which names these and the
+#: unadvertised ones, no more).
 EVENTS: Mapping[str, type[WireModel]] = {
-    "connect.challenge": ConnectChallenge,
-    "tick": TickEvent,
-    "presence": PresenceEvent,
-    "health": HealthEvent,
-    "shutdown": ShutdownEvent,
-    "node.invoke.request": NodeInvokeRequest,
-    "node.invoke.cancel": NodeInvokeCancel,
-    "node.pair.requested": NodePairRequestedEvent,
-    "node.pair.resolved": NodePairResolvedEvent,
-    "node.hostStats": NodeHostStatsEvent,
-    "device.pair.requested": DevicePairRequestedEvent,
-    "device.pair.resolved": DevicePairResolvedEvent,
-    "chat": ChatEvent,
-    "agent": AgentEvent,
-    "sessions.changed": SessionsChangedEvent,
-    "session.message": SessionMessageEvent,
-    "session.compacted": SessionCompactedEvent,
-    "talk.mode": TalkModeEvent,
-    "talk.event": TalkEvent,
+    EventName.CONNECT_CHALLENGE: ConnectChallenge,
+    EventName.TICK: TickEvent,
+    EventName.PRESENCE: PresenceEvent,
+    EventName.HEALTH: HealthEvent,
+    EventName.SHUTDOWN: ShutdownEvent,
+    EventName.NODE_INVOKE_REQUEST: NodeInvokeRequest,
+    EventName.NODE_INVOKE_CANCEL: NodeInvokeCancel,
+    EventName.NODE_PAIR_REQUESTED: NodePairRequestedEvent,
+    EventName.NODE_PAIR_RESOLVED: NodePairResolvedEvent,
+    EventName.NODE_HOST_STATS: NodeHostStatsEvent,
+    EventName.DEVICE_PAIR_REQUESTED: DevicePairRequestedEvent,
+    EventName.DEVICE_PAIR_RESOLVED: DevicePairResolvedEvent,
+    EventName.CHAT: ChatEvent,
+    EventName.AGENT: AgentEvent,
+    EventName.SESSIONS_CHANGED: SessionsChangedEvent,
+    EventName.SESSION_MESSAGE: SessionMessageEvent,
+    EventName.SESSION_COMPACTED: SessionCompactedEvent,
+    EventName.TALK_MODE: TalkModeEvent,
+    EventName.TALK_EVENT: TalkEvent,
 }
 
 #: Events the real gateway sends too but leaves out of ``features.events``.
 UNADVERTISED_EVENTS: Mapping[str, type[WireModel]] = {
-    "chat.send_timing": ChatSendTimingEvent,
+    EventName.CHAT_SEND_TIMING: ChatSendTimingEvent,
 }
 
 
 def event_names() -> list[str]:
     """``hello-ok.features.events``: the advertised events, in the table's order."""
-    return list(EVENTS)
+    return [str(name) for name in EVENTS]
 
 
 def payload_model(event: str) -> type[WireModel] | None:

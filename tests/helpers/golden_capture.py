@@ -106,7 +106,12 @@ GATEWAY_ALLOW = ("device.info", "device.status")
 NODE_COMMANDS = ("device.info", "device.status", "system.notify")
 NODE_CAPS = ("device", "system")
 NODE_PERMISSIONS = {"notifications": True, "camera": False}
-OPERATOR_SCOPES = tuple(scope.value for scope in OperatorScope)
+#: The eight scopes the captures were made with: OperatorScope's but the sessions scopes.
+OPERATOR_SCOPES = tuple(
+    scope.value
+    for scope in OperatorScope
+    if scope not in (OperatorScope.SESSIONS_READ, OperatorScope.SESSIONS_WRITE)
+)
 OPERATOR_CAPS = ("tool-events", "exec-approvals", "plugin-approvals")
 NODE_NAME = "golden-capture-node"
 WRONG_TOKEN = "golden-capture-wrong-token"
