@@ -1,4 +1,5 @@
-"""Operator scopes: their names, what implies what, and the ``node.invoke`` command sets.
+"""Operator scopes: their names (the :class:`~openclaw_desktop.protocol.OperatorScope`
+members), what implies what, and the ``node.invoke`` command sets.
 
 Which scope each method needs is declared beside its handler (:mod:`gateway.methods.table`);
 ``NODE_METHODS``, ``OPERATOR_SCOPES`` and ``authorize`` are derived from that table."""
@@ -9,19 +10,23 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from openclaw_desktop.protocol import ErrorCode, error_shape
+from openclaw_desktop.protocol import ErrorCode, OperatorScope, error_shape
 
 __all__ = [
     "ADMIN",
     "ADMIN_INVOKE_COMMANDS",
     "ADMIN_NODE_COMMANDS",
+    "APPROVALS",
     "BROWSER_PROXY_COMMANDS",
     "PAIRING",
     "QUESTIONS",
     "READ",
+    "SESSIONS_READ",
+    "SESSIONS_WRITE",
     "SESSION_READ_METHODS",
     "SESSION_WRITE_METHODS",
     "TALK",
+    "TALK_SECRETS",
     "WRITE",
     "authorize_required_scope",
     "is_forbidden_browser_proxy_mutation",
@@ -36,9 +41,16 @@ __all__ = [
     "sessions_patch_scope",
 ]
 
-READ, WRITE, ADMIN = "operator.read", "operator.write", "operator.admin"
-PAIRING, TALK = "operator.pairing", "operator.talk"
-QUESTIONS = "operator.questions"
+READ = OperatorScope.READ
+WRITE = OperatorScope.WRITE
+ADMIN = OperatorScope.ADMIN
+APPROVALS = OperatorScope.APPROVALS
+PAIRING = OperatorScope.PAIRING
+TALK = OperatorScope.TALK
+TALK_SECRETS = OperatorScope.TALK_SECRETS
+QUESTIONS = OperatorScope.QUESTIONS
+SESSIONS_READ = OperatorScope.SESSIONS_READ
+SESSIONS_WRITE = OperatorScope.SESSIONS_WRITE
 
 #: ``node.invoke`` commands that need operator.admin (the real gateway's admin-only host
 #: boundary, ``NODE_ADMIN_ONLY_INVOKE_COMMANDS``); every other command needs operator.write.
@@ -51,9 +63,8 @@ BROWSER_PROXY_COMMANDS = frozenset({"browser.proxy", "browser.proxy.upload.v1"})
 #: (an operator with write may run them; the agent's tools never do).
 ADMIN_NODE_COMMANDS = ADMIN_INVOKE_COMMANDS | {"system.run", "system.run.prepare", "system.which"}
 
-_SESSIONS_READ, _SESSIONS_WRITE = "operator.sessions.read", "operator.sessions.write"
 #: Scopes that operator.write implies (``operatorScopeSatisfied``).
-_IMPLIED_BY_WRITE = frozenset({READ, TALK, _SESSIONS_READ, _SESSIONS_WRITE})
+_IMPLIED_BY_WRITE = frozenset({READ, TALK, SESSIONS_READ, SESSIONS_WRITE})
 
 
 def scope_satisfied(required: str, granted: Sequence[str]) -> bool:
@@ -66,7 +77,7 @@ def scope_satisfied(required: str, granted: Sequence[str]) -> bool:
         return True
     if required in _IMPLIED_BY_WRITE and WRITE in granted:
         return True
-    return required == _SESSIONS_READ and (READ in granted or _SESSIONS_WRITE in granted)
+    return required == SESSIONS_READ and (READ in granted or SESSIONS_WRITE in granted)
 
 
 #: Methods an operator holding only ``operator.sessions.read`` (or anything implying it)
@@ -161,7 +172,7 @@ def _is_incognito_key(value: Any) -> bool:
     return isinstance(value, str) and _INCOGNITO_KEY.fullmatch(value.strip().lower()) is not None
 
 
-def sessions_create_scope(params: Any) -> str:
+def sessions_create_scope(params: Any) -> OperatorScope:
     """operator.admin for an incognito session (``incognito: true`` or an incognito key or
     parent key), ``execNode``, ``toolOverrides`` or ``permissionMode: "full"``;
     operator.write otherwise."""
@@ -179,7 +190,7 @@ def sessions_create_scope(params: Any) -> str:
     return WRITE
 
 
-def sessions_patch_scope(params: Any) -> str:
+def sessions_patch_scope(params: Any) -> OperatorScope:
     """operator.write for the label, look, pin, archive, unread, model, runtime, thinking,
     fast and permission fields; operator.admin for any other field (``sendPolicy``,
     ``execHost``, ``sandboxMode``...) or ``permissionMode: "full"``."""
@@ -190,7 +201,7 @@ def sessions_patch_scope(params: Any) -> str:
     return WRITE if all(key in _PATCH_WRITE_FIELDS for key in params) else ADMIN
 
 
-def sessions_delete_scope(params: Any) -> str:
+def sessions_delete_scope(params: Any) -> OperatorScope:
     """operator.write for ``archivedOnly: true`` with only the key, agent, transcript and
     expected-session fields; operator.admin otherwise."""
     if not isinstance(params, dict) or params.get("archivedOnly") is not True:
@@ -205,16 +216,16 @@ _SESSION_MUTATION_SCOPES = {
 }
 
 
-def session_method_scope(method: str, params: Any) -> str | None:
+def session_method_scope(method: str, params: Any) -> OperatorScope | None:
     """The sessions scope that may stand in for ``method``'s own: sessions.read for the
     session-read set, sessions.write for the session-write set unless these params need
     admin; None for every other method."""
     if method in SESSION_READ_METHODS:
-        return _SESSIONS_READ
+        return SESSIONS_READ
     if method in SESSION_WRITE_METHODS:
         rule = _SESSION_MUTATION_SCOPES.get(method)
         if rule is None or rule(params) != ADMIN:
-            return _SESSIONS_WRITE
+            return SESSIONS_WRITE
     return None
 
 
@@ -229,9 +240,9 @@ def authorize_required_scope(
         return True
     if session_scope is None or not scope_satisfied(session_scope, granted):
         return False
-    if session_scope == _SESSIONS_READ:
+    if session_scope == SESSIONS_READ:
         return required == READ
-    return session_scope == _SESSIONS_WRITE and (
+    return session_scope == SESSIONS_WRITE and (
         required == WRITE or (required == QUESTIONS and method.startswith("question."))
     )
 
@@ -285,7 +296,7 @@ def missing_scope_error(missing: str, required: Sequence[str]) -> dict[str, Any]
     )
 
 
-def node_invoke_scope(params: Any) -> str:
+def node_invoke_scope(params: Any) -> OperatorScope:
     """operator.admin for the admin-only commands (``browser.proxy*``, ``fs.listDir``,
     ``terminal.upload``), operator.write for the rest."""
     # As the real gateway: a browser profile mutation needs only write here (the handler

@@ -4,12 +4,16 @@ A family module makes a :class:`MethodTable` and declares each handler on it::
 
     table = MethodTable()
 
-    @table.method("chat.send", scope=WRITE, params=ChatSendParams)
+    @table.method(Method.CHAT_SEND, scope=WRITE, params=ChatSendParams)
     async def chat_send(chat: ChatServices, peer, params): ...
 
-``params`` names the method's params model (:mod:`openclaw_desktop.protocol.methods`): the
-dispatcher checks the request against the schema derived from it, refusing in the real
-gateway's words, and hands the handler the checked dict (:meth:`MethodSpec.checked_params`).
+The name is a :class:`~openclaw_desktop.protocol.Method` member and the scope an
+:class:`~openclaw_desktop.protocol.OperatorScope` member (``gateway.scopes`` names them);
+plain strings are still accepted while the family modules move to the enums, and the
+table stores the wire strings. ``params`` names the method's params model
+(:mod:`openclaw_desktop.protocol.methods`): the dispatcher checks the request against the
+schema derived from it, refusing in the real gateway's words, and hands the handler the
+checked dict (:meth:`MethodSpec.checked_params`).
 The handler's first argument is the gateway's services, typed by each family as the
 protocol of the part it uses (``ChatServices``), never the whole application.
 
@@ -35,7 +39,7 @@ from gateway.scopes import (
     missing_scope_error,
     session_method_scope,
 )
-from openclaw_desktop.protocol import ErrorCode, error_shape
+from openclaw_desktop.protocol import ErrorCode, Method, OperatorScope, error_shape
 from openclaw_desktop.protocol.base import WireModel
 
 __all__ = [
@@ -61,7 +65,7 @@ _H = TypeVar("_H", bound=Handler)
 #: Who may call a method: an operator (with the method's scope), a node, or any role.
 Role = Literal["operator", "node", "any"]
 #: The operator scope a method needs, or a function of the params that says which.
-ScopeRule = str | Callable[[Any], str]
+ScopeRule = OperatorScope | Callable[[Any], str]
 
 #: Node-role methods of the real gateway this one does not serve: a node calling one is
 #: told the method is unknown, any other role that its role is unauthorized (as the reference).
@@ -142,31 +146,38 @@ class MethodTable:
 
     def method(
         self,
-        name: str,
+        name: Method | str,
         *,
-        scope: ScopeRule | None = None,
+        scope: ScopeRule | str | None = None,
         role: Role = "operator",
         advertise: bool = True,
         params: type[WireModel] | None = None,
         check: bool = True,
     ) -> Callable[[_H], _H]:
-        """Declare the decorated handler as ``name`` (a :class:`~openclaw_desktop.protocol.Method`
-        member will do), returning it unchanged.
+        """Declare the decorated handler as ``name``, returning it unchanged.
+
+        ``name`` is a :class:`~openclaw_desktop.protocol.Method` member and ``scope`` an
+        :class:`~openclaw_desktop.protocol.OperatorScope` member or a function of the
+        params; a plain string is accepted for either until every declaration uses the
+        enums (the table stores the wire name as a plain ``str`` and a fixed scope as its
+        OperatorScope member).
 
         Raises:
             TypeError: an operator or any-role method without a scope, a node method with
                 one, ``check=False`` without a model, or ``name`` declared twice.
+            ValueError: ``scope`` is a string that names no operator scope.
         """
         if not check and params is None:
             raise TypeError(f"{name}: check=False says what an unchecked model is for; no model")
         if (scope is None) != (role == "node"):
             raise TypeError(f"{name}: a node method takes no scope; every other method needs one")
 
-        wire_name = str(name)  # a StrEnum member's str() is its value
+        wire_name = str(name)  # a StrEnum member's str() is its value, a plain str
+        rule: ScopeRule | None = OperatorScope(scope) if isinstance(scope, str) else scope
 
         def declare(handler: _H) -> _H:
             spec = MethodSpec(
-                wire_name, handler, role, scope, handler.__module__, advertise, params, check
+                wire_name, handler, role, rule, handler.__module__, advertise, params, check
             )
             self._add(spec)
             return handler
@@ -215,9 +226,9 @@ class MethodTable:
         """Methods only the node role may call (with the unserved ones)."""
         return UNSERVED_NODE_METHODS | {s.name for s in self if s.role == "node"}
 
-    def operator_scopes(self) -> dict[str, str]:
+    def operator_scopes(self) -> dict[str, OperatorScope]:
         """Each method with a fixed scope and that scope."""
-        return {s.name: s.scope for s in self if isinstance(s.scope, str)}
+        return {s.name: s.scope for s in self if isinstance(s.scope, OperatorScope)}
 
     def required_scope(self, name: str, params: Any) -> str:
         """The operator scope ``name`` needs; an unknown method needs admin (as the
