@@ -55,7 +55,7 @@ from openclaw_desktop.identity import (
 )
 from openclaw_desktop.integration.command import gateway_argv
 from openclaw_desktop.log import configure_logging
-from openclaw_desktop.protocol import DEFAULT_GATEWAY_PORT, OperatorScope, Role
+from openclaw_desktop.protocol import DEFAULT_GATEWAY_PORT, Method, OperatorScope, Role
 from openclaw_desktop.runtime import DesktopRuntime, RuntimeTarget
 from openclaw_desktop.supervisor import GatewaySupervisor, SupervisorState, SupervisorStatus
 from openclaw_desktop.transport import (
@@ -102,7 +102,7 @@ def _exit_code(error: BaseException) -> int:
         return 2
     if isinstance(error, ConnectionClosed | RequestOutcomeUnknown | RequestTimeout | OSError):
         return 6
-    if isinstance(error, GatewayError) and error.method == "connect":
+    if isinstance(error, GatewayError) and error.method == Method.CONNECT:
         return 3
     return 1
 

@@ -13,10 +13,18 @@ import uuid
 from typing import Any
 
 from openclaw_desktop.errors import ConfigError
+from openclaw_desktop.protocol import Method
 
 __all__ = ["add_admin_parsers", "admin_request"]
 
 ADMIN_SCOPES = ("operator.read", "operator.write", "operator.admin", "operator.pairing")
+#: The method of each ``devices``/``nodes`` action on a pairing request.
+_RESOLVE_METHODS = {
+    ("devices", "approve"): Method.DEVICE_PAIR_APPROVE,
+    ("devices", "reject"): Method.DEVICE_PAIR_REJECT,
+    ("nodes", "approve"): Method.NODE_PAIR_APPROVE,
+    ("nodes", "reject"): Method.NODE_PAIR_REJECT,
+}
 
 
 def add_admin_parsers(sub: Any, add_connection_args: Any) -> None:
@@ -43,16 +51,14 @@ def admin_request(args: argparse.Namespace) -> tuple[str, Any, float]:
     needs_id = args.action in ("approve", "reject")
     if needs_id and not args.request_id:
         raise ConfigError(f"{args.command} {args.action} needs a request id")
-    if args.command == "devices":
-        if args.action == "list":
-            return "device.pair.list", {}, 30.0
-        return f"device.pair.{args.action}", {"requestId": args.request_id}, 30.0
-    if args.action == "list":
-        return "node.list", {}, 30.0
-    if args.action == "pending":
-        return "node.pair.list", {}, 30.0
     if needs_id:
-        return f"node.pair.{args.action}", {"requestId": args.request_id}, 30.0
+        return _RESOLVE_METHODS[args.command, args.action], {"requestId": args.request_id}, 30.0
+    if args.command == "devices":
+        return Method.DEVICE_PAIR_LIST, {}, 30.0
+    if args.action == "list":
+        return Method.NODE_LIST, {}, 30.0
+    if args.action == "pending":
+        return Method.NODE_PAIR_LIST, {}, 30.0
     if not args.node or not args.command_name:
         raise ConfigError("nodes invoke needs --node and --command")
     try:
@@ -66,7 +72,7 @@ def admin_request(args: argparse.Namespace) -> tuple[str, Any, float]:
         "timeoutMs": args.invoke_timeout,
         "idempotencyKey": uuid.uuid4().hex,
     }
-    return "node.invoke", request, args.invoke_timeout / 1000 + 5
+    return Method.NODE_INVOKE, request, args.invoke_timeout / 1000 + 5
 
 
 def print_admin_result(args: argparse.Namespace, result: Any) -> None:

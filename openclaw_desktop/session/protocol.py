@@ -361,7 +361,12 @@ class GatewayClientProtocol:
         params = build_connect_params(self.plan, challenge)
         self._connect_id = self._new_id()
         data = encode_frame(
-            {"type": "req", "id": self._connect_id, "method": "connect", "params": params}
+            {
+                "type": "req",
+                "id": self._connect_id,
+                "method": Method.CONNECT.value,
+                "params": params,
+            }
         )
         if len(data) > self.max_payload:
             # The gateway caps frames before hello-ok (MAX_PREAUTH_PAYLOAD_BYTES) and would
