@@ -1,7 +1,9 @@
 """``connect`` params validation with the real gateway's error text.
 
-:data:`CONNECT_PARAMS_SCHEMA` is the closed ConnectParams schema of the real gateway 2026.9.6
-written out as JSON schema; :func:`validate_connect_params` walks it with
+:data:`CONNECT_PARAMS_SCHEMA` is the closed ConnectParams schema of the real gateway 2026.9.6,
+derived from :class:`openclaw_desktop.protocol.ConnectParams` by
+:func:`~openclaw_desktop.protocol.methods.schema.params_schema` (the one derivation the
+method params use too); :func:`validate_connect_params` walks it with
 :mod:`.jsonschema_errors` and rejects with ``invalid connect params: <text>`` where ``<text>``
 joins every error found (up to eight, deduplicated) with ``"; "``, e.g.
 ``at root: unexpected property 'bogus'; at /client/id: must be equal to one of the allowed
@@ -17,18 +19,16 @@ Facts that differ from a naive reading:
 from __future__ import annotations
 
 import math
-from typing import Any
+import types
+from enum import Enum
+from typing import Any, Union, get_args, get_origin
 
 from pydantic import ValidationError
+from pydantic.alias_generators import to_camel
 
-from openclaw_desktop.protocol import (
-    ClientId,
-    ClientInfo,
-    ClientMode,
-    ConnectAuth,
-    ConnectParams,
-    DeviceProof,
-)
+from openclaw_desktop.protocol import ConnectParams, RequestFrame
+from openclaw_desktop.protocol.base import WireModel
+from openclaw_desktop.protocol.methods.schema import params_schema
 
 from .jsonschema_errors import collect_errors, format_errors
 from .rejection import ConnectRejection
@@ -42,128 +42,13 @@ __all__ = [
 ]
 
 
-def _text(min_length: int | None = 1, max_length: int | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "string"}
-    if min_length is not None:
-        out["minLength"] = min_length
-    if max_length is not None:
-        out["maxLength"] = max_length
-    return out
+CONNECT_PARAMS_SCHEMA: dict[str, Any] = params_schema(ConnectParams)
+"""The real gateway's closed ``connect`` params schema (2026.9.6), derived from
+:class:`~openclaw_desktop.protocol.ConnectParams`."""
 
-
-def _closed(properties: dict[str, Any], *required: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "object"}
-    if required:
-        out["required"] = list(required)
-    out["properties"] = properties
-    out["additionalProperties"] = False
-    return out
-
-
-_TEXT = _text()
-_ANY_TEXT = _text(None)
-
-CONNECT_PARAMS_SCHEMA: dict[str, Any] = _closed(
-    {
-        "minProtocol": {"type": "integer", "minimum": 1},
-        "maxProtocol": {"type": "integer", "minimum": 1},
-        "client": _closed(
-            {
-                "id": {"enum": [c.value for c in ClientId]},
-                "displayName": _TEXT,
-                "version": _TEXT,
-                "buildId": _text(1, 96),
-                "platform": _TEXT,
-                "deviceFamily": _TEXT,
-                "modelIdentifier": _TEXT,
-                "timeZone": _text(1, 64),
-                "mode": {"enum": [m.value for m in ClientMode]},
-                "instanceId": _TEXT,
-            },
-            "id",
-            "version",
-            "platform",
-            "mode",
-        ),
-        "caps": {"type": "array", "items": _TEXT},
-        "commands": {"type": "array", "items": _TEXT},
-        "computerUse": {},
-        "workerRuns": _closed(
-            {
-                "bundleHash": {**_text(64, 64), "pattern": "^[a-f0-9]{64}$"},
-                "openclawVersion": _text(1, 128),
-                "protocolFeatures": {
-                    "type": "array",
-                    "items": _text(1, 128),
-                    "maxItems": 64,
-                    "uniqueItems": True,
-                },
-                "bundlePrewarm": {"type": "integer", "minimum": 1, "maximum": 2**53 - 1},
-            },
-            "bundleHash",
-            "openclawVersion",
-            "protocolFeatures",
-        ),
-        "permissions": {"type": "object", "patternProperties": {"^.*$": {"type": "boolean"}}},
-        "pathEnv": _ANY_TEXT,
-        "role": _TEXT,
-        "scopes": {"type": "array", "items": _TEXT},
-        "modelCatalog": {
-            "anyOf": [
-                _closed({"agentId": _TEXT, "sessionKey": _TEXT}),
-                _closed({"agentId": _TEXT, "shortId": _TEXT, "slugHint": _TEXT}, "shortId"),
-            ]
-        },
-        "device": _closed(
-            {
-                "id": _TEXT,
-                "publicKey": _TEXT,
-                "signature": _TEXT,
-                "signedAt": {"type": "integer", "minimum": 0},
-                "nonce": _TEXT,
-            },
-            "id",
-            "publicKey",
-            "signature",
-            "signedAt",
-            "nonce",
-        ),
-        "auth": _closed(
-            {
-                name: _ANY_TEXT
-                for name in (
-                    "token",
-                    "bootstrapToken",
-                    "deviceToken",
-                    "password",
-                    "approvalRuntimeToken",
-                    "agentRuntimeIdentityToken",
-                )
-            }
-        ),
-        "locale": _ANY_TEXT,
-        "userAgent": _ANY_TEXT,
-    },
-    "minProtocol",
-    "maxProtocol",
-    "client",
-)
-"""The real gateway's closed ``connect`` params schema (2026.9.6)."""
-
-REQUEST_FRAME_SCHEMA: dict[str, Any] = _closed(
-    {
-        "type": {"type": "string", "const": "req"},
-        "id": _TEXT,
-        "method": _TEXT,
-        "params": {},
-        "traceparent": _text(None, 128),
-        "expectedProfileId": _text(1, 128),
-    },
-    "type",
-    "id",
-    "method",
-)
-"""The real gateway's closed request frame schema."""
+REQUEST_FRAME_SCHEMA: dict[str, Any] = params_schema(RequestFrame)
+"""The real gateway's closed request frame schema, derived from
+:class:`~openclaw_desktop.protocol.RequestFrame`."""
 
 
 def connect_params_error(params: Any) -> str | None:
@@ -202,37 +87,48 @@ def validate_connect_params(params: Any) -> ConnectParams:
     try:
         return ConnectParams.model_validate(clean)
     except ValidationError:
-        # Our shared model is stricter than the gateway in a few places (length caps on
-        # device.publicKey/signature, code points instead of graphemes, dict[str, bool]
-        # for permissions keys the gateway never checks). The raw dict already passed the
-        # gateway's schema, so build the model without those extra checks.
-        return _construct(clean)
+        # The model measures strings in code points, not graphemes, checks every
+        # permissions key (the schema's "^.*$" skips keys with line breaks) and caps the
+        # device key and signature; the dict already passed the gateway's schema, so build
+        # the model without those checks.
+        built: ConnectParams = _construct(ConnectParams, clean)
+        return built
 
 
-def _construct(params: dict[str, Any]) -> ConnectParams:
-    client = params["client"]
-    fields: dict[str, Any] = {
-        "min_protocol": params["minProtocol"],
-        "max_protocol": params["maxProtocol"],
-        "client": ClientInfo.model_construct(
-            id=ClientId(client["id"]),
-            mode=ClientMode(client["mode"]),
-            **_snake(client, exclude=("id", "mode")),
-        ),
-        **_snake(params, exclude=("minProtocol", "maxProtocol", "client", "device", "auth")),
+def _construct(model: type[WireModel], data: dict[str, Any]) -> Any:
+    """``data`` (which passed the schema derived from ``model``) as ``model`` unchecked:
+    nested objects become their models, enum values their members."""
+    fields = _field_names(model)
+    values = {
+        fields[key]: _construct_value(model.model_fields[fields[key]].annotation, value)
+        for key, value in data.items()
     }
-    if "device" in params:
-        fields["device"] = DeviceProof.model_construct(**_snake(params["device"]))
-    if "auth" in params:
-        fields["auth"] = ConnectAuth.model_construct(**_snake(params["auth"]))
-    return ConnectParams.model_construct(**fields)
+    return model.model_construct(**values)
 
 
-def _snake(obj: dict[str, Any], exclude: tuple[str, ...] = ()) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in obj.items():
-        if key in exclude:
+def _construct_value(annotation: Any, value: Any) -> Any:
+    if get_origin(annotation) in (Union, types.UnionType):
+        options: tuple[Any, ...] = get_args(annotation)
+    else:
+        options = (annotation,)
+    for option in options:
+        if not isinstance(option, type):
             continue
-        name = "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
-        out[name] = value
-    return out
+        if issubclass(option, WireModel) and isinstance(value, dict) and _fits(option, value):
+            return _construct(option, value)
+        if issubclass(option, Enum):
+            return option(value)
+    return value
+
+
+def _fits(model: type[WireModel], data: dict[str, Any]) -> bool:
+    """Whether ``data`` has only ``model``'s properties and all its required ones (which of
+    ``modelCatalog``'s two shapes it is)."""
+    fields = _field_names(model)
+    required = {key for key, name in fields.items() if model.model_fields[name].is_required()}
+    return data.keys() <= fields.keys() and required <= data.keys()
+
+
+def _field_names(model: type[WireModel]) -> dict[str, str]:
+    """Wire name -> field name."""
+    return {info.alias or to_camel(name): name for name, info in model.model_fields.items()}

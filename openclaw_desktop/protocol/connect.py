@@ -1,17 +1,23 @@
 """The handshake: ``connect.challenge``, ``connect`` params and ``hello-ok``.
 
 ``ConnectParams`` and its parts are closed (exactly the fields the real gateway 2026.9.6
-accepts). ``HelloOk`` and its parts are open: newer gateways add fields.
+accepts) and say what its schema says, so the bundled gateway's ``connect`` params schema is
+derived from them (:func:`~openclaw_desktop.protocol.methods.schema.params_schema`, in
+``gateway.handshake.schema``). Two rules here are the model's own, not the schema's: the
+device proof's key and signature length caps (:func:`_at_most`). ``HelloOk`` and its parts
+are open: newer gateways add fields.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, StrictInt
+from pydantic import AfterValidator, Field, StrictInt
 
 from openclaw_desktop.protocol.base import ClosedModel, OpenModel
 from openclaw_desktop.protocol.enums import ClientId, ClientMode
+from openclaw_desktop.protocol.methods.schema import RECORD, UNCHECKED, UNIQUE
 
 __all__ = [
     "ClientInfo",
@@ -23,13 +29,31 @@ __all__ = [
     "Features",
     "HelloAuth",
     "HelloOk",
+    "ModelCatalogBySession",
+    "ModelCatalogByShortId",
     "Policy",
     "ServerInfo",
     "SessionDefaults",
     "Snapshot",
+    "WorkerRuns",
 ]
 
-NonEmpty = Field(min_length=1)
+#: A string of at least one character (TypeBox ``NonEmptyString``).
+NonEmptyText = Annotated[str, Field(min_length=1)]
+#: JavaScript's ``Number.MAX_SAFE_INTEGER``.
+_MAX_SAFE_INTEGER = 2**53 - 1
+
+
+def _at_most(limit: int) -> Callable[[str], str]:
+    """A length cap the model holds but the reference's params schema does not (its proof
+    check refuses such a key or signature later), so it stays out of the derived schema."""
+
+    def check(value: str) -> str:
+        if len(value) > limit:
+            raise ValueError(f"longer than {limit} characters")
+        return value
+
+    return check
 
 
 class ConnectChallenge(OpenModel):
@@ -59,8 +83,8 @@ class DeviceProof(ClosedModel):
     """``connect.params.device``: the signed device proof."""
 
     id: str = Field(min_length=1)
-    public_key: str = Field(min_length=1, max_length=1024)
-    signature: str = Field(min_length=1, max_length=256)
+    public_key: Annotated[str, AfterValidator(_at_most(1024))] = Field(min_length=1)
+    signature: Annotated[str, AfterValidator(_at_most(256))] = Field(min_length=1)
     signed_at: StrictInt = Field(ge=0)
     nonce: str = Field(min_length=1)
 
@@ -82,21 +106,47 @@ class ConnectAuth(ClosedModel):
     __str__ = __repr__
 
 
+class WorkerRuns(ClosedModel):
+    """``connect.params.workerRuns``: what a node's worker runner declares."""
+
+    bundle_hash: str = Field(min_length=64, max_length=64, pattern="^[a-f0-9]{64}$")
+    openclaw_version: str = Field(min_length=1, max_length=128)
+    protocol_features: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=128)]], UNIQUE
+    ] = Field(max_length=64)
+    bundle_prewarm: int | None = Field(default=None, ge=1, le=_MAX_SAFE_INTEGER)
+
+
+class ModelCatalogBySession(ClosedModel):
+    """``connect.params.modelCatalog`` naming an agent and/or a session."""
+
+    agent_id: NonEmptyText | None = None
+    session_key: NonEmptyText | None = None
+
+
+class ModelCatalogByShortId(ClosedModel):
+    """``connect.params.modelCatalog`` naming a catalog by its short id."""
+
+    agent_id: NonEmptyText | None = None
+    short_id: NonEmptyText
+    slug_hint: NonEmptyText | None = None
+
+
 class ConnectParams(ClosedModel):
     """``connect`` request params."""
 
     min_protocol: StrictInt = Field(ge=1)
     max_protocol: StrictInt = Field(ge=1)
     client: ClientInfo
-    caps: list[str] | None = None
-    commands: list[str] | None = None
-    computer_use: Any = None
-    worker_runs: Any = None
-    permissions: dict[str, bool] | None = None
+    caps: list[NonEmptyText] | None = None
+    commands: list[NonEmptyText] | None = None
+    computer_use: Annotated[Any, UNCHECKED] = None
+    worker_runs: WorkerRuns | None = None
+    permissions: Annotated[dict[str, bool] | None, RECORD] = None
     path_env: str | None = None
     role: str | None = Field(default=None, min_length=1)
-    scopes: list[str] | None = None
-    model_catalog: dict[str, Any] | None = None
+    scopes: list[NonEmptyText] | None = None
+    model_catalog: ModelCatalogBySession | ModelCatalogByShortId | None = None
     device: DeviceProof | None = None
     auth: ConnectAuth | None = None
     locale: str | None = None

@@ -12,12 +12,13 @@ the gateway answers a deeper request with ``INVALID_REQUEST`` (:func:`exceeds_de
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import orjson
 from pydantic import Field
 
 from openclaw_desktop.protocol.base import ClosedModel, OpenModel
+from openclaw_desktop.protocol.methods.schema import REQUIRED
 from openclaw_desktop.protocol.version import MAX_FRAME_DEPTH
 
 __all__ = [
@@ -81,14 +82,16 @@ class StateVersion(OpenModel):
 
 
 class RequestFrame(ClosedModel):
-    """``{type:"req", id, method, params?, traceparent?, expectedProfileId?}``."""
+    """``{type:"req", id, method, params?, traceparent?, expectedProfileId?}``: the real
+    gateway's closed request frame schema is derived from it (``type`` is required on the
+    wire; the model fills it in)."""
 
-    type: Literal["req"] = "req"
+    type: Annotated[Literal["req"], REQUIRED] = "req"
     id: str = Field(min_length=1)
     method: str = Field(min_length=1)
     params: Any = None
     traceparent: str | None = Field(default=None, max_length=128)
-    expected_profile_id: str | None = None
+    expected_profile_id: str | None = Field(default=None, min_length=1, max_length=128)
 
 
 class ResponseFrame(ClosedModel):

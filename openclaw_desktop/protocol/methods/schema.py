@@ -14,14 +14,21 @@ what the reference's schema says:
   ``min_length``/``max_length`` are ``minItems``/``maxItems``;
 * ``Literal["a", "b"]``: a union of string literals (``anyOf`` of string ``const``), or,
   with :data:`AS_ENUM`, a ``string`` with an ``enum`` (the reference has both, worded
-  differently); ``Literal[True]``: a ``boolean`` that must be ``true`` (``const``);
-* ``str | float``: any of those types (``anyOf`` of their schemas);
+  differently); ``Literal["a"]``: one string ``const``; ``Literal[True]``: a ``boolean``
+  that must be ``true`` (``const``);
+* an :class:`~enum.Enum`: an ``enum`` of its members' values (no ``type``: TypeBox's
+  ``Type.Enum``);
+* ``str | float``: any of those types (``anyOf`` of their schemas); ``A | B`` of models:
+  ``anyOf`` of the two objects;
 * :data:`UNIQUE` on a list: ``uniqueItems``;
+* :data:`RECORD` on a ``dict[str, X]``: an ``object`` whose every key holds an ``X``
+  (``patternProperties`` ``^.*$``: TypeBox's ``Type.Record``); without it, any object;
 * :data:`NULLABLE`: ``null`` is accepted too (``anyOf`` of the type and ``null``);
 * :data:`UNCHECKED` on an ``Any`` field: a property the schema admits with any value (one
   the bundled gateway takes without acting on it);
-* a field without a default is ``required`` (in declaration order); ``X | None = None`` is
-  an optional property of type ``X``.
+* a field without a default is ``required`` (in declaration order), and so is one marked
+  :data:`REQUIRED` (a frame's ``type``, which the model fills in when it builds one);
+  ``X | None = None`` is an optional property of type ``X``.
 
 :func:`params_schema` is the one function turning such a model into the schema dict.
 """
@@ -30,6 +37,7 @@ from __future__ import annotations
 
 import types
 from dataclasses import dataclass
+from enum import Enum
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from annotated_types import Ge, Gt, Le, Lt, MaxLen, MinLen
@@ -38,7 +46,16 @@ from pydantic.fields import FieldInfo
 
 from openclaw_desktop.protocol.base import WireModel
 
-__all__ = ["AS_ENUM", "NULLABLE", "UNCHECKED", "UNIQUE", "params_schema", "unchecked_fields"]
+__all__ = [
+    "AS_ENUM",
+    "NULLABLE",
+    "RECORD",
+    "REQUIRED",
+    "UNCHECKED",
+    "UNIQUE",
+    "params_schema",
+    "unchecked_fields",
+]
 
 
 @dataclass(frozen=True)
@@ -54,6 +71,12 @@ NULLABLE = _Marker("nullable")
 UNIQUE = _Marker("unique-items")
 #: Admitted with any value (schema ``{}``).
 UNCHECKED = _Marker("unchecked")
+#: A ``dict[str, X]`` whose values must all be ``X`` (``patternProperties``).
+RECORD = _Marker("record")
+#: Required on the wire although the model has a default.
+REQUIRED = _Marker("required")
+#: TypeBox's key pattern of a ``Type.Record`` with string keys.
+_ANY_KEY = "^.*$"
 
 _SCALARS: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 _CONTAINERS: dict[Any, str] = {list: "array", dict: "object"}
@@ -79,11 +102,13 @@ def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:
     return annotation, []
 
 
-def _type_schema(annotation: Any, as_enum: bool) -> dict[str, Any]:
+def _type_schema(annotation: Any, as_enum: bool, record: bool = False) -> dict[str, Any]:
     if annotation is Any:
         return {}
     if annotation in _SCALARS:
         return {"type": _SCALARS[annotation]}
+    if isinstance(annotation, type) and issubclass(annotation, Enum):
+        return {"enum": [member.value for member in annotation]}
     origin = get_origin(annotation)
     if origin in (Union, types.UnionType):  # of scalars: str | float (optional: | None)
         members = [arg for arg in get_args(annotation) if arg is not type(None)]
@@ -95,6 +120,8 @@ def _type_schema(annotation: Any, as_enum: bool) -> dict[str, Any]:
             return flags[0] if len(flags) == 1 else {"anyOf": flags}
         if as_enum:
             return {"type": "string", "enum": values}
+        if len(values) == 1:
+            return {"type": "string", "const": values[0]}
         return {"anyOf": [{"type": "string", "const": value} for value in values]}
     if isinstance(annotation, type) and issubclass(annotation, WireModel):
         return params_schema(annotation)
@@ -102,6 +129,11 @@ def _type_schema(annotation: Any, as_enum: bool) -> dict[str, Any]:
         (element,) = get_args(annotation)
         items = _element_schema(element, as_enum)
         return {"type": "array", "items": items} if items else {"type": "array"}
+    if record and origin is dict:
+        key, value = get_args(annotation)
+        if key is not str:
+            raise TypeError(f"a record's keys are strings, not {key!r}")
+        return {"type": "object", "patternProperties": {_ANY_KEY: _element_schema(value, False)}}
     if origin in _CONTAINERS or annotation in _CONTAINERS:
         return {"type": _CONTAINERS[origin or annotation]}
     raise TypeError(f"no schema for the annotation {annotation!r}")
@@ -140,7 +172,7 @@ def _property_schema(info: FieldInfo) -> dict[str, Any]:
         return {}
     annotation, nested = _unwrap(info.annotation)
     metadata = [*nested, *info.metadata]
-    schema = _type_schema(annotation, AS_ENUM in metadata)
+    schema = _type_schema(annotation, AS_ENUM in metadata, RECORD in metadata)
     schema.update(_bounds(metadata, schema.get("type") == "array"))
     if NULLABLE in metadata:
         return {"anyOf": [schema, {"type": "null"}]}
@@ -158,7 +190,7 @@ def params_schema(model: type[WireModel]) -> dict[str, Any]:
     for name, info in model.model_fields.items():
         wire = _wire_name(name, info)
         properties[wire] = _property_schema(info)
-        if info.is_required():
+        if info.is_required() or REQUIRED in info.metadata:
             required.append(wire)
     schema: dict[str, Any] = {"type": "object"}
     if model.model_config.get("extra") != "allow":
