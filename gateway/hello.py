@@ -1,5 +1,6 @@
 """The ``hello-ok`` payload, built from :class:`openclaw_desktop.protocol.HelloOk` (the
-model the client reads it with), so both sides hold the same shape."""
+model the client reads it with), so both sides hold the same shape; its ``protocol`` is
+:data:`~openclaw_desktop.protocol.version.PROTOCOL_VERSION`, the one the client speaks."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from openclaw_desktop.protocol import (
     MAX_ATTACHMENT_IMAGE_BYTES,
     MAX_BUFFERED_BYTES,
     MAX_PAYLOAD_BYTES,
+    PROTOCOL_VERSION,
     Features,
     HelloAuth,
     HelloOk,
@@ -20,10 +22,7 @@ from openclaw_desktop.protocol import (
     Snapshot,
 )
 
-__all__ = ["PROTOCOL", "hello_ok"]
-
-#: The protocol version this gateway speaks.
-PROTOCOL = 4
+__all__ = ["hello_ok"]
 
 
 def hello_ok(
@@ -40,7 +39,7 @@ def hello_ok(
     ``snapshot`` holds the live parts (presence, health, stateVersion, uptimeMs, authMode)."""
     hello = HelloOk(
         type="hello-ok",
-        protocol=PROTOCOL,
+        protocol=PROTOCOL_VERSION,
         server=server,
         features=Features(
             methods=list(methods), events=list(events), capabilities=list(capabilities)

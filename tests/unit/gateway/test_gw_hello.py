@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from gateway.hello import PROTOCOL, hello_ok
-from openclaw_desktop.protocol import HelloOk, ServerInfo
+from gateway.hello import hello_ok
+from openclaw_desktop.protocol import PROTOCOL_VERSION, HelloOk, ServerInfo
 
 pytestmark = pytest.mark.unit
 
@@ -27,7 +27,7 @@ def test_hello_ok_holds_what_was_given_and_nothing_defaulted_in() -> None:
         auth={"role": "operator", "scopes": ["operator.read"], "issuedAtMs": 3, "newer": None},
         tick_interval_ms=15_000,
     )
-    assert payload["type"] == "hello-ok" and payload["protocol"] == PROTOCOL == 4
+    assert payload["type"] == "hello-ok" and payload["protocol"] == PROTOCOL_VERSION == 4
     assert payload["server"] == {"version": "1.0", "bootId": "b", "connId": "c"}
     assert payload["features"] == {
         "methods": ["chat.send"],
