@@ -6,26 +6,38 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.chat.service import ChatService, ProviderChoice
 from gateway.chat.session_rows import session_row
-from gateway.hub import now_ms
+from gateway.hub import Hub, now_ms
 from gateway.scopes import ADMIN_NODE_COMMANDS
 
 if TYPE_CHECKING:
     from gateway.app import GatewayApp
+    from gateway.nodes.catalog import NodeCatalog
 
-__all__ = ["CoreNodes", "start_chat"]
+__all__ = ["AgentNodeAccess", "NodeHost", "start_chat"]
 
 log = logging.getLogger("gateway.chat")
 
 
-class CoreNodes:
-    """The connected nodes as the agent's tools see them."""
+class NodeHost(Protocol):
+    """What :class:`AgentNodeAccess` uses of the gateway: the connected peers (its nodes)
+    and the node catalog (its invoker)."""
 
-    def __init__(self, core: GatewayApp) -> None:
-        self._core = core
+    @property
+    def hub(self) -> Hub: ...
+    @property
+    def nodes(self) -> NodeCatalog: ...
+
+
+class AgentNodeAccess:
+    """The connected nodes as the agent's tools see them
+    (:class:`gateway.chat.tools.NodeAccess`)."""
+
+    def __init__(self, host: NodeHost) -> None:
+        self._host = host
 
     def list_nodes(self) -> list[dict[str, Any]]:
         """Connected nodes with their invokable commands."""
@@ -36,7 +48,7 @@ class CoreNodes:
                 "platform": peer.platform,
                 "commands": list(peer.commands),
             }
-            for peer in self._core.hub.nodes.values()
+            for peer in self._host.hub.nodes.values()
         ]
 
     async def invoke(
@@ -46,7 +58,7 @@ class CoreNodes:
         catalog's invoker); an aborted run stops the node's command too."""
         if command in ADMIN_NODE_COMMANDS:
             raise PermissionError(f"{command} needs an operator's admin rights; not for the agent")
-        return await self._core.nodes.invoker.invoke(
+        return await self._host.nodes.invoker.invoke(
             node_id,
             command,
             params,
@@ -56,13 +68,13 @@ class CoreNodes:
         )
 
 
-async def load_provider_choice(core: GatewayApp) -> ProviderChoice:
+async def load_provider_choice(app: GatewayApp) -> ProviderChoice:
     """The model providers present at start (offline when none)."""
     from gateway.chat.providers.config import ProviderConfigError, load_providers
 
     try:
         setup = await load_providers(
-            core.config.state_dir, dict(os.environ), probe_ollama=core.config.probe_ollama
+            app.config.state_dir, dict(os.environ), probe_ollama=app.config.probe_ollama
         )
     except ProviderConfigError as exc:
         # A typo in providers.json must not keep the gateway (and its nodes) down: serve
@@ -80,13 +92,13 @@ async def load_provider_choice(core: GatewayApp) -> ProviderChoice:
 _SESSION_PHASES = frozenset({"start", "model", "end", "error"})
 
 
-async def start_chat(core: GatewayApp) -> ChatService:
-    """Create the chat service of ``core``."""
-    providers = await load_provider_choice(core)
+async def start_chat(app: GatewayApp) -> ChatService:
+    """Create the chat service of the gateway ``app``."""
+    providers = await load_provider_choice(app)
 
     def broadcast(event: str, payload: dict[str, Any], tool_events: bool) -> None:
-        core.hub.broadcast(event, payload, cap="tool-events" if tool_events else None)
-        core.hub.send_timings.observe(event, payload)
+        app.hub.broadcast(event, payload, cap="tool-events" if tool_events else None)
+        app.hub.send_timings.observe(event, payload)
         data = payload.get("data") if event == "agent" else None
         phase = data.get("phase") if isinstance(data, dict) else None
         if payload.get("stream") == "lifecycle" and phase in _SESSION_PHASES:
@@ -106,7 +118,7 @@ async def start_chat(core: GatewayApp) -> ChatService:
     ) -> None:
         # As the real gateway: the agent, and the session's row while it exists (a deleted
         # session's event has none); only sessions.subscribe'd connections get it.
-        if not core.hub.sessions.any():
+        if not app.hub.sessions.any():
             return
         payload: dict[str, Any] = {"sessionKey": key, "agentId": service.agent_id}
         if reason is not None:
@@ -125,13 +137,13 @@ async def start_chat(core: GatewayApp) -> ChatService:
             payload["session"] = entry
             payload["updatedAt"] = row.updated_at_ms
             payload["sessionId"] = row.session_id
-        core.hub.broadcast("sessions.changed", payload)
+        app.hub.broadcast("sessions.changed", payload)
 
     service = ChatService(
-        core.config.state_dir / "sessions",
-        core.state.sessions,
+        app.config.state_dir / "sessions",
+        app.state.sessions,
         broadcast,
-        CoreNodes(core),
+        AgentNodeAccess(app),
         providers,
         on_sessions_changed=sessions_changed,
     )

@@ -13,7 +13,7 @@ import ipaddress
 import logging
 import uuid
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from websockets.asyncio.server import ServerConnection
 from websockets.frames import CloseCode
@@ -30,9 +30,18 @@ from gateway.nodes.inventory import NodeInventory
 from gateway.peer import Peer
 from gateway.peer_transport import WebSocketTransport
 from gateway.proxies import Attribution, has_forwarding_headers
+from gateway.ratelimit import AuthRateLimiter
+from gateway.state import GatewayState
 from gateway.state.records import BootstrapRecord, DeviceRecord, PairingRequest, TokenRecord
 
-__all__ = ["CoreStateView", "GatewayServerConnection", "admit", "perform", "run_decision"]
+__all__ = [
+    "DecisionStateView",
+    "GatewayServerConnection",
+    "StateHost",
+    "admit",
+    "perform",
+    "run_decision",
+]
 
 log = logging.getLogger("gateway.connect")
 
@@ -80,47 +89,59 @@ def _is_loopback(address: str) -> bool:
         return False
 
 
-class CoreStateView:
-    """The decision's read-only view of the gateway (:class:`~gateway.handshake.decision.
-    StateView`): live reads of the state, the settings and the auth rate limiter."""
+class StateHost(Protocol):
+    """What :class:`DecisionStateView` reads of the gateway: its settings, its state and
+    its auth rate limiter."""
 
-    def __init__(self, core: GatewayApp) -> None:
-        self._core = core
+    @property
+    def config(self) -> GatewayConfig: ...
+    @property
+    def state(self) -> GatewayState: ...
+    @property
+    def auth_limiter(self) -> AuthRateLimiter: ...
+
+
+class DecisionStateView:
+    """The connect decision's read-only view of the gateway (:class:`~gateway.handshake.
+    decision.StateView`): live reads of the state, the settings and the auth rate limiter."""
+
+    def __init__(self, host: StateHost) -> None:
+        self._host = host
 
     @property
     def policy(self) -> GatewayConfig:
-        return self._core.config
+        return self._host.config
 
     def retry_after_ms(self, address: str, now_ms: int) -> int | None:
-        return self._core.auth_limiter.retry_after_ms(address, now_ms)
+        return self._host.auth_limiter.retry_after_ms(address, now_ms)
 
     def device(self, device_id: str) -> DeviceRecord | None:
-        return self._core.state.devices.get(device_id)
+        return self._host.state.devices.get(device_id)
 
     def token(self, device_id: str, role: str) -> TokenRecord | None:
-        return self._core.state.tokens.get(device_id, role)
+        return self._host.state.tokens.get(device_id, role)
 
     def verify_token(self, device_id: str, role: str, token: str) -> TokenRecord | None:
-        return self._core.state.tokens.verify(device_id, role, token)
+        return self._host.state.tokens.verify(device_id, role, token)
 
     def setup_profile_name(self, record: BootstrapRecord) -> str:
-        return self._core.state.bootstrap.profile_of(record)
+        return self._host.state.bootstrap.profile_of(record)
 
     def pairing_request(self, request_id: str, now_ms: int) -> PairingRequest | None:
-        return self._core.state.pairing.get(request_id, now_ms)
+        return self._host.state.pairing.get(request_id, now_ms)
 
     def pairing_requests_for(self, device_id: str, now_ms: int) -> list[PairingRequest]:
-        return self._core.state.pairing.for_device(device_id, now_ms)
+        return self._host.state.pairing.for_device(device_id, now_ms)
 
 
-def perform(core: GatewayApp, effect: d.Effect) -> object:
+def perform(app: GatewayApp, effect: d.Effect) -> object:
     """Carry out one effect of the decision; its result goes back to the decision."""
-    state = core.state
+    state = app.state
     match effect:
         case d.LimiterReset(address=address):
-            core.auth_limiter.reset(address)
+            app.auth_limiter.reset(address)
         case d.LimiterFailure(address=address, now_ms=now):
-            core.auth_limiter.record_failure(address, now)
+            app.auth_limiter.record_failure(address, now)
         case d.RedeemSetupCode():
             return state.bootstrap.redeem(
                 effect.token,
@@ -161,7 +182,7 @@ def perform(core: GatewayApp, effect: d.Effect) -> object:
                 log.info("device pairing auto-approved device=%s", effect.device_id[:12])
             return approved
         case d.Broadcast(event=event, payload=payload):
-            core.hub.broadcast(event, payload)
+            app.hub.broadcast(event, payload)
         case d.IssueToken():
             tokens = state.tokens
             issue = tokens.rotate if effect.rotate else tokens.issue
@@ -194,7 +215,7 @@ def run_decision(
 
 
 async def admit(
-    core: GatewayApp,
+    app: GatewayApp,
     ws: ServerConnection,
     request_id: str,
     raw_params: Any,
@@ -214,10 +235,10 @@ async def admit(
         host=headers.get("Host") if headers is not None else None,
         nonce=nonce,
         now_ms=now_ms(),
-        tls=core.config.tls,
+        tls=app.config.tls,
     )
     outcome = run_decision(
-        decide(params, context, CoreStateView(core)), lambda effect: perform(core, effect)
+        decide(params, context, DecisionStateView(app)), lambda effect: perform(app, effect)
     )
     if isinstance(outcome, hs.ConnectRejection):
         raise outcome
@@ -236,12 +257,12 @@ async def admit(
         inventory=NodeInventory(path_env=params.path_env if outcome.role == "node" else None),
     )
     peer.start()
-    peer.respond(request_id, True, core.hello_payload(peer, outcome.hello_auth))
+    peer.respond(request_id, True, app.hello_payload(peer, outcome.hello_auth))
     for effect in outcome.after_hello:
-        peer.after_sent(functools.partial(perform, core, effect))
-    core.hub.add(peer)
+        peer.after_sent(functools.partial(perform, app, effect))
+    app.hub.add(peer)
     if peer.role == "node":
-        core.nodes.node_connected(peer, list(params.commands or []), list(params.caps or []))
+        app.nodes.node_connected(peer, list(params.commands or []), list(params.caps or []))
     log.info(
         "%s %s connected from %s (%s)",
         peer.role,

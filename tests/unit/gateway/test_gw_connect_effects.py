@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from gateway.app import GatewayApp
-from gateway.connect import CoreStateView, perform, run_decision
+from gateway.connect import DecisionStateView, perform, run_decision
 from gateway.handshake import ConnectRejection, validate_connect_params
 from gateway.handshake import decision as d
 from gateway.handshake.decide import decide
@@ -26,7 +26,7 @@ IDENTITY = DeviceIdentity.from_seed(bytes(range(1, 33)), created_at_ms=0)
 
 
 @pytest.fixture
-def core(tmp_path: Path) -> Iterator[GatewayApp]:
+def app(tmp_path: Path) -> Iterator[GatewayApp]:
     state = GatewayState(tmp_path / "gateway.sqlite3")
     try:
         yield GatewayApp(gateway_config(tmp_path, auto_approve_local=True), state)
@@ -68,7 +68,7 @@ def _params(auth: dict[str, Any], now: int) -> Any:
 
 
 def _connect(
-    core: GatewayApp, auth: dict[str, Any], now: int, done: list[str] | None = None
+    app: GatewayApp, auth: dict[str, Any], now: int, done: list[str] | None = None
 ) -> d.Admitted:
     ctx = d.ConnectContext(
         address="127.0.0.1", local=True, origin=None, host=None, nonce=NONCE, now_ms=now
@@ -77,49 +77,49 @@ def _connect(
     def carry_out(effect: d.Effect) -> object:
         if done is not None:
             done.append(type(effect).__name__)
-        return perform(core, effect)
+        return perform(app, effect)
 
-    outcome = run_decision(decide(_params(auth, now), ctx, CoreStateView(core)), carry_out)
+    outcome = run_decision(decide(_params(auth, now), ctx, DecisionStateView(app)), carry_out)
     assert isinstance(outcome, d.Admitted), outcome
     return outcome
 
 
-def test_first_connect_pairs_and_the_issued_token_works_next_time(core: GatewayApp) -> None:
+def test_first_connect_pairs_and_the_issued_token_works_next_time(app: GatewayApp) -> None:
     """Shared token on this machine: the device is approved silently and its hello-ok token
     is the one stored; the next connect with it is a device-token connect, and its use is
     recorded only when the after-hello effects run."""
     now = 1_796_023_931_000
     done: list[str] = []
-    first = _connect(core, {"token": TOKEN}, now, done)
+    first = _connect(app, {"token": TOKEN}, now, done)
     assert done == ["LimiterReset", "RequestPairing", "ResolvePairing", "Broadcast", "IssueToken"]
-    record = core.state.devices.get(IDENTITY.device_id)
+    record = app.state.devices.get(IDENTITY.device_id)
     assert record is not None and record.approved_via == "silent"
     token = first.hello_auth["deviceToken"]
-    assert core.state.tokens.verify(IDENTITY.device_id, "operator", token) is not None
+    assert app.state.tokens.verify(IDENTITY.device_id, "operator", token) is not None
 
-    second = _connect(core, {"deviceToken": token}, now + 1_000)
+    second = _connect(app, {"deviceToken": token}, now + 1_000)
     assert second.auth_method == "device-token"
     assert second.hello_auth["deviceToken"] == token
-    stored = core.state.tokens.get(IDENTITY.device_id, "operator")
+    stored = app.state.tokens.get(IDENTITY.device_id, "operator")
     assert stored is not None and stored.last_used_at_ms is None
     for effect in second.after_hello:
-        perform(core, effect)
-    stored = core.state.tokens.get(IDENTITY.device_id, "operator")
+        perform(app, effect)
+    stored = app.state.tokens.get(IDENTITY.device_id, "operator")
     assert stored is not None and stored.last_used_at_ms is not None
 
 
-def test_a_wrong_device_token_writes_nothing(core: GatewayApp) -> None:
+def test_a_wrong_device_token_writes_nothing(app: GatewayApp) -> None:
     now = 1_796_023_931_000
-    _connect(core, {"token": TOKEN}, now)
+    _connect(app, {"token": TOKEN}, now)
     ctx = d.ConnectContext(
         address="127.0.0.1", local=True, origin=None, host=None, nonce=NONCE, now_ms=now
     )
-    before = core.state.devices.get(IDENTITY.device_id)
+    before = app.state.devices.get(IDENTITY.device_id)
     outcome = run_decision(
-        decide(_params({"deviceToken": "not-it"}, now), ctx, CoreStateView(core)),
-        lambda effect: perform(core, effect),
+        decide(_params({"deviceToken": "not-it"}, now), ctx, DecisionStateView(app)),
+        lambda effect: perform(app, effect),
     )
     assert isinstance(outcome, ConnectRejection)
     assert outcome.details is not None
     assert outcome.details["code"] == "AUTH_DEVICE_TOKEN_MISMATCH"
-    assert core.state.devices.get(IDENTITY.device_id) == before
+    assert app.state.devices.get(IDENTITY.device_id) == before

@@ -49,9 +49,9 @@ async def test_the_first_client_in_finds_chat_ready(
 
     real_start = gateway.chat_host.start_chat
 
-    async def slow_start(core: Any) -> Any:
+    async def slow_start(app: Any) -> Any:
         await asyncio.sleep(0.5)
-        return await real_start(core)
+        return await real_start(app)
 
     monkeypatch.setattr(gateway.chat_host, "start_chat", slow_start)
     port = free_port()
