@@ -24,6 +24,12 @@ from openclaw_desktop.protocol import (
     NodeInvokeRequest,
 )
 from openclaw_desktop.protocol.methods.nodes import NodeInvokeProgressParams
+from openclaw_desktop.protocol.results.nodes import (
+    NodeAckResult,
+    NodeInvokeProgressResult,
+    NodePendingPullResult,
+)
+from openclaw_desktop.sdk.answers import parse_result
 from openclaw_desktop.session import EventReceived
 from openclaw_desktop.transport import ConnectionState, ConnectionStatus, GatewayConnection
 
@@ -100,7 +106,8 @@ class NodeSession:
         """
         generation = self._surface_generation
         try:
-            await self.connection.request(Method.NODE_PENDING_PULL, {}, timeout_s=15)
+            answer = await self.connection.request(Method.NODE_PENDING_PULL, {}, timeout_s=15)
+            parse_result(Method.NODE_PENDING_PULL, answer, NodePendingPullResult)
         except GatewayError as exc:
             if exc.detail_code == "PAIRING_CHANGED" and generation == self._surface_generation:
                 self._set_surface("pending")
@@ -210,18 +217,23 @@ class NodeSession:
             listener(request.command, "ok" if result.ok else str(result.error_code))
         await self._reply(request, result)
 
-    async def _progress(self, request: NodeInvokeRequest, seq: int, chunk: str) -> object:
+    async def _progress(
+        self, request: NodeInvokeRequest, seq: int, chunk: str
+    ) -> NodeInvokeProgressResult:
         """One ``node.invoke.progress`` of a running invoke (a handler's stream), its params
-        built by the method's model (a chunk it refuses raises, as a refused request does)."""
+        built by the method's model (a chunk it refuses raises, as a refused request does)
+        and its answer read through the result model (a misfit raises ``InvalidResult``)."""
         params = NodeInvokeProgressParams(
             invoke_id=request.id, node_id=request.node_id, seq=seq, chunk=chunk
         ).to_wire()
-        return await self.connection.request(Method.NODE_INVOKE_PROGRESS, params, timeout_s=15)
+        answer = await self.connection.request(Method.NODE_INVOKE_PROGRESS, params, timeout_s=15)
+        return parse_result(Method.NODE_INVOKE_PROGRESS, answer, NodeInvokeProgressResult)
 
     async def _reply(self, request: NodeInvokeRequest, result: InvokeResult) -> None:
         params = result.to_wire(request.id, request.node_id)
         try:
-            await self.connection.request(Method.NODE_INVOKE_RESULT, params, timeout_s=15)
+            answer = await self.connection.request(Method.NODE_INVOKE_RESULT, params, timeout_s=15)
+            parse_result(Method.NODE_INVOKE_RESULT, answer, NodeAckResult)
         except PayloadTooLarge as exc:
             # The gateway would otherwise wait for an answer until its own timeout: tell it
             # why there is none (Android answers oversized captures the same way).

@@ -39,10 +39,11 @@ class ChatEvent(OpenModel):
     agent_id: str | None = None
     phase: str | None = None
     delta_text: str | None = None
-    message: dict[str, Any] | None = None
+    #: The reference's schema leaves ``message`` and ``usage`` open (any JSON value).
+    message: Any = None
     replace: bool | None = None
     stop_reason: str | None = None
-    usage: dict[str, Any] | None = None
+    usage: Any = None
     error_message: str | None = None
     error_kind: str | None = None
     error_detail: dict[str, Any] | None = None

@@ -5,9 +5,9 @@
 
 from __future__ import annotations
 
-from openclaw_desktop.errors import MissingScope, OpenClawError
+from openclaw_desktop.errors import MissingScope, OpenClawError, ProtocolError
 
-__all__ = ["InvalidParams", "MissingScope", "Unsupported"]
+__all__ = ["InvalidParams", "InvalidResult", "MissingScope", "Unsupported"]
 
 
 class Unsupported(OpenClawError):
@@ -27,5 +27,16 @@ class InvalidParams(OpenClawError, ValueError):
 
     def __init__(self, method: str, problems: str) -> None:
         super().__init__(f"invalid {method} params: {problems}")
+        self.method = method
+        self.problems = problems
+
+
+class InvalidResult(ProtocolError):
+    """The gateway's answer to ``method`` does not fit the method's result model
+    (:data:`openclaw_desktop.protocol.results.RESULTS`). ``problems`` names the fields and
+    what is wrong with them, never their values (an answer may hold secrets)."""
+
+    def __init__(self, method: str, problems: str) -> None:
+        super().__init__(f"invalid {method} answer: {problems}")
         self.method = method
         self.problems = problems

@@ -24,6 +24,12 @@ Mapping (the same for the real gateway and the bundled one):
 * ``exec.approval.requested/resolved`` and ``plugin.approval.*`` -> ``approval.requested`` /
   ``approval.resolved``.
 
+``chat`` and ``agent`` payloads are read through their models
+(:class:`~openclaw_desktop.protocol.chat.ChatEvent`, :class:`~openclaw_desktop.protocol.chat.
+AgentEvent`; open, so fields a newer gateway adds do not matter): one that does not fit is
+skipped, counted in :attr:`Normalizer.malformed` and logged with the failing field names
+(never their values); the rest of the stream goes on.
+
 Event ids of a run are ``<runId>:<seq, 10 digits>:<type>``: stable for a given gateway event and
 sorting in stream order, so they work as replay cursors.
 """
@@ -31,11 +37,17 @@ sorting in stream order, so they work as replay cursors.
 from __future__ import annotations
 
 import itertools
+import logging
 import re
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
+from pydantic import ValidationError
+
+from openclaw_desktop.protocol.base import OpenModel
+from openclaw_desktop.protocol.chat import AgentEvent, ChatEvent
+from openclaw_desktop.sdk.answers import problems
 from openclaw_desktop.sdk.events import Event
 
 __all__ = ["INTERRUPTED", "Normalizer", "is_interruption", "message_text", "run_event_id"]
@@ -71,6 +83,10 @@ def message_text(message: Any) -> str:
 #: Runs whose ``agent`` assistant items are followed at once (older ones are forgotten).
 MAX_ITEM_RUNS = 256
 _NUMBERED = re.compile(r"^(.*):(\d+)$")
+
+log = logging.getLogger("openclaw.sdk")
+
+_Payload = TypeVar("_Payload", bound=OpenModel)
 
 
 @dataclass
@@ -124,97 +140,121 @@ class Normalizer:
         self._counter = itertools.count(1)
         #: Runs that sent ``agent`` assistant items (their ``chat`` deltas are then ignored).
         self._items: OrderedDict[str, _Items] = OrderedDict()
+        #: Gateway events skipped because their payload did not fit its model, by name.
+        self.malformed: Counter[str] = Counter()
 
     def feed(self, name: str, payload: Any, received_ms: int) -> list[Event]:
-        """The normalized events for one gateway event (often none)."""
+        """The normalized events for one gateway event (often none; a malformed ``chat`` or
+        ``agent`` payload gives none and is counted in :attr:`malformed`)."""
         if not isinstance(payload, dict):
             return []
         if name == "chat":
-            return self._chat(payload, received_ms)
+            chat = self._parsed(name, ChatEvent, payload)
+            return [] if chat is None else self._chat(chat, payload, received_ms)
         if name == "agent":
-            return self._agent(payload, received_ms)
+            agent = self._parsed(name, AgentEvent, payload)
+            return [] if agent is None else self._agent(agent, payload, received_ms)
         if name in ("sessions.changed", "session.compacted"):
             return self._session(name, payload, received_ms)
         if name.endswith(".approval.requested") or name.endswith(".approval.resolved"):
             return self._approval(name, payload, received_ms)
         return []
 
+    def _parsed(self, name: str, model: type[_Payload], payload: dict[str, Any]) -> _Payload | None:
+        """``payload`` as ``model``, or None (counted and logged) when it does not fit."""
+        try:
+            return model.model_validate(payload)
+        except ValidationError as exc:
+            self.malformed[name] += 1
+            # The first of each event name is a warning, later ones only debug lines.
+            level = logging.WARNING if self.malformed[name] == 1 else logging.DEBUG
+            log.log(level, "skipped a malformed %s event (%s)", name, problems(exc))
+            return None
+
     # ------------------------------------------------------------------ runs
     def _run_event(
-        self, payload: dict[str, Any], kind: str, data: dict[str, Any], ts: int
+        self,
+        event: ChatEvent | AgentEvent,
+        raw: dict[str, Any],
+        kind: str,
+        data: dict[str, Any],
+        received: int,
     ) -> Event:
-        run_id = str(payload.get("runId") or "")
-        seq = payload.get("seq")
+        sent = event.ts if isinstance(event, AgentEvent) else None
         return Event(
-            id=run_event_id(run_id, seq if isinstance(seq, int) else 0, kind),
-            ts=int(payload.get("ts") or ts),
+            id=run_event_id(event.run_id, event.seq or 0, kind),
+            ts=sent or received,
             type=kind,
             data=data,
-            run_id=run_id or None,
-            session_key=payload.get("sessionKey"),
-            agent_id=payload.get("agentId"),
-            raw=payload,
+            run_id=event.run_id or None,
+            session_key=event.session_key,
+            agent_id=event.agent_id,
+            raw=raw,
         )
 
-    def _chat(self, p: dict[str, Any], ts: int) -> list[Event]:
-        state = p.get("state")
-        message = p.get("message")
+    def _chat(self, c: ChatEvent, raw: dict[str, Any], ts: int) -> list[Event]:
+        state, message = c.state, c.message
         if state == "delta":
-            if str(p.get("runId") or "") in self._items:
+            if c.run_id in self._items:
                 return []  # the run's agent events carry the same text, message by message
             data = {
-                "text": str(p.get("deltaText") or ""),
+                "text": c.delta_text or "",
                 "cumulative": message_text(message),
-                "replace": bool(p.get("replace")),
+                "replace": bool(c.replace),
             }
-            return [self._run_event(p, "assistant.delta", data, ts)]
+            return [self._run_event(c, raw, "assistant.delta", data, ts)]
         if state in ("final", "aborted", "error"):
-            self._items.pop(str(p.get("runId") or ""), None)
+            self._items.pop(c.run_id, None)
         if state == "final":
             text = message_text(message)
-            done = {"stopReason": p.get("stopReason"), "usage": p.get("usage")}
+            done = {"stopReason": c.stop_reason, "usage": c.usage}
             return [
-                self._run_event(p, "assistant.message", {"text": text, "message": message}, ts),
-                self._run_event(p, "run.completed", done, ts),
+                self._run_event(
+                    c, raw, "assistant.message", {"text": text, "message": message}, ts
+                ),
+                self._run_event(c, raw, "run.completed", done, ts),
             ]
         if state == "aborted":
             events = []
             if message is not None:
                 data = {"text": message_text(message), "message": message}
-                events.append(self._run_event(p, "assistant.message", data, ts))
-            cancelled = {"stopReason": p.get("stopReason"), "errorMessage": p.get("errorMessage")}
-            return [*events, self._run_event(p, "run.cancelled", cancelled, ts)]
+                events.append(self._run_event(c, raw, "assistant.message", data, ts))
+            cancelled = {"stopReason": c.stop_reason, "errorMessage": c.error_message}
+            return [*events, self._run_event(c, raw, "run.cancelled", cancelled, ts)]
         if state == "error":
-            kind = "run.timed_out" if p.get("errorKind") == "timeout" else "run.failed"
+            kind = "run.timed_out" if c.error_kind == "timeout" else "run.failed"
             data = {
-                "errorMessage": p.get("errorMessage"),
-                "errorKind": p.get("errorKind") or "unknown",
-                "errorDetail": p.get("errorDetail"),
+                "errorMessage": c.error_message,
+                "errorKind": c.error_kind or "unknown",
+                "errorDetail": c.error_detail,
             }
-            return [self._run_event(p, kind, data, ts)]
+            return [self._run_event(c, raw, kind, data, ts)]
         return []
 
-    def _agent(self, p: dict[str, Any], ts: int) -> list[Event]:
-        stream, data = p.get("stream"), p.get("data")
-        if not isinstance(data, dict):
-            return []
+    def _agent(self, a: AgentEvent, p: dict[str, Any], ts: int) -> list[Event]:
+        if "data" not in a.model_fields_set:
+            return []  # nothing to tell
+        stream, data = a.stream, a.data
         phase = data.get("phase")
         if stream == "lifecycle" and phase == "start":
-            return [self._run_event(p, "run.started", {"startedAt": data.get("startedAt")}, ts)]
+            return [self._run_event(a, p, "run.started", {"startedAt": data.get("startedAt")}, ts)]
         if stream == "assistant" and isinstance(data.get("itemId"), str) and data["itemId"]:
-            return [self._assistant_item(p, data, ts)]
+            return [self._assistant_item(a, p, ts)]
         if stream == "thinking":
             text = data.get("delta") or data.get("text") or ""
-            return [self._run_event(p, "thinking.delta", {"text": str(text)}, ts)]
+            return [self._run_event(a, p, "thinking.delta", {"text": str(text)}, ts)]
         if stream == "tool":
             base = {"toolCallId": data.get("toolCallId"), "name": data.get("name")}
             if phase == "start":
                 return [
-                    self._run_event(p, "tool.call.started", {**base, "args": data.get("args")}, ts)
+                    self._run_event(
+                        a, p, "tool.call.started", {**base, "args": data.get("args")}, ts
+                    )
                 ]
             if phase in ("update", "partial", "delta"):
                 return [
                     self._run_event(
+                        a,
                         p,
                         "tool.call.delta",
                         {**base, "partial": data.get("partialResult") or data.get("result")},
@@ -225,13 +265,13 @@ class Normalizer:
                 failed = bool(data.get("isError"))
                 kind = "tool.call.failed" if failed else "tool.call.completed"
                 result = {**base, "isError": failed, "result": data.get("result")}
-                return [self._run_event(p, kind, result, ts)]
+                return [self._run_event(a, p, kind, result, ts)]
         if stream == "compaction" and phase == "end":
-            return [self._run_event(p, "session.compacted", dict(data), ts)]
+            return [self._run_event(a, p, "session.compacted", dict(data), ts)]
         return []
 
-    def _assistant_item(self, p: dict[str, Any], data: dict[str, Any], ts: int) -> Event:
-        run_id = str(p.get("runId") or "")
+    def _assistant_item(self, a: AgentEvent, p: dict[str, Any], ts: int) -> Event:
+        run_id, data = a.run_id, a.data
         items = self._items.get(run_id)
         if items is None:
             items = self._items[run_id] = _Items()
@@ -247,7 +287,7 @@ class Normalizer:
             "itemId": item_id,
             "messageIndex": items.index_of(item_id),
         }
-        return self._run_event(p, "assistant.delta", out, ts)
+        return self._run_event(a, p, "assistant.delta", out, ts)
 
     # ------------------------------------------------------------------ others
     def _plain(

@@ -1,4 +1,13 @@
-"""The SDK's namespaces: sessions, models, nodes, approvals, agents, tools, artifacts."""
+"""The SDK's namespaces: sessions, models, nodes, approvals, agents, tools, artifacts.
+
+Every answer that has a result model (:data:`openclaw_desktop.protocol.results.RESULTS`) is
+read through it (:func:`~openclaw_desktop.sdk.answers.parse_result`): one that does not fit
+raises :class:`~openclaw_desktop.sdk.errors.InvalidResult`. The calls return the parsed
+answer in its wire form (the dicts and rows the gateway sent, camelCase keys, unknown fields
+kept), so code that reads ``row["sessionId"]`` works the same on both gateways.
+``tools.*`` and ``artifacts.*`` have no result model (the bundled gateway does not serve
+them): their answers are passed through as sent.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +18,7 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from openclaw_desktop.protocol.base import WireModel
+from openclaw_desktop.protocol.chat import ChatSendAck
 from openclaw_desktop.protocol.methods import (
     ChatAbortParams,
     ChatHistoryParams,
@@ -20,6 +30,22 @@ from openclaw_desktop.protocol.methods import (
     SessionsPatchParams,
     SessionsResetParams,
 )
+from openclaw_desktop.protocol.node import NodeInvokeResponse
+from openclaw_desktop.protocol.results.agent import (
+    AgentsListResult,
+    ModelsAuthStatusResult,
+    ModelsListResult,
+)
+from openclaw_desktop.protocol.results.chat import ChatAbortResult, ChatHistoryResult
+from openclaw_desktop.protocol.results.nodes import NodeDescribeResult, NodeListResult
+from openclaw_desktop.protocol.results.ops import ApprovalListResult
+from openclaw_desktop.protocol.results.sessions import (
+    SessionsCreateResult,
+    SessionsDeleteResult,
+    SessionsListResult,
+    SessionsPatchResult,
+)
+from openclaw_desktop.sdk.answers import as_wire, parse_result, problems
 from openclaw_desktop.sdk.errors import InvalidParams
 from openclaw_desktop.sdk.events import now_ms
 from openclaw_desktop.sdk.run import Run
@@ -61,11 +87,7 @@ def _built(method: str, model: type[WireModel], fields: dict[str, Any]) -> dict[
     try:
         params = model.model_validate(fields, strict=True)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'/'.join(str(p) for p in error['loc']) or 'params'}: {error['msg']}"
-            for error in exc.errors()
-        )
-        raise InvalidParams(method, problems) from None
+        raise InvalidParams(method, problems(exc, "params")) from None
     return params.model_dump(by_alias=True, exclude_unset=True, mode="json")
 
 
@@ -86,10 +108,11 @@ class Sessions(_Namespace):
 
     async def list(self, **filters: Any) -> Rows:
         """``sessions.list``: the session rows."""
-        result = await self._call(
+        answer = await self._call(
             "sessions.list", _built("sessions.list", SessionsListParams, filters)
         )
-        return list(result.get("sessions") or [])
+        result = parse_result("sessions.list", answer, SessionsListResult)
+        return [as_wire(row) for row in result.sessions]
 
     async def get(self, key: str) -> dict[str, Any] | None:
         """One session's row by key (``main`` and ``agent:main:main`` alike), or None."""
@@ -105,8 +128,8 @@ class Sessions(_Namespace):
         if key is not None:
             params["key"] = key
         params = _built("sessions.create", SessionsCreateParams, params)
-        result: dict[str, Any] = await self._call("sessions.create", params)
-        return result
+        answer = await self._call("sessions.create", params)
+        return as_wire(parse_result("sessions.create", answer, SessionsCreateResult))
 
     async def send(
         self,
@@ -131,12 +154,12 @@ class Sessions(_Namespace):
         params = _built("chat.send", ChatSendParams, params)
         run = self._book.track(run_id, key)
         try:
-            ack = await self._call("chat.send", params)
+            ack = parse_result("chat.send", await self._call("chat.send", params), ChatSendAck)
         except BaseException:
             if not run.done:
                 self._book.forget(run_id)
             raise
-        if isinstance(ack, dict) and ack.get("status") == "ok" and not run.has_own_events:
+        if ack.status == "ok" and not run.has_own_events:
             await self._finished_before(run)  # sent before, and finished since
         if queue_mode in ("interrupt", "steer"):
             # Taken into the session's running turn when that one is still going once the
@@ -173,11 +196,12 @@ class Sessions(_Namespace):
         ``sessionInfo.status`` when the run was its latest, else ``done``; None while it
         may still be going."""
         params = _built("chat.history", ChatHistoryParams, {"sessionKey": key, "limit": 200})
-        result = await self._call("chat.history", params)
-        messages = [m for m in (result.get("messages") or []) if isinstance(m, dict)]
+        result = parse_result(
+            "chat.history", await self._call("chat.history", params), ChatHistoryResult
+        )
         out: Rows = []
         latest = None
-        for message in messages:
+        for message in result.messages:
             raw_meta = message.get("__openclaw")
             meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
             ikey = str(message.get("idempotencyKey") or meta.get("idempotencyKey") or "")
@@ -185,8 +209,7 @@ class Sessions(_Namespace):
                 latest = ikey[: -len(":user")]
             if meta.get("runId") == run_id or ikey == f"{run_id}:user":
                 out.append(message)
-        raw_info = result.get("sessionInfo")
-        info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
+        info = result.session_info or {}
         status = info.get("status")
         stored = any(m.get("idempotencyKey") == f"{run_id}:user" for m in out)
         if status not in _IDLE or not stored:
@@ -200,34 +223,34 @@ class Sessions(_Namespace):
         if run_id is not None:
             params["runId"] = run_id
         params = _built("chat.abort", ChatAbortParams, params)
-        result: dict[str, Any] = await self._call("chat.abort", params)
-        return result
+        answer = await self._call("chat.abort", params)
+        return as_wire(parse_result("chat.abort", answer, ChatAbortResult))
 
     async def patch(self, key: str, **changes: Any) -> dict[str, Any]:
         """``sessions.patch`` (``label``, ``model``, ``thinkingLevel``, ...)."""
         params = _built("sessions.patch", SessionsPatchParams, {"key": key, **changes})
-        result: dict[str, Any] = await self._call("sessions.patch", params)
-        return result
+        answer = await self._call("sessions.patch", params)
+        return as_wire(parse_result("sessions.patch", answer, SessionsPatchResult))
 
     async def reset(self, key: str) -> dict[str, Any]:
         """``sessions.reset``: a new session id, an empty transcript."""
         params = _built("sessions.reset", SessionsResetParams, {"key": key})
-        result: dict[str, Any] = await self._call("sessions.reset", params)
-        return result
+        answer = await self._call("sessions.reset", params)
+        return as_wire(parse_result("sessions.reset", answer, SessionsPatchResult))
 
     async def delete(self, key: str) -> dict[str, Any]:
         """``sessions.delete``."""
         params = _built("sessions.delete", SessionsDeleteParams, {"key": key})
-        result: dict[str, Any] = await self._call("sessions.delete", params)
-        return result
+        answer = await self._call("sessions.delete", params)
+        return as_wire(parse_result("sessions.delete", answer, SessionsDeleteResult))
 
     async def history(self, key: str, limit: int = 200, max_chars: int | None = None) -> Rows:
         """``chat.history``: the visible messages, oldest first."""
         params: dict[str, Any] = {"sessionKey": key, "limit": limit}
         if max_chars is not None:
             params["maxChars"] = max_chars
-        result = await self._call("chat.history", _built("chat.history", ChatHistoryParams, params))
-        return list(result.get("messages") or [])
+        answer = await self._call("chat.history", _built("chat.history", ChatHistoryParams, params))
+        return list(parse_result("chat.history", answer, ChatHistoryResult).messages)
 
 
 class Models(_Namespace):
@@ -235,12 +258,13 @@ class Models(_Namespace):
 
     async def list(self) -> Rows:
         """The models the gateway can use."""
-        return list((await self._call("models.list", {})).get("models") or [])
+        answer = await self._call("models.list", {})
+        return list(parse_result("models.list", answer, ModelsListResult).models)
 
     async def status(self) -> dict[str, Any]:
         """Provider authentication status."""
-        result: dict[str, Any] = await self._call("models.authStatus", {})
-        return result
+        answer = await self._call("models.authStatus", {})
+        return as_wire(parse_result("models.authStatus", answer, ModelsAuthStatusResult))
 
 
 class Nodes(_Namespace):
@@ -248,12 +272,13 @@ class Nodes(_Namespace):
 
     async def list(self) -> Rows:
         """Paired and connected nodes."""
-        return list((await self._call("node.list", {})).get("nodes") or [])
+        result = parse_result("node.list", await self._call("node.list", {}), NodeListResult)
+        return [as_wire(node) for node in result.nodes]
 
     async def describe(self, node_id: str) -> dict[str, Any]:
         """One node's details."""
-        result: dict[str, Any] = await self._call("node.describe", {"nodeId": node_id})
-        return result
+        answer = await self._call("node.describe", {"nodeId": node_id})
+        return as_wire(parse_result("node.describe", answer, NodeDescribeResult))
 
     async def invoke(
         self, node_id: str, command: str, params: Any = None, *, timeout_ms: int | None = None
@@ -269,8 +294,8 @@ class Nodes(_Namespace):
         if timeout_ms is not None:
             request["timeoutMs"] = timeout_ms
         wait = (timeout_ms or 30_000) / 1000 + 10
-        result = await self._call("node.invoke", request, timeout=wait)
-        return result.get("payload")
+        answer = await self._call("node.invoke", request, timeout=wait)
+        return parse_result("node.invoke", answer, NodeInvokeResponse).payload
 
 
 class Approvals(_Namespace):
@@ -278,9 +303,8 @@ class Approvals(_Namespace):
 
     async def list(self) -> Rows:
         """Pending approvals."""
-        result = await self._call("exec.approval.list", {})
-        items = result.get("approvals", result) if isinstance(result, dict) else result
-        return list(items or [])
+        answer = await self._call("exec.approval.list", {})
+        return list(parse_result("exec.approval.list", answer, ApprovalListResult).root)
 
     async def respond(self, approval_id: str, decision: str, *, kind: str = "exec") -> None:
         """Answer one: ``allow-once``, ``allow-always`` or ``deny``."""
@@ -293,8 +317,8 @@ class Agents(_Namespace):
 
     async def list(self) -> Rows:
         """The gateway's agents."""
-        result = await self._call("agents.list", _built("agents.list", EmptyParams, {}))
-        return list(result.get("agents") or []) if isinstance(result, dict) else list(result)
+        answer = await self._call("agents.list", _built("agents.list", EmptyParams, {}))
+        return list(parse_result("agents.list", answer, AgentsListResult).agents)
 
 
 class Tools(_Namespace):

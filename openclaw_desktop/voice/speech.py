@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 from openclaw_desktop.errors import GatewayError, OpenClawError
 from openclaw_desktop.protocol.methods.talk import TalkSpeakParams
+from openclaw_desktop.protocol.results.talk import TalkSpeakResult
 from openclaw_desktop.sdk import OpenClaw
+from openclaw_desktop.sdk.answers import parse_result
 from openclaw_desktop.voice.decode import AudioDecodeError, Pcm, decode_audio
 
 __all__ = ["LocalSpeechUnavailable", "Speech", "speak_locally", "speak_reply"]
@@ -84,12 +86,13 @@ async def speak_reply(client: OpenClaw, text: str) -> Speech:
     """
     text = text.strip()[:MAX_CHARS]
     try:
-        result = await client.call("talk.speak", TalkSpeakParams(text=text).to_wire(), timeout=60)
-        data = base64.b64decode(str(result.get("audioBase64") or ""), validate=True)
+        answer = await client.call("talk.speak", TalkSpeakParams(text=text).to_wire(), timeout=60)
+        result = parse_result("talk.speak", answer, TalkSpeakResult)
+        data = base64.b64decode(result.audio_base64, validate=True)
         hint = " ".join(
-            str(result.get(k) or "") for k in ("outputFormat", "mimeType", "fileExtension")
+            part or "" for part in (result.output_format, result.mime_type, result.file_extension)
         )
-        return Speech(decode_audio(data, hint), str(result.get("provider") or "gateway"))
+        return Speech(decode_audio(data, hint), result.provider or "gateway")
     except (OpenClawError, TimeoutError, binascii.Error, ValueError) as exc:
         if isinstance(exc, OpenClawError) and _unconfigured(exc):
             log.info("the gateway has no speech provider: speaking locally")

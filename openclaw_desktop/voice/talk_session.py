@@ -25,7 +25,13 @@ from openclaw_desktop.protocol.methods.talk import (
     TalkSessionCloseParams,
     TalkSessionCreateParams,
 )
+from openclaw_desktop.protocol.results.talk import (
+    TalkAppendAudioResult,
+    TalkCloseResult,
+    TalkSessionCreateResult,
+)
 from openclaw_desktop.sdk import OpenClaw
+from openclaw_desktop.sdk.answers import parse_result
 from openclaw_desktop.session import EventReceived
 
 __all__ = ["MAX_IN_FLIGHT", "AudioContract", "TalkSession", "parse_event"]
@@ -46,10 +52,10 @@ class AudioContract:
     sample_rate: int = 24_000
 
     @classmethod
-    def from_result(cls, result: Any, wanted: AudioContract) -> AudioContract:
+    def from_result(cls, result: TalkSessionCreateResult, wanted: AudioContract) -> AudioContract:
         """The gateway's ``audio`` answer, or what we asked for when it names none."""
-        audio = result.get("audio") if isinstance(result, dict) else None
-        if not isinstance(audio, dict):
+        audio = result.audio
+        if audio is None:
             return wanted
         encoding = str(audio.get("inputEncoding") or wanted.encoding)
         rate = audio.get("inputSampleRateHz")
@@ -97,7 +103,9 @@ class TalkSession:
         """``talk.session.create`` (gateway relay, no brain: we only want the transcript).
 
         Raises:
-            OpenClawError: the gateway refused (``UNAVAILABLE`` when it has no recognizer).
+            OpenClawError: the gateway refused (``UNAVAILABLE`` when it has no recognizer);
+                :class:`~openclaw_desktop.sdk.errors.InvalidResult` when its answer does not
+                fit ``talk.session.create``'s result model.
         """
         wanted = audio or AudioContract()
         # Another rate or G.711 is an extension of OpenClaw Desktop's gateway; the real
@@ -110,11 +118,11 @@ class TalkSession:
             language=language or None,
             session_key=session_key or None,
         )
-        result = await client.call("talk.session.create", params.to_wire())
-        session_id = str(result.get("sessionId") or result.get("id") or "")
-        if not session_id:
+        answer = await client.call("talk.session.create", params.to_wire())
+        result = parse_result("talk.session.create", answer, TalkSessionCreateResult)
+        if not result.session_id:
             raise OpenClawError("talk.session.create answered without a sessionId")
-        return cls(client, session_id, AudioContract.from_result(result, wanted))
+        return cls(client, result.session_id, AudioContract.from_result(result, wanted))
 
     def _on_event(self, event: EventReceived) -> None:
         payload = event.payload
@@ -165,7 +173,8 @@ class TalkSession:
 
     async def _send(self, params: dict[str, Any]) -> None:
         try:
-            await self.client.call("talk.session.appendAudio", params, timeout=10)
+            answer = await self.client.call("talk.session.appendAudio", params, timeout=10)
+            parse_result("talk.session.appendAudio", answer, TalkAppendAudioResult)
             self.sent_frames += 1
         except (OpenClawError, TimeoutError) as exc:
             self.failed_sends += 1
@@ -192,7 +201,8 @@ class TalkSession:
         self._closed = True
         try:
             params = TalkSessionCloseParams(session_id=self.session_id).to_wire()
-            await self.client.call("talk.session.close", params)
+            answer = await self.client.call("talk.session.close", params)
+            parse_result("talk.session.close", answer, TalkCloseResult)
         except (OpenClawError, TimeoutError) as exc:
             log.info("talk.session.close: %s", exc)
 

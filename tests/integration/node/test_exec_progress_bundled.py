@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from gateway.chat.tools import AgentTools
-from gateway.chat_host import CoreNodes
+from gateway.chat_host import AgentNodeAccess
 from gateway.server import GatewayServer
 from openclaw_desktop.config import NodeSettings
 from openclaw_desktop.identity import DeviceIdentity
@@ -35,6 +35,8 @@ from openclaw_desktop.node.progress import INVOKE_PROGRESS
 from openclaw_desktop.node.registry import CommandRegistry, CommandSpec
 from openclaw_desktop.node.results import InvokeResult
 from openclaw_desktop.protocol import NodeInvokeRequest
+from openclaw_desktop.protocol.results.nodes import NodeInvokeProgressResult
+from openclaw_desktop.sdk.answers import as_wire
 from openclaw_desktop.transport import GatewayConnection
 from tests.helpers.approved_node import ApprovedNode, approved_node
 from tests.helpers.bundled_gateway import bundled_gateway, operator_options, raw_node
@@ -53,7 +55,7 @@ class Sent:
     invoke_id: str
     seq: int
     chunk: str
-    answer: Any
+    answer: NodeInvokeProgressResult
     at: float
 
 
@@ -82,7 +84,9 @@ def _record(node: ApprovedNode) -> list[Sent]:
     sent: list[Sent] = []
     original = node.session._progress
 
-    async def recorded(request: NodeInvokeRequest, seq: int, chunk: str) -> object:
+    async def recorded(
+        request: NodeInvokeRequest, seq: int, chunk: str
+    ) -> NodeInvokeProgressResult:
         answer = await original(request, seq, chunk)
         sent.append(Sent(request.id, seq, chunk, answer, time.monotonic()))
         return answer
@@ -112,7 +116,7 @@ async def test_an_operator_invoke_streams_chunks_the_gateway_ignores(setup: Setu
     assert payload["stdout"] == EXPECTED and payload["stderr"] == ""
     _check_stream(setup.sent, payload["stdout"], ended)
     assert "".join(s.chunk for s in setup.sent) == EXPECTED  # every byte was within the cap
-    assert all(s.answer == {"ok": True, "ignored": True} for s in setup.sent)
+    assert all(as_wire(s.answer) == {"ok": True, "ignored": True} for s in setup.sent)
 
 
 async def _streaming_probe(params: Any) -> InvokeResult:
@@ -142,7 +146,7 @@ async def test_the_agent_tool_call_hears_a_nodes_output_as_it_comes(tmp_path: Pa
         approved_node(gw.url, operator, dispatcher, settings) as node,
     ):
         sent = _record(node)
-        tools = AgentTools(CoreNodes(gw.app), _no_sessions)
+        tools = AgentTools(AgentNodeAccess(gw.app), _no_sessions)
         updates: list[tuple[float, dict[str, Any]]] = []
         node_id = node.identity.device_id
         args = {"node": node_id, "command": "probe.stream", "params": {}}
@@ -151,7 +155,9 @@ async def test_the_agent_tool_call_hears_a_nodes_output_as_it_comes(tmp_path: Pa
         )
         ended = time.monotonic()
         assert outcome.is_error is False, outcome
-        assert [s.answer for s in sent] == [{"ok": True, "ignored": False}] * len(PROBE_LINES)
+        assert [as_wire(s.answer) for s in sent] == [{"ok": True, "ignored": False}] * len(
+            PROBE_LINES
+        )
         texts = [p["content"][0]["text"] for _, p in updates]
         expected = ["".join(PROBE_LINES[: i + 1]) for i in range(len(PROBE_LINES))]
         assert texts == expected

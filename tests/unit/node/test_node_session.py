@@ -388,8 +388,20 @@ async def test_surface_pending_while_gateway_answers_pairing_changed() -> None:
 async def test_surface_approved_when_the_queue_answers() -> None:
     """A normal answer from the pending queue means the surface is active."""
     conn = FakeConnection()
+    conn.answers["node.pending.pull"] = {"nodeId": "n", "actions": []}
     session = make(conn)
     assert await check_surface(conn, session) == ["approved"]
+    await session.aclose()
+
+
+async def test_surface_unknown_when_the_queue_answers_something_else() -> None:
+    """An answer that is not the pending queue's shape proves nothing: the state stays
+    unknown rather than claiming an active surface."""
+    conn = FakeConnection()
+    conn.answers["node.pending.pull"] = {"nodeId": 7}
+    session = make(conn)
+    assert await check_surface(conn, session) == []
+    assert session.surface == "unknown"
     await session.aclose()
 
 

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from openclaw_desktop.sdk import EVENT_TYPES, Event
 from openclaw_desktop.sdk.normalize import Normalizer, message_text, run_event_id
@@ -377,3 +380,28 @@ def test_event_to_dict() -> None:
     assert shape["runId"] == RUN and shape["data"]["text"] == "x"
     bare = Event("e1", NOW, "session.updated").to_dict()
     assert "runId" not in bare and "sessionKey" not in bare and bare["data"] == {}
+
+
+# ------------------------------------------------------------------------- malformed input
+
+
+def test_a_malformed_payload_is_skipped_counted_and_logged_without_values(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A ``chat``/``agent`` payload that does not fit its model gives nothing and is counted;
+    the log names the fields, never the values; the stream goes on."""
+    normalizer = Normalizer()
+    secret = "sk-live-do-not-log"
+    with caplog.at_level(logging.DEBUG, logger="openclaw.sdk"):
+        assert normalizer.feed("chat", {**chat("delta", 1), "state": secret}, NOW) == []
+        assert normalizer.feed("chat", {**chat("final", 2), "runId": None}, NOW) == []
+        assert normalizer.feed("agent", {**agent("tool", 3, {}), "seq": secret}, NOW) == []
+    assert normalizer.malformed == {"chat": 2, "agent": 1}
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    assert "state" in logged and "runId" in logged and "seq" in logged
+    assert secret not in logged
+    (event,) = normalizer.feed(
+        "chat", chat("delta", 4, deltaText="ab", message=assistant("ab")), NOW
+    )
+    assert event.type == "assistant.delta"
+    assert normalizer.malformed == {"chat": 2, "agent": 1}
