@@ -360,7 +360,7 @@ async def test_bad_input_is_refused_and_loses_nothing(tmp_path: Path) -> None:
         cases = [
             ({"sessionKey": "agent::x"}, "invalid sessionKey"),
             ({"attachments": [{"mimeType": "image/png", "content": "%%%"}]}, "not valid base64"),
-            ({"attachments": ["nope"]}, "must be an object"),
+            ({"attachments": ["nope"]}, "at /attachments/0: must be object"),
             ({"attachments": [image]}, "images may be at most 6291456 bytes"),
             ({"message": "   "}, "message or attachments required"),
         ]
