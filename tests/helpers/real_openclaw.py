@@ -855,6 +855,7 @@ class RealGateway(_ManagedProcess):
         fake_llm_port: int | None = None,
         gateway_extra: Mapping[str, Any] | None = None,
         fake_llm_vision: bool = False,
+        provider_retries: int | None = None,
         ready_timeout: float = 120,
     ) -> RealGateway:
         """Start a gateway in a fresh temp state dir and wait until it is ready.
@@ -870,6 +871,9 @@ class RealGateway(_ManagedProcess):
             fake_llm_port: use the OpenAI-compatible server on 127.0.0.1:PORT as the default
                 model ``fake/fake-model``.
             fake_llm_vision: the fake model reads images too (tools then hand it theirs).
+            provider_retries: the agent's ``retry.provider.maxRetries`` session setting (its
+                ``settings.json``); ``0`` fails a run on the first transient model error
+                instead of after the reference's eight retries in up to 90 s of backoff.
             gateway_extra: more keys of the ``gateway`` config section, e.g.
                 ``{"trustedProxies": ["127.0.0.1"]}``.
             ready_timeout: seconds to wait for ``[gateway] ready`` (5-12 s is typical).
@@ -890,6 +894,7 @@ class RealGateway(_ManagedProcess):
                 fake_llm_port=fake_llm_port,
                 gateway_extra=gateway_extra,
                 fake_llm_vision=fake_llm_vision,
+                provider_retries=provider_retries,
             )
             try:
                 gw._spawn_and_wait(ready_timeout)
@@ -918,10 +923,16 @@ class RealGateway(_ManagedProcess):
         fake_llm_port: int | None,
         gateway_extra: Mapping[str, Any] | None = None,
         fake_llm_vision: bool = False,
+        provider_retries: int | None = None,
     ) -> RealGateway:
         state_dir = Path(tempfile.mkdtemp(prefix="openclaw-real-"))
         for sub in ("home", "state", "workspace"):
             (state_dir / sub).mkdir()
+        if provider_retries is not None:
+            agent_dir = state_dir / "state" / "agents" / "main" / "agent"
+            agent_dir.mkdir(parents=True)
+            settings = {"retry": {"provider": {"maxRetries": provider_retries}}}
+            (agent_dir / "settings.json").write_text(json.dumps(settings) + "\n", "utf-8")
         config = _gateway_config(
             state_dir,
             port=port,
@@ -1127,6 +1138,7 @@ class GatewayFactory:
         fake_llm_port: int | None = None,
         gateway_extra: Mapping[str, Any] | None = None,
         fake_llm_vision: bool = False,
+        provider_retries: int | None = None,
         ready_timeout: float = 120,
     ) -> RealGateway:
         """Start a ready gateway (see :meth:`RealGateway.start`); a random token by default."""
@@ -1140,6 +1152,7 @@ class GatewayFactory:
             fake_llm_port=fake_llm_port,
             gateway_extra=gateway_extra,
             fake_llm_vision=fake_llm_vision,
+            provider_retries=provider_retries,
             ready_timeout=ready_timeout,
         )
         self.started.append(gateway)

@@ -22,7 +22,8 @@ from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall
 
 pytestmark = pytest.mark.timeout(330)
 
-#: The real gateway tries a 500 several times with backoff (about 90 s) before it gives up.
+#: The real gateway runs with its provider retries off (``provider_retries=0``): otherwise it
+#: tries a 500 eight times in up to 90 s of backoff before the same terminal error.
 RUN_TIMEOUT_S = 200.0
 
 
@@ -66,7 +67,9 @@ async def _both(install: OpenClawInstall, root: Path) -> tuple[Failure, Failure]
         try:
 
             async def real_side() -> Failure:
-                gw = await asyncio.to_thread(factory, fake_llm_port=real_llm.port)
+                gw = await asyncio.to_thread(
+                    factory, fake_llm_port=real_llm.port, provider_retries=0
+                )
                 return await _scenario(gw.url, gw.token, real_llm)
 
             async def our_side() -> Failure:

@@ -44,7 +44,7 @@ def test_sessions_thinking_and_model_errors_on_the_real_gateway(
 
     screens = screenshot_folder(tmp_path_factory, "window-real-gateway-sessions")
     with FakeLLM(chunk_delay_s=0.01) as llm:
-        gateway = real_gateway(fake_llm_port=llm.port)
+        gateway = real_gateway(fake_llm_port=llm.port, provider_retries=0)
         target = RuntimeTarget(url=gateway.url, token=gateway.token, node=False)
         app = DesktopApp(DesktopRuntime(AppPaths.default(), target))
         app.window.show()

@@ -18,9 +18,10 @@ from tests.journeys.conftest import OpenJourney
 
 pytestmark = pytest.mark.timeout(300)
 
-#: The bundled gateway fails the run at once; the real one tries a 500 six times with
-#: backoff (about 90 s: that journey is long). A 401 would fail at once there, but it
-#: disables the key for a minute, so the next message would fail too.
+#: Both gateways fail the run at once: the real one is started with its provider retries
+#: off (it would otherwise try a 500 eight times in up to 90 s of backoff, which is its own
+#: recovery, not what this journey is about). A 401 would disable the key for a minute, so
+#: the next message would fail too.
 PROMPT = "FAIL:500 please"
 
 
@@ -96,7 +97,7 @@ async def test_a_model_error_on_the_bundled_gateway(
 async def test_a_model_error_on_the_real_gateway(
     open_journey: OpenJourney, model: FakeLLM, real_gateway: GatewayFactory
 ) -> None:
-    gateway = real_gateway(fake_llm_port=model.port)
+    gateway = real_gateway(fake_llm_port=model.port, provider_retries=0)
     async with open_journey(model=model, remote=(gateway.url, gateway.token)) as j:
         await approve_own_node(j)
         await j.control("text", "Message")
