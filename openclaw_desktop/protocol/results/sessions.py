@@ -8,6 +8,7 @@ from openclaw_desktop.protocol.base import OpenModel
 
 __all__ = [
     "CommandsListResult",
+    "SessionEntry",
     "SessionRow",
     "SessionsCreateResult",
     "SessionsDeleteResult",
@@ -29,6 +30,19 @@ class SessionRow(OpenModel):
     label: str | None = None
     display_name: str | None = None
     status: str | None = None
+    updated_at: int | None = None
+    model_provider: str | None = None
+    model: str | None = None
+
+
+class SessionEntry(OpenModel):
+    """The stored entry ``sessions.create``, ``sessions.patch`` and ``sessions.reset`` return
+    beside the key: the real gateway's carries no ``key`` of its own (the answer's ``key`` is
+    the session's), so every field is optional."""
+
+    key: str | None = None
+    session_id: str | None = None
+    label: str | None = None
     updated_at: int | None = None
     model_provider: str | None = None
     model: str | None = None
@@ -59,7 +73,7 @@ class SessionsCreateResult(OpenModel):
     ok: bool
     key: str
     session_id: str | None = None
-    entry: SessionRow | None = None
+    entry: SessionEntry | None = None
     run_started: bool | None = None
 
 
@@ -68,7 +82,7 @@ class SessionsPatchResult(OpenModel):
 
     ok: bool
     key: str
-    entry: SessionRow | None = None
+    entry: SessionEntry | None = None
 
 
 class SessionsDeleteResult(OpenModel):

@@ -31,6 +31,9 @@ def _recorded() -> list[tuple[str, str, Any]]:
         out.append((f"real-node-methods {key}", key, node_methods[key]))
     for key, method in (("node.list.after", "node.list"), ("node.describe.after", "node.describe")):
         out.append((f"real-node-methods {key}", method, node_methods[key]))
+    for method, payload in _load("gateway/real-session-mutations.json").items():
+        if not method.startswith("_"):
+            out.append((f"real-session-mutations {method}", method, payload))
     for label, entry in _load("protocol/sent_frames.json").items():
         for pair in (entry, entry.get("then")):
             if not pair or pair["sent"].get("type") != "req" or not pair.get("reply"):
@@ -74,6 +77,7 @@ def test_recorded_answers_cover_the_main_methods() -> None:
     assert {"health", "status", "system-presence", "node.list", "node.describe"} <= covered
     assert {"chat.send", "chat.abort", "node.invoke", "node.event", "node.pending.pull"} <= covered
     assert {"device.pair.approve", "node.pair.approve", "node.invoke.result"} <= covered
+    assert {"sessions.create", "sessions.patch", "sessions.reset", "sessions.delete"} <= covered
 
 
 @pytest.mark.parametrize(
