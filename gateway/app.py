@@ -30,6 +30,7 @@ from gateway.methods.control_ui_lists import ControlUiListsServices
 from gateway.methods.devices import DeviceServices
 from gateway.methods.models import CAPABILITIES as SERVER_CAPS
 from gateway.methods.models import ModelsServices
+from gateway.methods.node_role import NodeRoleServices
 from gateway.methods.nodes import NodeServices
 from gateway.methods.ops import OpsServices
 from gateway.methods.sessions import SessionsServices
@@ -161,6 +162,7 @@ def family_services(app: GatewayApp) -> dict[str, object]:
     control_ui: ControlUiServices = app
     control_ui_lists: ControlUiListsServices = app
     nodes: NodeServices = app
+    node_role: NodeRoleServices = app
     devices: DeviceServices = app
     chat: ChatServices = app
     sessions: SessionsServices = app
@@ -182,6 +184,7 @@ def family_services(app: GatewayApp) -> dict[str, object]:
         "gateway.methods.subscriptions": subscriptions,
         "gateway.methods.agent": agent,
         "gateway.methods.nodes": nodes,
+        "gateway.methods.node_role": node_role,
         "gateway.methods.devices": devices,
         "gateway.methods.system": system,
         "gateway.methods.control_ui": control_ui,

@@ -10,6 +10,7 @@ from gateway.methods import (
     control_ui,
     devices,
     models,
+    node_role,
     nodes,
     ops,
     sessions,
@@ -25,6 +26,7 @@ __all__ = ["HANDLERS", "TABLE", "Handler"]
 TABLE = MethodTable.merge(
     system.table,
     nodes.table,
+    node_role.table,
     devices.table,
     chat.table,
     sessions.table,

@@ -12,7 +12,8 @@ The real node host (``openclaw node run``) sends, right after ``hello-ok``:
   plugin/MCP tools it offers the agent.
 
 Everything here is pure: validation and normalization as the real gateway 2026.9.6 does them
-(closed params schemas, the same limits, the same order), and :class:`NodeInventory`, the
+(the same limits, the same order; the params themselves are checked against the
+models of :mod:`openclaw_desktop.protocol.methods.nodes` first), and :class:`NodeInventory`, the
 per-connection record that :attr:`gateway.peer.Peer.inventory` holds. A new connection starts
 a new, empty one, as in the real gateway.
 """
@@ -25,10 +26,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from openclaw_desktop.protocol.methods.nodes import (
+    MAX_NODE_SKILLS,
+    PLUGIN_TOOL_NAME_PATTERN,
+    SKILL_NAME_PATTERN,
+)
+
 __all__ = [
     "NODE_HOST_STATS_EVENT",
-    "NODE_PLUGIN_TOOLS_UPDATE_PARAMS_SCHEMA",
-    "NODE_SKILLS_UPDATE_PARAMS_SCHEMA",
     "NODE_WORKER_HOST_CLIENT_IDS",
     "NODE_WORKER_SUPERVISOR_FEATURE",
     "RUNNER_UPDATE_REQUIRED_ISSUE",
@@ -66,79 +71,10 @@ _WORKER_FLAGS = (
     "preparedWorkspace",
 )
 
-_NON_EMPTY: dict[str, Any] = {"type": "string", "minLength": 1}
-#: ``NodePluginToolNameSchema`` / ``NodeSkillNameSchema`` (also in the error texts).
-PLUGIN_TOOL_NAME_PATTERN = "^[A-Za-z][A-Za-z0-9_-]{0,63}$"
-SKILL_NAME_PATTERN = "^(?!.*--)[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
 _SKILL_NAME_RE = re.compile(SKILL_NAME_PATTERN[1:-1])
 _TOOL_NAME_RE = re.compile(PLUGIN_TOOL_NAME_PATTERN[1:-1])
-
-
-def _closed(properties: dict[str, Any], *required: str) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "additionalProperties": False,
-        "required": list(required),
-        "properties": properties,
-    }
-
-
-#: ``NodePluginToolsUpdateParamsSchema``: ``{tools: NodePluginToolDescriptor[]}``.
-NODE_PLUGIN_TOOLS_UPDATE_PARAMS_SCHEMA = _closed(
-    {
-        "tools": {
-            "type": "array",
-            "items": _closed(
-                {
-                    "pluginId": _NON_EMPTY,
-                    "name": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": 64,
-                        "pattern": PLUGIN_TOOL_NAME_PATTERN,
-                    },
-                    "description": _NON_EMPTY,
-                    "parameters": {"type": "object", "patternProperties": {"^.*$": {}}},
-                    "command": _NON_EMPTY,
-                    "mcp": _closed({"server": _NON_EMPTY, "tool": _NON_EMPTY}, "server", "tool"),
-                },
-                "pluginId",
-                "name",
-                "description",
-            ),
-        }
-    },
-    "tools",
-)
-#: ``NodeSkillsUpdateParamsSchema``: ``{skills: NodeSkillDescriptor[]}`` (at most 64).
-NODE_SKILLS_UPDATE_PARAMS_SCHEMA = _closed(
-    {
-        "skills": {
-            "type": "array",
-            "items": _closed(
-                {
-                    "name": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": 64,
-                        "pattern": SKILL_NAME_PATTERN,
-                    },
-                    "description": {"type": "string", "minLength": 1, "maxLength": 1024},
-                    "content": {"type": "string", "minLength": 1, "maxLength": 65536},
-                },
-                "name",
-                "description",
-                "content",
-            ),
-            "maxItems": 64,
-        }
-    },
-    "skills",
-)
-
 _SKILL_MAX_CONTENT_BYTES = 65536
 _SKILL_MAX_TOTAL_BYTES = 524288
-_SKILL_MAX_COUNT = 64
 _TOOL_DESCRIPTION_MAX = 1024
 _TOOL_MAX_COUNT = 128
 
@@ -342,7 +278,7 @@ def normalize_skills(skills: Sequence[Mapping[str, Any]]) -> list[dict[str, str]
             or not size
             or size > _SKILL_MAX_CONTENT_BYTES
             or name in seen
-            or len(kept) >= _SKILL_MAX_COUNT
+            or len(kept) >= MAX_NODE_SKILLS
             or total + size > _SKILL_MAX_TOTAL_BYTES
         ):
             continue

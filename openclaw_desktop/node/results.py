@@ -45,7 +45,9 @@ class InvokeResult:
             prefix = f"{self.error_code}: "
             if message.startswith(prefix):
                 message = message[len(prefix) :]
-            params["error"] = {"code": self.error_code, "message": message}
+            # The reference's schema refuses an empty code or message: leave either out.
+            error = {"code": self.error_code, "message": message}
+            params["error"] = {key: text for key, text in error.items() if text}
         return params
 
 

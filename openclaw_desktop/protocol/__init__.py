@@ -60,15 +60,10 @@ from openclaw_desktop.protocol.frames import (
     unparsed_frame_id,
 )
 from openclaw_desktop.protocol.node import (
-    NodeError,
-    NodeEventParams,
     NodeEventResult,
     NodeInvokeCancel,
-    NodeInvokeParams,
-    NodeInvokeProgressParams,
     NodeInvokeRequest,
     NodeInvokeResponse,
-    NodeInvokeResultParams,
 )
 from openclaw_desktop.protocol.version import (
     DEFAULT_GATEWAY_PORT,
@@ -131,16 +126,11 @@ __all__ = [
     "ModelCatalogBySession",
     "ModelCatalogByShortId",
     "NextStep",
-    "NodeError",
     "NodeErrorCode",
-    "NodeEventParams",
     "NodeEventResult",
     "NodeInvokeCancel",
-    "NodeInvokeParams",
-    "NodeInvokeProgressParams",
     "NodeInvokeRequest",
     "NodeInvokeResponse",
-    "NodeInvokeResultParams",
     "OperatorScope",
     "Policy",
     "RequestFrame",

@@ -1,4 +1,6 @@
-"""Node invoke and node event payloads."""
+"""What the gateway sends a node (``node.invoke.request``/``cancel``) and the answers the
+node and operator methods return; the node methods' params are in
+:mod:`openclaw_desktop.protocol.methods.nodes`."""
 
 from __future__ import annotations
 
@@ -7,18 +9,13 @@ from typing import Any
 import orjson
 from pydantic import Field, StrictInt
 
-from openclaw_desktop.protocol.base import ClosedModel, OpenModel
+from openclaw_desktop.protocol.base import OpenModel
 
 __all__ = [
-    "NodeError",
-    "NodeEventParams",
     "NodeEventResult",
     "NodeInvokeCancel",
-    "NodeInvokeParams",
-    "NodeInvokeProgressParams",
     "NodeInvokeRequest",
     "NodeInvokeResponse",
-    "NodeInvokeResultParams",
 ]
 
 
@@ -60,58 +57,12 @@ class NodeInvokeCancel(OpenModel):
         return self.invoke_id or self.id
 
 
-class NodeError(ClosedModel):
-    """``{code, message}`` of a failed invoke."""
-
-    code: str
-    message: str
-
-
-class NodeInvokeResultParams(ClosedModel):
-    """RPC ``node.invoke.result`` params (node -> gateway)."""
-
-    id: str = Field(min_length=1)
-    node_id: str
-    ok: bool
-    payload: Any = None
-    payload_json: str | None = Field(default=None, alias="payloadJSON")
-    error: NodeError | None = None
-
-
-class NodeInvokeProgressParams(ClosedModel):
-    """RPC ``node.invoke.progress`` params; ``chunk`` is at most 16 KiB of UTF-8."""
-
-    invoke_id: str
-    node_id: str
-    seq: StrictInt = Field(ge=0)
-    chunk: str = Field(max_length=16384)
-
-
-class NodeInvokeParams(ClosedModel):
-    """Operator RPC ``node.invoke`` params."""
-
-    node_id: str = Field(min_length=1)
-    command: str = Field(min_length=1)
-    params: Any = None
-    timeout_ms: StrictInt | None = Field(default=None, ge=0)
-    idempotency_key: str = Field(min_length=1)
-    session_key: str | None = None
-
-
 class NodeInvokeResponse(OpenModel):
     """Operator result of ``node.invoke``."""
 
     ok: bool = True
     node_id: str
     command: str
-    payload: Any = None
-    payload_json: str | None = Field(default=None, alias="payloadJSON")
-
-
-class NodeEventParams(ClosedModel):
-    """RPC ``node.event`` params."""
-
-    event: str = Field(min_length=1)
     payload: Any = None
     payload_json: str | None = Field(default=None, alias="payloadJSON")
 

@@ -65,14 +65,10 @@ from openclaw_desktop.protocol import (
     ConnectParams,
     EventFrame,
     HelloOk,
-    NodeEventParams,
     NodeEventResult,
     NodeInvokeCancel,
-    NodeInvokeParams,
-    NodeInvokeProgressParams,
     NodeInvokeRequest,
     NodeInvokeResponse,
-    NodeInvokeResultParams,
     OperatorScope,
     RequestFrame,
     ResponseFrame,
@@ -82,6 +78,12 @@ from openclaw_desktop.protocol import (
     TickEvent,
 )
 from openclaw_desktop.protocol.base import WireModel
+from openclaw_desktop.protocol.methods.nodes import (
+    NodeEventParams,
+    NodeInvokeParams,
+    NodeInvokeProgressParams,
+    NodeInvokeResultParams,
+)
 from openclaw_desktop.session import ConnectPlan, Credentials, build_connect_params, select_auth
 
 __all__ = [

@@ -6,7 +6,8 @@ approval (every node event is then refused with PAIRING_CHANGED), then, once app
 ``node.host.stats`` events (valid, and invalid in each way the real payload schema refuses),
 ``node.runnerInventory.update`` declarations, ``node.skills.update`` and
 ``node.pluginTools.update`` params (well formed, to be normalized, and refused by the closed
-schemas) and ``node.pluginSurface.refresh``. Every answer must be equal (``ok``, payload with
+schemas), ``node.pluginSurface.refresh``, the pending-work queue's methods and
+``node.invoke.result`` for no pending invoke. Every answer must be equal (``ok``, payload with
 the node id in place of the device id, ``error.code``, ``error.message``, ``error.details``).
 Then an operator's ``node.describe`` shows the node's ``hostStats`` (without the receipt time),
 ``nodePluginTools``, ``pathEnv`` and ``issues`` alike, and both send it ``node.hostStats``.
@@ -132,6 +133,32 @@ TOOLS_CASES: list[Any] = [
     },
 ]
 SURFACE_CASES: list[Any] = [None, {}, {"surface": " "}, {"surface": 5}, {"surface": " canvas "}]
+#: The node's other requests: its pending-work queue (empty on both) and invoke results for
+#: no pending invoke (``<node>`` is the node's own id), each well formed and refused.
+OTHER_CASES: list[tuple[str, Any]] = [
+    ("node.pending.pull", None),
+    ("node.pending.pull", {"x": 1}),
+    ("node.pending.drain", {}),
+    ("node.pending.drain", {"maxItems": 0}),
+    ("node.pending.drain", {"maxItems": 11}),
+    ("node.pending.drain", {"maxItems": 2.5}),
+    ("node.pending.drain", {"maxItems": 3, "x": 1}),
+    ("node.pending.ack", {}),
+    ("node.pending.ack", {"ids": []}),
+    ("node.pending.ack", {"ids": [""]}),
+    ("node.pending.ack", {"ids": [" a ", "a", "b"]}),
+    ("node.invoke.result", None),
+    ("node.invoke.result", {"id": "late"}),
+    ("node.invoke.result", {"id": "late", "nodeId": "<node>", "ok": True}),
+    ("node.invoke.result", {"id": "late", "nodeId": "other", "ok": True}),
+    ("node.invoke.result", {"id": "", "nodeId": "<node>", "ok": "yes"}),
+    ("node.invoke.result", {"id": "late", "nodeId": "<node>", "ok": False, "error": None}),
+    ("node.invoke.result", {"id": "late", "nodeId": "<node>", "ok": True, "payloadJSON": 5}),
+    ("node.invoke.result", {"id": "late", "nodeId": "<node>", "ok": True, "payloadJSON": None}),
+    ("node.invoke.result", {"id": "l", "nodeId": "<node>", "ok": False, "error": {"code": ""}}),
+    ("node.invoke.result", {"id": "l", "nodeId": "<node>", "ok": False, "error": {"x": 1}}),
+    ("node.invoke.result", {"id": "l", "nodeId": "<node>", "ok": True, "extra": 1}),
+]
 
 #: Sent while the node's surface awaits approval: every node event is refused alike.
 BEFORE_APPROVAL: list[tuple[str, Any]] = [
@@ -152,6 +179,7 @@ REQUESTS: list[tuple[str, Any]] = (
     + [("node.skills.update", case) for case in SKILLS_CASES]
     + [("node.pluginTools.update", case) for case in TOOLS_CASES]
     + [("node.pluginSurface.refresh", case) for case in SURFACE_CASES]
+    + OTHER_CASES
 )
 
 
@@ -170,9 +198,16 @@ async def _approve_surface(operator: RawClient, node: RawClient, node_id: str) -
 
 
 def _answer(res: dict[str, Any], node_id: str) -> Any:
-    """The comparable part of an answer: the device id replaced by a placeholder."""
+    """The comparable part of an answer: the device id replaced by a placeholder, a drained
+    item's creation time by whether it is one."""
     text = json.dumps({k: res[k] for k in ("ok", "payload", "error") if k in res})
-    return json.loads(text.replace(node_id, "<node>"))
+    answer = json.loads(text.replace(node_id, "<node>"))
+    payload = answer.get("payload")
+    if isinstance(payload, dict) and isinstance(payload.get("items"), list):
+        for item in payload["items"]:
+            stamp = item.get("createdAtMs")
+            item["createdAtMs"] = isinstance(stamp, int) and stamp > 0
+    return answer
 
 
 async def _session(url: str, token: str, requests: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -192,6 +227,7 @@ async def _session(url: str, token: str, requests: list[tuple[str, Any]]) -> dic
             answers.append(_answer(await node.call(method, params, timeout=20), node_id))
         await _approve_surface(operator, node, node_id)
         for method, params in requests:
+            params = json.loads(json.dumps(params).replace("<node>", node_id))
             answers.append(_answer(await node.call(method, params, timeout=20), node_id))
         described = await operator.ok("node.describe", {"nodeId": node_id})
         retired = {"protocolFeatures": ["node-worker-supervisor-v4"]}

@@ -1,11 +1,8 @@
 """``node.*`` (the operator's node methods and the node role's own)
 params, in the reference's property order.
 
-Not modelled here (their schemas are not property schemas this module can derive, so the
-gateway checks them itself): ``node.invoke.result`` (its ``error`` is a nested closed object),
-``node.pluginTools.update`` / ``node.skills.update`` (arrays of closed objects, checked by
-:mod:`gateway.nodes.inventory`), and the node methods whose answer comes from a handler rule
-(``node.pluginSurface.refresh``, ``node.runnerInventory.update``, ``node.pending.*``).
+Not modelled here: ``node.pluginSurface.refresh`` and ``node.runnerInventory.update``, which
+the reference serves without a params schema (the handler's own rules answer them).
 """
 
 from __future__ import annotations
@@ -15,10 +12,12 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from openclaw_desktop.protocol.base import ClosedModel, WireModel
+from openclaw_desktop.protocol.methods.schema import RECORD
 
 __all__ = [
     "PARAMS",
     "NodeDescribeParams",
+    "NodeError",
     "NodeEventParams",
     "NodeInvokeParams",
     "NodeInvokeProgressParams",
@@ -27,10 +26,24 @@ __all__ = [
     "NodePairListParams",
     "NodePairRemoveParams",
     "NodePairRequestParams",
+    "NodePendingAckParams",
+    "NodePendingDrainParams",
+    "NodePendingPullParams",
+    "NodePluginToolDescriptor",
+    "NodePluginToolMcp",
+    "NodePluginToolsUpdateParams",
     "NodeRenameParams",
+    "NodeSkillDescriptor",
+    "NodeSkillsUpdateParams",
 ]
 
 NonEmpty = Annotated[str, Field(min_length=1)]
+#: A plugin tool's name (``NodePluginToolNameSchema``).
+PLUGIN_TOOL_NAME_PATTERN = "^[A-Za-z][A-Za-z0-9_-]{0,63}$"
+#: A skill's name (``NodeSkillNameSchema``): lower-case words joined by single hyphens.
+SKILL_NAME_PATTERN = "^(?!.*--)[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
+#: The most skills one ``node.skills.update`` carries.
+MAX_NODE_SKILLS = 64
 #: The largest ``node.invoke.progress`` chunk (``MAX_PROGRESS_CHUNK_BYTES``; the schema
 #: bounds its characters, the gateway its UTF-8 bytes too).
 MAX_PROGRESS_CHUNK = 16384
@@ -70,16 +83,24 @@ class NodeInvokeParams(ClosedModel):
     turn_source_thread_id: str | float | None = None
 
 
+class NodeError(ClosedModel):
+    """``{code?, message?}`` of a failed invoke (each non-empty when given)."""
+
+    code: NonEmpty | None = None
+    message: NonEmpty | None = None
+
+
 class NodeInvokeResultParams(ClosedModel):
-    """``node.invoke.result`` (node -> gateway), as a node builds it (the gateway checks
-    the required properties itself: see the module docstring)."""
+    """``node.invoke.result`` (node -> gateway): the answer to one ``node.invoke.request``
+    (the reference drops a null ``payloadJSON``/``error`` and moves a non-string
+    ``payloadJSON`` to ``payload`` before it checks them: the gateway's handler does too)."""
 
     id: NonEmpty
     node_id: NonEmpty
     ok: bool
     payload: Any = None
     payload_json: Annotated[str | None, Field(alias="payloadJSON")] = None
-    error: dict[str, Any] | None = None
+    error: NodeError | None = None
 
 
 class NodeInvokeProgressParams(ClosedModel):
@@ -99,6 +120,61 @@ class NodeEventParams(ClosedModel):
     event: NonEmpty
     payload: Any = None
     payload_json: Annotated[str | None, Field(alias="payloadJSON")] = None
+
+
+class NodePluginToolMcp(ClosedModel):
+    """The MCP server and tool a node's plugin tool stands for."""
+
+    server: NonEmpty
+    tool: NonEmpty
+
+
+class NodePluginToolDescriptor(ClosedModel):
+    """One agent-visible plugin/MCP tool a node offers (``NodePluginToolDescriptorSchema``)."""
+
+    plugin_id: NonEmpty
+    name: Annotated[str, Field(min_length=1, max_length=64, pattern=PLUGIN_TOOL_NAME_PATTERN)]
+    description: NonEmpty
+    parameters: Annotated[dict[str, Any] | None, RECORD] = None
+    command: NonEmpty | None = None
+    mcp: NodePluginToolMcp | None = None
+
+
+class NodePluginToolsUpdateParams(ClosedModel):
+    """``node.pluginTools.update`` (node -> gateway): the node's whole tool catalog."""
+
+    tools: list[NodePluginToolDescriptor]
+
+
+class NodeSkillDescriptor(ClosedModel):
+    """One agent-visible skill a node offers (``NodeSkillDescriptorSchema``)."""
+
+    name: Annotated[str, Field(min_length=1, max_length=64, pattern=SKILL_NAME_PATTERN)]
+    description: Annotated[str, Field(min_length=1, max_length=1024)]
+    content: Annotated[str, Field(min_length=1, max_length=65536)]
+
+
+class NodeSkillsUpdateParams(ClosedModel):
+    """``node.skills.update`` (node -> gateway): the node's whole skill catalog."""
+
+    skills: Annotated[list[NodeSkillDescriptor], Field(max_length=MAX_NODE_SKILLS)]
+
+
+class NodePendingPullParams(NodeListParams):
+    """``node.pending.pull`` (node -> gateway): no params (the reference checks them with
+    ``NodeListParamsSchema``)."""
+
+
+class NodePendingDrainParams(ClosedModel):
+    """``node.pending.drain`` (node -> gateway): at most ``maxItems`` (1 to 10) queued items."""
+
+    max_items: Annotated[int | None, Field(ge=1, le=10)] = None
+
+
+class NodePendingAckParams(ClosedModel):
+    """``node.pending.ack`` (node -> gateway): the queued actions the node has consumed."""
+
+    ids: Annotated[list[NonEmpty], Field(min_length=1)]
 
 
 class NodePairListParams(ClosedModel):
@@ -123,8 +199,14 @@ PARAMS: dict[str, type[WireModel]] = {
     "node.describe": NodeDescribeParams,
     "node.rename": NodeRenameParams,
     "node.invoke": NodeInvokeParams,
+    "node.invoke.result": NodeInvokeResultParams,
     "node.invoke.progress": NodeInvokeProgressParams,
     "node.event": NodeEventParams,
+    "node.pluginTools.update": NodePluginToolsUpdateParams,
+    "node.skills.update": NodeSkillsUpdateParams,
+    "node.pending.pull": NodePendingPullParams,
+    "node.pending.drain": NodePendingDrainParams,
+    "node.pending.ack": NodePendingAckParams,
     "node.pair.list": NodePairListParams,
     "node.pair.approve": NodePairRequestParams,
     "node.pair.reject": NodePairRequestParams,

@@ -57,7 +57,7 @@ RESULTS: dict[str, type[BaseModel]] = {
     "node.runnerInventory.update": nodes.NodeIdResult,
     "node.pending.pull": nodes.NodePendingPullResult,
     "node.pending.drain": nodes.NodePendingDrainResult,
-    "node.pending.ack": nodes.NodeAckResult,
+    "node.pending.ack": nodes.NodePendingAckResult,
     "node.pair.list": nodes.NodePairListResult,
     "node.pair.approve": nodes.NodePairResolveResult,
     "node.pair.reject": nodes.NodePairResolveResult,

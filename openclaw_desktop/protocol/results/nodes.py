@@ -21,6 +21,7 @@ __all__ = [
     "NodeListResult",
     "NodePairListResult",
     "NodePairResolveResult",
+    "NodePendingAckResult",
     "NodePendingDrainResult",
     "NodePendingPullResult",
     "NodePluginSurfaceRefreshResult",
@@ -74,9 +75,18 @@ class NodeInvokeProgressResult(OpenModel):
 
 
 class NodeAckResult(OpenModel):
-    """``node.invoke.result`` and ``node.pending.ack``: ``{ok}``."""
+    """``node.invoke.result``: ``{ok, ignored?}`` (ignored: no such invoke is pending)."""
 
     ok: bool
+    ignored: bool | None = None
+
+
+class NodePendingAckResult(OpenModel):
+    """``node.pending.ack``: ``{nodeId, ackedIds, remainingCount}``."""
+
+    node_id: str
+    acked_ids: list[str]
+    remaining_count: int
 
 
 class NodeIdResult(OpenModel):

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from openclaw_desktop.node import InvokeResult
-from openclaw_desktop.protocol import NodeErrorCode, NodeInvokeResultParams
+from openclaw_desktop.protocol import NodeErrorCode
+from openclaw_desktop.protocol.methods.nodes import NodeInvokeResultParams
 
 
 def test_success_with_payload() -> None:
@@ -77,9 +78,16 @@ def test_error_code_is_a_plain_string() -> None:
         InvokeResult.success({"a": 1}),
         InvokeResult.success(),
         InvokeResult.error(NodeErrorCode.UNAVAILABLE, "x"),
+        InvokeResult.error(NodeErrorCode.UNAVAILABLE, ""),
     ],
 )
 def test_wire_shape_is_accepted_by_the_closed_result_model(result: InvokeResult) -> None:
     """What we send validates against the node.invoke.result schema."""
     wire = result.to_wire("inv", "node")
     assert NodeInvokeResultParams.model_validate(wire).to_wire() == wire
+
+
+def test_an_empty_message_is_left_out() -> None:
+    """The reference refuses an empty ``error.message``: a code alone is sent instead."""
+    wire = InvokeResult.error(NodeErrorCode.UNAVAILABLE, "").to_wire("inv", "node")
+    assert wire["error"] == {"code": "UNAVAILABLE"}

@@ -56,13 +56,13 @@ from openclaw_desktop.protocol import (
     NodeEventResult,
     NodeInvokeRequest,
     NodeInvokeResponse,
-    NodeInvokeResultParams,
     RequestFrame,
     ResponseFrame,
     TickEvent,
     decode_frame,
     encode_frame,
 )
+from openclaw_desktop.protocol.methods.nodes import NodeInvokeResultParams
 from tests.helpers.golden_capture import (
     CAPTURE_FILES,
     NODE_COMMANDS,

@@ -11,12 +11,8 @@ from openclaw_desktop.protocol import (
     ChatSendParams,
     EventName,
     Method,
-    NodeEventParams,
     NodeInvokeCancel,
-    NodeInvokeParams,
-    NodeInvokeProgressParams,
     NodeInvokeRequest,
-    NodeInvokeResultParams,
     ShutdownEvent,
     TalkEvent,
     base,
@@ -26,6 +22,12 @@ from openclaw_desktop.protocol import (
     frames,
     node,
     version,
+)
+from openclaw_desktop.protocol.methods.nodes import (
+    NodeEventParams,
+    NodeInvokeParams,
+    NodeInvokeProgressParams,
+    NodeInvokeResultParams,
 )
 
 # ---------------------------------------------------------------- node

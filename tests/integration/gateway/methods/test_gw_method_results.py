@@ -156,7 +156,7 @@ async def _node_session(chat: Chat, rec: Recorder) -> None:
     async with raw_node(chat.gw.url, ["device.info"], identity) as node:
         await rec.ok(node, "node.pending.pull", {})
         await rec.ok(node, "node.pending.drain", {})
-        await rec.ok(node, "node.pending.ack", {"ids": []})
+        await rec.ok(node, "node.pending.ack", {"ids": [" a ", "a", "b"]})
         event = {"event": "node.presence.alive", "payload": {"trigger": "manual"}}
         await rec.ok(node, "node.event", event)
         await rec.ok(node, "node.skills.update", {"skills": []})

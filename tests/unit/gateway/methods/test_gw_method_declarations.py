@@ -30,18 +30,11 @@ _METHODS_DIR = Path(gateway.methods.__file__).parent
 #: objects, a nested closed ``error``, ``patternProperties``), or the reference checks no
 #: params at all and the handler reads none.
 UNMODELLED = {
-    # arrays of closed objects / a nested closed object: checked with the schema as data
-    "node.invoke.result": "nested closed error object",
-    "node.pluginTools.update": "array items of closed objects",
-    "node.skills.update": "array items of closed objects",
     "sessions.messages.subscribe": "includeApprovals: a boolean const next to hand checks",
     "sessions.messages.unsubscribe": "includeApprovals: a boolean const next to hand checks",
     # no schema in the reference; the handler's rule answers
     "node.pluginSurface.refresh": "refused by a handler rule",
     "node.runnerInventory.update": "refused by a handler rule",
-    "node.pending.pull": "reads no params",
-    "node.pending.drain": "reads no params",
-    "node.pending.ack": "reads no params",
     "diagnostics.stability": "lenient parsing in the handler, as the reference",
     "usage.cost": "lenient parsing in the handler, as the reference",
     "exec.approval.list": "reads no params",

@@ -65,6 +65,72 @@ REAL: dict[str, dict[str, Any]] = {
     "node.event": _closed(
         ["event"], {"event": _NON_EMPTY, "payload": {}, "payloadJSON": {"type": "string"}}
     ),
+    "node.invoke.result": _closed(
+        ["id", "nodeId", "ok"],
+        {
+            "id": _NON_EMPTY,
+            "nodeId": _NON_EMPTY,
+            "ok": {"type": "boolean"},
+            "payload": {},
+            "payloadJSON": {"type": "string"},
+            "error": _closed([], {"code": _NON_EMPTY, "message": _NON_EMPTY}),
+        },
+    ),
+    "node.pluginTools.update": _closed(
+        ["tools"],
+        {
+            "tools": {
+                "type": "array",
+                "items": _closed(
+                    ["pluginId", "name", "description"],
+                    {
+                        "pluginId": _NON_EMPTY,
+                        "name": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": 64,
+                            "pattern": "^[A-Za-z][A-Za-z0-9_-]{0,63}$",
+                        },
+                        "description": _NON_EMPTY,
+                        "parameters": {"type": "object", "patternProperties": {"^.*$": {}}},
+                        "command": _NON_EMPTY,
+                        "mcp": _closed(
+                            ["server", "tool"], {"server": _NON_EMPTY, "tool": _NON_EMPTY}
+                        ),
+                    },
+                ),
+            }
+        },
+    ),
+    "node.skills.update": _closed(
+        ["skills"],
+        {
+            "skills": {
+                "type": "array",
+                "items": _closed(
+                    ["name", "description", "content"],
+                    {
+                        "name": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": 64,
+                            "pattern": "^(?!.*--)[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$",
+                        },
+                        "description": {"type": "string", "minLength": 1, "maxLength": 1024},
+                        "content": {"type": "string", "minLength": 1, "maxLength": 65536},
+                    },
+                ),
+                "maxItems": 64,
+            }
+        },
+    ),
+    "node.pending.pull": _closed([], {}),
+    "node.pending.drain": _closed(
+        [], {"maxItems": {"type": "integer", "minimum": 1, "maximum": 10}}
+    ),
+    "node.pending.ack": _closed(
+        ["ids"], {"ids": {"type": "array", "items": _NON_EMPTY, "minItems": 1}}
+    ),
     "node.pair.list": _closed([], {}),
     "node.pair.approve": _closed(["requestId"], {"requestId": _NON_EMPTY}),
     "node.pair.reject": _closed(["requestId"], {"requestId": _NON_EMPTY}),
@@ -109,6 +175,16 @@ REFUSED: list[tuple[str, str, Any, str]] = [
         {"invokeId": "i", "nodeId": "n", "seq": -1, "chunk": ""},
         "at /seq: must be >= 0",
     ),
+    ("node", "node.invoke.result", {"id": "i"}, "must have required property 'nodeId'"),
+    (
+        "node",
+        "node.invoke.result",
+        {"id": "i", "nodeId": "n", "ok": False, "error": {"x": 1}},
+        "at /error: unexpected property 'x'",
+    ),
+    ("node", "node.pending.ack", {"ids": []}, "at /ids: must not have fewer than 1 items"),
+    ("node", "node.pending.drain", {"maxItems": 11}, "at /maxItems: must be <= 10"),
+    ("node", "node.pending.pull", {"x": 1}, "at root: unexpected property 'x'"),
 ]
 
 

@@ -1,0 +1,302 @@
+"""The node role's own methods (node -> gateway): invoke results and progress, events, the
+node's self-reports (:mod:`gateway.nodes.inventory`) and its pending-work queue.
+
+The operator's ``node.*`` methods are in :mod:`gateway.methods.nodes`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Protocol
+
+from gateway.errors import MethodError, invalid_request
+from gateway.hub import Hub, now_ms
+from gateway.methods.closed import model_checked
+from gateway.methods.table import MethodTable
+from gateway.nodes.catalog import NodeCatalog
+from gateway.nodes.inventory import (
+    NODE_HOST_STATS_EVENT,
+    NODE_WORKER_HOST_CLIENT_IDS,
+    NODE_WORKER_SUPERVISOR_FEATURE,
+    normalize_skills,
+    parse_host_stats,
+    parse_runner_declaration,
+    plugin_tools_for,
+    runner_update_required,
+)
+from gateway.nodes.invoke import InvokeError, InvokeRouter
+from gateway.peer import Peer
+from gateway.state import GatewayState
+from openclaw_desktop.protocol import ErrorCode, error_shape
+from openclaw_desktop.protocol.methods.nodes import (
+    NodeEventParams,
+    NodeInvokeProgressParams,
+    NodeInvokeResultParams,
+    NodePendingAckParams,
+    NodePendingDrainParams,
+    NodePendingPullParams,
+    NodePluginToolsUpdateParams,
+    NodeSkillsUpdateParams,
+)
+
+if TYPE_CHECKING:
+    from gateway.chat.service import ChatService
+    from gateway.talk.service import TalkService
+
+__all__ = ["MAX_PROGRESS_CHUNK_BYTES", "NodeRoleServices", "table"]
+
+table = MethodTable()
+"""The methods this module declares."""
+
+
+class NodeRoleServices(Protocol):
+    """What the node role's methods use of the gateway."""
+
+    @property
+    def state(self) -> GatewayState: ...
+    @property
+    def hub(self) -> Hub: ...
+    @property
+    def router(self) -> InvokeRouter: ...
+    @property
+    def nodes(self) -> NodeCatalog: ...
+    @property
+    def chat(self) -> ChatService | None: ...
+    async def talk_service(self) -> TalkService: ...
+
+
+#: The largest ``node.invoke.progress`` chunk in UTF-8 bytes (``MAX_PROGRESS_CHUNK_BYTES``).
+MAX_PROGRESS_CHUNK_BYTES = 16384
+
+
+def _normalized_result(params: Any) -> Any:
+    """``node.invoke.result`` params as the reference reads them before its check: a null
+    ``payloadJSON`` or ``error`` is left out, a ``payloadJSON`` that is not a string is the
+    ``payload`` (unless one is given)."""
+    if not isinstance(params, dict):
+        return params
+    out = dict(params)
+    if "payloadJSON" in out and not isinstance(out["payloadJSON"], str):
+        moved = out.pop("payloadJSON")
+        if moved is not None and "payload" not in out:
+            out["payload"] = moved
+    if "error" in out and out["error"] is None:
+        del out["error"]
+    return out
+
+
+@table.method("node.invoke.result", role="node", params=NodeInvokeResultParams, check=False)
+async def node_invoke_result(gw: NodeRoleServices, peer: Peer, params: Any) -> Any:
+    """``node.invoke.result {id, nodeId, ok, payload?, payloadJSON?, error?}`` (node ->
+    gateway): the answer to a pending invoke (late or foreign ones are ``ignored``). Checked
+    after the reference's normalization, hence by the handler."""
+    p = model_checked("node.invoke.result", NodeInvokeResultParams, _normalized_result(params))
+    try:
+        return gw.router.on_result(peer, p)
+    except InvokeError as exc:
+        raise MethodError(exc.shape) from None
+
+
+@table.method("node.invoke.progress", role="node", params=NodeInvokeProgressParams)
+async def node_invoke_progress(gw: NodeRoleServices, peer: Peer, params: dict[str, Any]) -> Any:
+    """``node.invoke.progress {invokeId, nodeId, seq, chunk}`` (node -> gateway): one chunk
+    of a running invoke's output, as the real gateway takes it (closed params, ``nodeId
+    mismatch``, ``progress chunk too large`` over 16 KiB of UTF-8), answered ``{ok,
+    ignored}``: ignored unless the invoke's caller listens (the agent's tool call)."""
+    p = params
+    caller = peer.device_id or peer.client.get("id")
+    if caller and p["nodeId"] != caller:
+        raise invalid_request("nodeId mismatch")
+    if len(p["chunk"].encode("utf-8", errors="surrogatepass")) > MAX_PROGRESS_CHUNK_BYTES:
+        raise invalid_request("progress chunk too large")
+    return {"ok": True, "ignored": not gw.router.on_progress(peer, p)}
+
+
+@table.method("node.event", role="node", params=NodeEventParams)
+async def node_event(gw: NodeRoleServices, peer: Peer, params: dict[str, Any]) -> Any:
+    """``node.event {event, payload?, payloadJSON?}``: PAIRING_CHANGED, whatever the event,
+    from a node whose surface awaits approval or from a replaced connection (as the real
+    gateway, which takes events only from a node's current, approved connection)."""
+    p = params
+    event: str = p["event"]
+    node_id = peer.device_id
+    if node_id is None or gw.hub.nodes.get(node_id) is not peer or gw.nodes.surface_pending(peer):
+        raise _pairing_changed()
+    if event == "node.presence.alive":
+        if peer.device_id:
+            gw.state.devices.touch(peer.device_id, now_ms(), peer.remote_ip)
+        return {"ok": True, "event": event, "handled": True, "reason": "persisted"}
+    if event == "voice.transcript":
+        return (await gw.talk_service()).voice_transcripts.handle(gw.chat, peer, p)
+    if event == NODE_HOST_STATS_EVENT:
+        return _host_stats(gw, peer, p)
+    return {"ok": True, "event": event, "handled": False, "reason": "unsupported_event"}
+
+
+def _payload_object(p: dict[str, Any]) -> Any:
+    """The event's payload as the real gateway reads it: ``payloadJSON`` when it is a
+    string, else ``payload`` (re-encoded); None unless it decodes to a JSON object."""
+    if isinstance(p.get("payloadJSON"), str):
+        text = p["payloadJSON"]
+    elif "payload" in p:
+        text = json.dumps(p["payload"])
+    else:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _host_stats(gw: NodeRoleServices, peer: Peer, p: dict[str, Any]) -> dict[str, Any]:
+    """``node.host.stats``: kept for this connection with the gateway's receipt time, saved
+    on the approved node record, shown as ``hostStats`` and sent to read-scoped operators
+    as ``node.hostStats``."""
+    node_id = peer.device_id or ""
+    stats = parse_host_stats(_payload_object(p))
+    if stats is None:
+        return {
+            "ok": True,
+            "event": NODE_HOST_STATS_EVENT,
+            "handled": False,
+            "reason": "invalid_payload",
+        }
+    stats["updatedAtMs"] = now_ms()
+    peer.inventory.host_stats = stats
+    gw.state.nodes.record_host_stats(node_id, stats)
+    gw.hub.broadcast("node.hostStats", {"nodeId": node_id, "hostStats": dict(stats)})
+    return {"ok": True, "event": NODE_HOST_STATS_EVENT, "handled": True, "reason": "updated"}
+
+
+def _reporting_node(gw: NodeRoleServices, peer: Peer) -> str:
+    """The calling node's id (its device, else its client id) when this connection is the
+    node's current one, else ``nodeId required`` / ``unknown nodeId`` as the real gateway."""
+    node_id = (peer.device_id or str(peer.client.get("id") or "")).strip()
+    if not node_id:
+        raise invalid_request("nodeId required")
+    if gw.hub.nodes.get(node_id) is not peer:
+        raise invalid_request("unknown nodeId")
+    return node_id
+
+
+@table.method("node.pluginTools.update", role="node", params=NodePluginToolsUpdateParams)
+async def node_plugin_tools_update(gw: NodeRoleServices, peer: Peer, params: dict[str, Any]) -> Any:
+    """``node.pluginTools.update {tools}``: the node's plugin/MCP tools (for this connection);
+    answered with those its approved commands admit."""
+    p = params
+    node_id = _reporting_node(gw, peer)
+    peer.inventory.declared_tools = [dict(tool) for tool in p["tools"]]
+    return {"nodeId": node_id, "tools": plugin_tools_for(p["tools"], peer.commands)}
+
+
+@table.method("node.skills.update", role="node", params=NodeSkillsUpdateParams)
+async def node_skills_update(gw: NodeRoleServices, peer: Peer, params: dict[str, Any]) -> Any:
+    """``node.skills.update {skills}``: the node's skills (for this connection), normalized."""
+    p = params
+    node_id = _reporting_node(gw, peer)
+    peer.inventory.skills = normalize_skills(p["skills"])
+    return {"nodeId": node_id, "skills": [dict(skill) for skill in peer.inventory.skills]}
+
+
+@table.method("node.pluginSurface.refresh", role="node")
+async def node_plugin_surface_refresh(gw: NodeRoleServices, peer: Peer, params: Any) -> Any:
+    """``node.pluginSurface.refresh {surface, observedUrl?}``: this gateway hosts no plugin
+    surfaces, so every one is unavailable."""
+    surface = params.get("surface") if isinstance(params, dict) else None
+    name = surface.strip() if isinstance(surface, str) else ""
+    if not name:
+        raise invalid_request("surface required")
+    raise MethodError(error_shape(ErrorCode.UNAVAILABLE, f"{name} plugin surface unavailable"))
+
+
+@table.method("node.runnerInventory.update", role="node", advertise=False)
+async def node_runner_inventory_update(gw: NodeRoleServices, peer: Peer, params: Any) -> Any:
+    """``node.runnerInventory.update {protocolFeatures, workerHost?}``: whether a node host
+    offers worker sessions (kept for this connection; this gateway places none)."""
+    declaration = parse_runner_declaration(params)
+    if declaration is None:
+        raise invalid_request("invalid node runner inventory")
+    node_id = (peer.device_id or "").strip()
+    client = peer.client
+    if (
+        not node_id
+        or gw.hub.nodes.get(node_id) is not peer
+        or client.get("id") not in NODE_WORKER_HOST_CLIENT_IDS
+        or client.get("mode") != "node"
+    ):
+        raise invalid_request("unknown nodeId")
+    features = declaration["protocolFeatures"]
+    peer.inventory.runner = declaration if features else None
+    if len(features) == 1 and features[0] != NODE_WORKER_SUPERVISOR_FEATURE:
+        raise invalid_request(runner_update_required(node_id))
+    if gw.nodes.surface_pending(peer):
+        pending = gw.nodes.pending_surface(node_id)
+        message = (
+            "node capability surface is awaiting operator approval; run "
+            f"`openclaw nodes approve {pending.request_id}` (see `openclaw nodes pending`), "
+            "then this node retries automatically"
+            if pending is not None
+            else "node runner inventory publication is not current; retry after pairing completes"
+        )
+        raise MethodError(error_shape(ErrorCode.UNAVAILABLE, message))
+    return {"nodeId": node_id}
+
+
+def _pairing_changed() -> MethodError:
+    return MethodError(
+        error_shape(
+            ErrorCode.UNAVAILABLE,
+            "node pairing changed while invocation was active",
+            {"code": "PAIRING_CHANGED"},
+            retryable=True,
+        )
+    )
+
+
+@table.method("node.pending.pull", role="node", params=NodePendingPullParams)
+async def node_pending_pull(gw: NodeRoleServices, peer: Peer, params: Any) -> Any:
+    """``node.pending.pull``: the node's queued actions (none are queued here:
+    ``{nodeId, actions: []}``, the reference's shape); PAIRING_CHANGED while the surface
+    awaits approval."""
+    if gw.nodes.surface_pending(peer):
+        raise _pairing_changed()
+    return {"nodeId": peer.device_id, "actions": []}
+
+
+@table.method("node.pending.drain", role="node", params=NodePendingDrainParams)
+async def node_pending_drain(gw: NodeRoleServices, peer: Peer, params: dict[str, Any]) -> Any:
+    """``node.pending.drain {maxItems?}``: no work is queued here, so the answer holds only
+    the baseline status request the reference adds to every drain without one
+    (``baseline-status``, never removed, revision 0)."""
+    if gw.nodes.surface_pending(peer):
+        raise MethodError(
+            error_shape(
+                ErrorCode.UNAVAILABLE,
+                "node pairing changed while pending work was active",
+                {"code": "PAIRING_CHANGED"},
+                retryable=True,
+            )
+        )
+    baseline = {
+        "id": "baseline-status",
+        "type": "status.request",
+        "priority": "default",
+        "createdAtMs": now_ms(),
+        "expiresAtMs": None,
+    }
+    return {"nodeId": peer.device_id, "revision": 0, "items": [baseline], "hasMore": False}
+
+
+@table.method("node.pending.ack", role="node", params=NodePendingAckParams)
+async def node_pending_ack(gw: NodeRoleServices, peer: Peer, params: dict[str, Any]) -> Any:
+    """``node.pending.ack {ids}``: ``{nodeId, ackedIds, remainingCount}`` with the ids
+    trimmed and each once, as the reference answers; nothing is queued here, so nothing
+    remains. PAIRING_CHANGED while the node's surface awaits approval."""
+    node_id = (peer.device_id or str(peer.client.get("id") or "")).strip()
+    if not node_id:
+        raise invalid_request("nodeId required")
+    if gw.nodes.surface_pending(peer):
+        raise _pairing_changed()
+    acked = list(dict.fromkeys(text for text in (i.strip() for i in params["ids"]) if text))
+    return {"nodeId": node_id, "ackedIds": acked, "remainingCount": 0}
