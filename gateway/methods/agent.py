@@ -20,6 +20,7 @@ from gateway.methods.chat import ChatEngine, _attachments, _service, _too_large
 from gateway.methods.table import CURRENT_REQUEST_ID, MethodTable
 from gateway.peer import Peer
 from gateway.scopes import ADMIN, READ, WRITE
+from openclaw_desktop.protocol import Method
 from openclaw_desktop.protocol.methods import EmptyParams
 from openclaw_desktop.protocol.methods.agent import AgentParams, AgentWaitParams
 
@@ -53,7 +54,7 @@ def agent_scope(params: Any) -> str:
     return WRITE
 
 
-@table.method("agents.list", scope=READ, params=EmptyParams)
+@table.method(Method.AGENTS_LIST, scope=READ, params=EmptyParams)
 async def agents_list(gw: AgentServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``agents.list``: the one agent this gateway runs, with its default model."""
     service = _service(gw)
@@ -162,7 +163,7 @@ def wait_result(outcome: RunOutcome, *, live: bool) -> dict[str, Any]:
     return answer
 
 
-@table.method("agent", scope=agent_scope, params=AgentParams)
+@table.method(Method.AGENT, scope=agent_scope, params=AgentParams)
 async def agent(gw: AgentServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``agent {message, idempotencyKey, sessionKey?, agentId?, timeout?}``: runs one turn;
     answers ``accepted`` at once and the run's result when it ends."""
@@ -206,7 +207,7 @@ async def agent(gw: AgentServices, peer: Peer, p: dict[str, Any]) -> Any:
     return agent_result(outcome)
 
 
-@table.method("agent.wait", scope=WRITE, params=AgentWaitParams)
+@table.method(Method.AGENT_WAIT, scope=WRITE, params=AgentWaitParams)
 async def agent_wait(gw: AgentServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``agent.wait {runId, timeoutMs?}``: the run's end, or ``timeout`` if it is still
     going (or unknown) when ``timeoutMs`` passes."""

@@ -14,8 +14,8 @@ from gateway.methods.closed import derived_schema, schema_problems
 from gateway.methods.table import MethodTable
 from gateway.nodes.invoke import InvokeError, InvokeRouter
 from gateway.peer import Peer
-from gateway.scopes import ADMIN
-from openclaw_desktop.protocol import ErrorCode, error_shape
+from gateway.scopes import ADMIN, APPROVALS
+from openclaw_desktop.protocol import ErrorCode, Method, error_shape
 from openclaw_desktop.protocol.methods import (
     EmptyParams,
     ExecApprovalsNodeGetParams,
@@ -30,7 +30,6 @@ __all__ = ["APPROVALS", "ApprovalsServices", "table"]
 table = MethodTable()
 """The methods this module declares."""
 
-APPROVALS = "operator.approvals"
 #: How long a node has to answer its policy read or write.
 NODE_TIMEOUT_MS = 30_000
 
@@ -47,25 +46,25 @@ class ApprovalsServices(Protocol):
     def router(self) -> InvokeRouter: ...
 
 
-@table.method("exec.approval.list", scope=APPROVALS)
+@table.method(Method.EXEC_APPROVAL_LIST, scope=APPROVALS)
 async def exec_approval_list(gw: ApprovalsServices, peer: Peer, params: Any) -> Any:
     """``exec.approval.list``: the pending exec approvals (none: the agent here never asks)."""
     return []
 
 
-@table.method("plugin.approval.list", scope=APPROVALS)
+@table.method(Method.PLUGIN_APPROVAL_LIST, scope=APPROVALS)
 async def plugin_approval_list(gw: ApprovalsServices, peer: Peer, params: Any) -> Any:
     """``plugin.approval.list``: the pending plugin approvals (none: there are no plugins)."""
     return []
 
 
-@table.method("openclaw.approval.list", scope=APPROVALS)
+@table.method(Method.OPENCLAW_APPROVAL_LIST, scope=APPROVALS)
 async def openclaw_approval_list(gw: ApprovalsServices, peer: Peer, params: Any) -> Any:
     """``openclaw.approval.list``: the system agent's pending approvals (none here)."""
     return []
 
 
-@table.method("exec.approvals.get", scope=ADMIN, params=EmptyParams)
+@table.method(Method.EXEC_APPROVALS_GET, scope=ADMIN, params=EmptyParams)
 async def exec_approvals_get(gw: ApprovalsServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``exec.approvals.get``: the gateway host's exec approval policy. This gateway runs no
     command on its host, so there is no policy file and every exec is denied."""
@@ -117,13 +116,13 @@ async def _node_call(gw: ApprovalsServices, node_id: str, command: str, params: 
     return result.get("payload")
 
 
-@table.method("exec.approvals.node.get", scope=ADMIN, params=ExecApprovalsNodeGetParams)
+@table.method(Method.EXEC_APPROVALS_NODE_GET, scope=ADMIN, params=ExecApprovalsNodeGetParams)
 async def exec_approvals_node_get(gw: ApprovalsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``exec.approvals.node.get {nodeId}``: the node's policy, from the node itself."""
     return await _node_call(gw, p["nodeId"], "system.execApprovals.get", {})
 
 
-_NODE_SET = "exec.approvals.node.set"
+_NODE_SET = Method.EXEC_APPROVALS_NODE_SET
 #: ``ExecApprovalsNodeSetParams`` of the reference without its ``oneOf`` (see below).
 NODE_SET_SCHEMA: dict[str, Any] = derived_schema(ExecApprovalsNodeSetParams)
 _ONE_OF = "must match exactly one schema in oneOf"

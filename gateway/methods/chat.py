@@ -19,6 +19,7 @@ from openclaw_desktop.protocol import (
     MAX_ATTACHMENT_BYTES,
     MAX_ATTACHMENT_IMAGE_BYTES,
     ErrorCode,
+    Method,
     error_shape,
 )
 from openclaw_desktop.protocol.methods import (
@@ -135,7 +136,7 @@ def _attachments(raw: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
-@table.method("chat.send", scope=WRITE, params=ChatSendParams)
+@table.method(Method.CHAT_SEND, scope=WRITE, params=ChatSendParams)
 async def chat_send(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``chat.send``: acks at once with ``{runId, status}``; runId = idempotencyKey. An
     operator UI's ack carries ``serverTiming`` and its run's phases follow as
@@ -174,7 +175,7 @@ async def chat_send(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
     return answer
 
 
-@table.method("chat.abort", scope=WRITE, params=ChatAbortParams)
+@table.method(Method.CHAT_ABORT, scope=WRITE, params=ChatAbortParams)
 async def chat_abort(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``chat.abort {sessionKey, runId?}``."""
     service = _service(gw)
@@ -191,7 +192,7 @@ def history_message(entry: dict[str, Any], position: int) -> dict[str, Any]:
     return message
 
 
-@table.method("chat.history", scope=READ, params=ChatHistoryParams)
+@table.method(Method.CHAT_HISTORY, scope=READ, params=ChatHistoryParams)
 async def chat_history(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``chat.history {sessionKey, limit?, maxChars?}``: the visible path, bounded."""
     service = _service(gw)
@@ -222,7 +223,7 @@ async def chat_history(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
     }
 
 
-@table.method("chat.message.get", scope=READ, params=ChatMessageGetParams)
+@table.method(Method.CHAT_MESSAGE_GET, scope=READ, params=ChatMessageGetParams)
 async def chat_message_get(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``chat.message.get {sessionKey, messageId, maxChars?}``: one message whole."""
     service = _service(gw)
@@ -236,7 +237,7 @@ async def chat_message_get(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> A
     return {"ok": True, "message": message}
 
 
-@table.method("chat.inject", scope=ADMIN, params=ChatInjectParams)
+@table.method(Method.CHAT_INJECT, scope=ADMIN, params=ChatInjectParams)
 async def chat_inject(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``chat.inject {sessionKey, message, label?}``: an assistant note, no run."""
     service = _service(gw)

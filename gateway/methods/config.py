@@ -12,6 +12,7 @@ from gateway.chat.providers.config import PROVIDERS_FILE
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import READ
+from openclaw_desktop.protocol import Method
 from openclaw_desktop.protocol.methods import EmptyParams
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ def redacted_config(gw: ConfigServices) -> dict[str, Any]:
     return document
 
 
-@table.method("config.get", scope=READ, params=EmptyParams)
+@table.method(Method.CONFIG_GET, scope=READ, params=EmptyParams)
 async def config_get(gw: ConfigServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``config.get``: the configuration, redacted (see the module docstring)."""
     document = redacted_config(gw)

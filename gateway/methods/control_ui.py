@@ -31,7 +31,7 @@ from gateway.methods.sessions import slash_commands
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import READ
-from openclaw_desktop.protocol import ErrorCode, error_shape
+from openclaw_desktop.protocol import ErrorCode, Method, error_shape
 from openclaw_desktop.protocol.methods.control_ui import (
     AgentIdentityGetParams,
     ChatMetadataParams,
@@ -99,7 +99,7 @@ def _session_target(gw: ControlUiServices, p: dict[str, Any]) -> tuple[ChatServi
 # ------------------------------------------------------------------------ the agent, chat
 
 
-@_table.method("agent.identity.get", scope=READ, params=AgentIdentityGetParams)
+@_table.method(Method.AGENT_IDENTITY_GET, scope=READ, params=AgentIdentityGetParams)
 async def agent_identity_get(gw: ControlUiServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``agent.identity.get {agentId?, sessionKey?}``: the agent's display identity (this
     gateway's agent has no configured name or avatar: the defaults, as the reference)."""
@@ -128,7 +128,7 @@ def _models(service: ChatService) -> list[dict[str, Any]]:
     return out
 
 
-@_table.method("chat.metadata", scope=READ, params=ChatMetadataParams, check=False)
+@_table.method(Method.CHAT_METADATA, scope=READ, params=ChatMetadataParams, check=False)
 async def chat_metadata(gw: ControlUiServices, peer: Peer, params: Any) -> Any:
     """``chat.metadata {agentId?, authProfileId?, sessionKey?}``: the models a chat can
     use and its slash commands.
@@ -185,7 +185,7 @@ def _defaults(service: ChatService) -> dict[str, Any]:
     return out
 
 
-@_table.method("chat.startup", scope=READ, params=ChatStartupParams, check=False)
+@_table.method(Method.CHAT_STARTUP, scope=READ, params=ChatStartupParams, check=False)
 async def chat_startup(gw: ControlUiServices, peer: Peer, params: Any) -> Any:
     """``chat.startup {sessionKey, limit?, maxBytes?, ...}``: a chat's first page (as
     chat.history) with the model defaults, in one call.
@@ -218,7 +218,7 @@ async def chat_startup(gw: ControlUiServices, peer: Peer, params: Any) -> Any:
 # ------------------------------------------------------------------ per-session features
 
 
-@_table.method("board.get", scope=READ, params=SessionTargetParams)
+@_table.method(Method.BOARD_GET, scope=READ, params=SessionTargetParams)
 async def board_get(gw: ControlUiServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``board.get {sessionKey, agentId?}``: the session's board (boards are not kept here:
     always empty)."""
@@ -226,28 +226,28 @@ async def board_get(gw: ControlUiServices, peer: Peer, params: dict[str, Any]) -
     return {"sessionKey": key, "revision": 0, "tabs": [], "widgets": []}
 
 
-@_table.method("progressCard.get", scope=READ, params=SessionTargetParams)
+@_table.method(Method.PROGRESS_CARD_GET, scope=READ, params=SessionTargetParams)
 async def progress_card_get(gw: ControlUiServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``progressCard.get {sessionKey, agentId?}``: no progress cards here (``card: null``)."""
     _session_target(gw, params)
     return {"card": None}
 
 
-@_table.method("session.discussion.info", scope=READ, params=SessionTargetParams)
+@_table.method(Method.SESSION_DISCUSSION_INFO, scope=READ, params=SessionTargetParams)
 async def session_discussion_info(gw: ControlUiServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``session.discussion.info {sessionKey, agentId?}``: no discussions here."""
     _session_target(gw, params)
     return {"state": "none"}
 
 
-@_table.method("sessions.branches.list", scope=READ, params=SessionTargetParams)
+@_table.method(Method.SESSIONS_BRANCHES_LIST, scope=READ, params=SessionTargetParams)
 async def sessions_branches_list(gw: ControlUiServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``sessions.branches.list {sessionKey, agentId?}``: transcripts do not branch here."""
     _session_target(gw, params)
     return {"branches": []}
 
 
-@_table.method("sessions.companion.state", scope=READ, params=SessionTargetParams)
+@_table.method(Method.SESSIONS_COMPANION_STATE, scope=READ, params=SessionTargetParams)
 async def sessions_companion_state(
     gw: ControlUiServices, peer: Peer, params: dict[str, Any]
 ) -> Any:
@@ -256,7 +256,7 @@ async def sessions_companion_state(
     return {"exchanges": []}
 
 
-@_table.method("session.members.listEvidence", scope=READ, params=SessionTargetParams)
+@_table.method(Method.SESSION_MEMBERS_LIST_EVIDENCE, scope=READ, params=SessionTargetParams)
 async def session_members_list_evidence(
     gw: ControlUiServices, peer: Peer, params: dict[str, Any]
 ) -> Any:
@@ -276,7 +276,7 @@ async def session_members_list_evidence(
     }
 
 
-@_table.method("sessions.github.options", scope=READ, params=SessionsGithubOptionsParams)
+@_table.method(Method.SESSIONS_GITHUB_OPTIONS, scope=READ, params=SessionsGithubOptionsParams)
 async def sessions_github_options(gw: ControlUiServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``sessions.github.options {sessionKey, agentId?, idempotencyKey?}``: no GitHub
     account or publication here (all null); unknown sessions are refused as the reference."""
@@ -288,7 +288,7 @@ async def sessions_github_options(gw: ControlUiServices, peer: Peer, params: dic
     return {"personal": None, "shared": None, "pendingPersonal": None, "latestShared": None}
 
 
-@_table.method("sessions.viewers.set", scope=READ, params=SessionsViewersSetParams)
+@_table.method(Method.SESSIONS_VIEWERS_SET, scope=READ, params=SessionsViewersSetParams)
 async def sessions_viewers_set(gw: ControlUiServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``sessions.viewers.set {sessionKeys, agentId?}``: the sessions this connection shows,
     acknowledged with their canonical keys (viewer presence is not broadcast here)."""
@@ -304,7 +304,7 @@ async def sessions_viewers_set(gw: ControlUiServices, peer: Peer, params: dict[s
     return {"sessionKeys": list(dict.fromkeys(canonical))}
 
 
-@_table.method("controlUi.sessionPullRequests.subscribe", scope=READ)
+@_table.method(Method.CONTROL_UI_SESSION_PULL_REQUESTS_SUBSCRIBE, scope=READ)
 async def session_pull_requests_subscribe(gw: ControlUiServices, peer: Peer, params: Any) -> Any:
     """``controlUi.sessionPullRequests.subscribe {sessionKeys, refreshSessionKeys?}``: pull
     requests of sessions (none here: nothing is ever sent); ``subscribed`` says whether any
@@ -335,7 +335,9 @@ def _pr_keys(value: Any) -> list[str] | None:
     return list(dict.fromkeys(keys))
 
 
-@_table.method("sessions.observer.visibility", scope=READ, params=SessionsObserverVisibilityParams)
+@_table.method(
+    Method.SESSIONS_OBSERVER_VISIBILITY, scope=READ, params=SessionsObserverVisibilityParams
+)
 async def sessions_observer_visibility(
     gw: ControlUiServices, peer: Peer, params: dict[str, Any]
 ) -> Any:

@@ -17,8 +17,8 @@ from gateway.methods.control_ui_host import system_info_payload
 from gateway.methods.control_ui_params import string_items
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
-from gateway.scopes import ADMIN, READ, WRITE
-from openclaw_desktop.protocol import ErrorCode, error_shape
+from gateway.scopes import ADMIN, QUESTIONS, READ, WRITE
+from openclaw_desktop.protocol import ErrorCode, Method, error_shape
 from openclaw_desktop.protocol.methods.control_ui import (
     ProjectsListParams,
     SessionsCatalogListParams,
@@ -49,16 +49,13 @@ class ControlUiListsServices(Protocol):
         ...
 
 
-#: The scope ``question.list`` needs (the reference's ``operator.questions``).
-QUESTIONS = "operator.questions"
-
 _TASK_STATUSES = ("queued", "running", "completed", "failed", "cancelled", "timed_out")
 
 
 # ----------------------------------------------------------------- gateway-wide catalogues
 
 
-@table.method("sessions.catalog.list", scope=READ, params=SessionsCatalogListParams)
+@table.method(Method.SESSIONS_CATALOG_LIST, scope=READ, params=SessionsCatalogListParams)
 async def sessions_catalog_list(
     gw: ControlUiListsServices, peer: Peer, params: dict[str, Any]
 ) -> Any:
@@ -67,7 +64,7 @@ async def sessions_catalog_list(
     return {"catalogs": []}
 
 
-@table.method("sessions.groups.list", scope=READ, params=EmptyParams)
+@table.method(Method.SESSIONS_GROUPS_LIST, scope=READ, params=EmptyParams)
 async def sessions_groups_list(
     gw: ControlUiListsServices, peer: Peer, params: dict[str, Any]
 ) -> Any:
@@ -75,7 +72,7 @@ async def sessions_groups_list(
     return {"groups": [], "sectionOrder": []}
 
 
-@table.method("sessions.groups.defaults", scope=WRITE, params=EmptyParams)
+@table.method(Method.SESSIONS_GROUPS_DEFAULTS, scope=WRITE, params=EmptyParams)
 async def sessions_groups_defaults(
     gw: ControlUiListsServices, peer: Peer, params: dict[str, Any]
 ) -> Any:
@@ -83,19 +80,19 @@ async def sessions_groups_defaults(
     return {"defaults": []}
 
 
-@table.method("mentions.list", scope=READ, params=EmptyParams)
+@table.method(Method.MENTIONS_LIST, scope=READ, params=EmptyParams)
 async def mentions_list(gw: ControlUiListsServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``mentions.list {}``: the mention inbox of this gateway instance (empty here)."""
     return {"gatewayInstanceId": gw.boot_id, "revision": 0, "items": []}
 
 
-@table.method("question.list", scope=QUESTIONS, params=EmptyParams)
+@table.method(Method.QUESTION_LIST, scope=QUESTIONS, params=EmptyParams)
 async def question_list(gw: ControlUiListsServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``question.list {}``: questions the agent asked the operator (the agent asks none)."""
     return {"questions": []}
 
 
-@table.method("projects.list", scope=READ, params=ProjectsListParams)
+@table.method(Method.PROJECTS_LIST, scope=READ, params=ProjectsListParams)
 async def projects_list(gw: ControlUiListsServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``projects.list {includeObserved?}``: the agent has no workspace or projects here."""
     result: dict[str, Any] = {"projects": []}
@@ -106,7 +103,7 @@ async def projects_list(gw: ControlUiListsServices, peer: Peer, params: dict[str
     return result
 
 
-@table.method("taskSuggestions.list", scope=READ, params=TaskSuggestionsListParams)
+@table.method(Method.TASK_SUGGESTIONS_LIST, scope=READ, params=TaskSuggestionsListParams)
 async def task_suggestions_list(
     gw: ControlUiListsServices, peer: Peer, params: dict[str, Any]
 ) -> Any:
@@ -114,7 +111,7 @@ async def task_suggestions_list(
     return {"suggestions": []}
 
 
-@table.method("tasks.list", scope=READ, params=TasksListParams)
+@table.method(Method.TASKS_LIST, scope=READ, params=TasksListParams)
 async def tasks_list(gw: ControlUiListsServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``tasks.list {status?, agentId?, sessionKey?, limit?, cursor?, sortBy?}``: the task
     ledger (background tasks are not kept here: empty).
@@ -142,7 +139,7 @@ async def tasks_list(gw: ControlUiListsServices, peer: Peer, params: dict[str, A
     return {"tasks": []}
 
 
-@table.method("users.prefs.get", scope=READ, params=UsersPrefsGetParams)
+@table.method(Method.USERS_PREFS_GET, scope=READ, params=UsersPrefsGetParams)
 async def users_prefs_get(gw: ControlUiListsServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``users.prefs.get {keys?}``: the operator's saved UI preferences (none are saved
     here: no entries). The items of ``keys`` are checked here, after the declared check."""
@@ -161,7 +158,7 @@ _CONTROL_UI_PLUGINS: dict[str, Any] = {"plugins": [], "diagnostics": []}
 _CONTROL_UI_REVISION = hashlib.sha256(repr(_CONTROL_UI_PLUGINS).encode()).hexdigest()
 
 
-@table.method("plugins.controlUi.list", scope=READ, params=EmptyParams)
+@table.method(Method.PLUGINS_CONTROL_UI_LIST, scope=READ, params=EmptyParams)
 async def plugins_control_ui_list(
     gw: ControlUiListsServices, peer: Peer, params: dict[str, Any]
 ) -> Any:
@@ -169,7 +166,7 @@ async def plugins_control_ui_list(
     return {"revision": _CONTROL_UI_REVISION, "plugins": [], "diagnostics": []}
 
 
-@table.method("plugin.surface.refresh", scope=READ)
+@table.method(Method.PLUGIN_SURFACE_REFRESH, scope=READ)
 async def plugin_surface_refresh(gw: ControlUiListsServices, peer: Peer, params: Any) -> Any:
     """``plugin.surface.refresh {surface, observedUrl?}``: a fresh URL for a plugin surface
     (canvas…); this gateway hosts none, so every surface is unavailable (as the reference
@@ -185,7 +182,7 @@ async def plugin_surface_refresh(gw: ControlUiListsServices, peer: Peer, params:
     )
 
 
-@table.method("system.info", scope=READ, params=EmptyParams)
+@table.method(Method.SYSTEM_INFO, scope=READ, params=EmptyParams)
 async def system_info(gw: ControlUiListsServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``system.info {}``: this host and this gateway process (machine, OS, CPU, memory,
     disk of the state dir)."""
@@ -198,7 +195,7 @@ async def system_info(gw: ControlUiListsServices, peer: Peer, params: dict[str, 
     )
 
 
-@table.method("update.status", scope=ADMIN, params=UpdateStatusParams)
+@table.method(Method.UPDATE_STATUS, scope=ADMIN, params=UpdateStatusParams)
 async def update_status(gw: ControlUiListsServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``update.status {refreshCheckout?}``: the bundled gateway updates with the app, not
     by itself: no update sentinel, none available, no channel."""

@@ -25,7 +25,7 @@ from gateway.state import (
     UnknownDeviceError,
 )
 from gateway.state.bootstrap import SetupProfile
-from openclaw_desktop.protocol import ErrorCode, error_shape
+from openclaw_desktop.protocol import ErrorCode, Method, error_shape
 from openclaw_desktop.protocol.methods.devices import (
     DevicePairApproveParams,
     DevicePairListParams,
@@ -82,7 +82,7 @@ def _exceeds_caller(peer: Peer, role: str, scopes: Iterable[str]) -> bool:
     return missing_requested_scope(normalize_operator_scopes(list(scopes)), peer.scopes) is not None
 
 
-@table.method("device.pair.list", scope=PAIRING, params=DevicePairListParams)
+@table.method(Method.DEVICE_PAIR_LIST, scope=PAIRING, params=DevicePairListParams)
 async def pair_list(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.pair.list``: pending requests and paired devices."""
     now = now_ms()
@@ -128,7 +128,7 @@ def _pending_node_surface(request: NodePairRequest) -> dict[str, Any]:
     return wire
 
 
-@table.method("device.pair.approve", scope=PAIRING, params=DevicePairApproveParams)
+@table.method(Method.DEVICE_PAIR_APPROVE, scope=PAIRING, params=DevicePairApproveParams)
 async def pair_approve(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.pair.approve {requestId}`` (a node role needs operator.admin too)."""
     request_id: str = params["requestId"]
@@ -207,7 +207,7 @@ def _denies_pairing_management(gw: DeviceServices, peer: Peer, device_id: str) -
     return any(role.strip() and role.strip() != "operator" for role in roles)
 
 
-@table.method("device.pair.reject", scope=PAIRING, params=DevicePairRejectParams)
+@table.method(Method.DEVICE_PAIR_REJECT, scope=PAIRING, params=DevicePairRejectParams)
 async def pair_reject(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.pair.reject {requestId}``."""
     request_id: str = params["requestId"]
@@ -225,7 +225,7 @@ async def pair_reject(gw: DeviceServices, peer: Peer, params: dict[str, Any]) ->
     return {"requestId": request_id, "deviceId": request.device_id}
 
 
-@table.method("device.pair.remove", scope=PAIRING, params=DevicePairRemoveParams)
+@table.method(Method.DEVICE_PAIR_REMOVE, scope=PAIRING, params=DevicePairRemoveParams)
 async def pair_remove(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.pair.remove {deviceId}``: forget the device and its tokens."""
     device_id: str = params["deviceId"]
@@ -239,7 +239,7 @@ async def pair_remove(gw: DeviceServices, peer: Peer, params: dict[str, Any]) ->
     return {"deviceId": device_id, "removed": True}
 
 
-@table.method("device.pair.rename", scope=PAIRING, params=DevicePairRenameParams)
+@table.method(Method.DEVICE_PAIR_RENAME, scope=PAIRING, params=DevicePairRenameParams)
 async def pair_rename(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.pair.rename {deviceId, label}``."""
     device_id: str = params["deviceId"]
@@ -255,7 +255,7 @@ async def pair_rename(gw: DeviceServices, peer: Peer, params: dict[str, Any]) ->
     return {"deviceId": device_id, "label": label}
 
 
-@table.method("device.token.rotate", scope=PAIRING, params=DeviceTokenRotateParams)
+@table.method(Method.DEVICE_TOKEN_ROTATE, scope=PAIRING, params=DeviceTokenRotateParams)
 async def token_rotate(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.token.rotate {deviceId, role, scopes?}``: a new token replaces the old."""
     device_id: str = params["deviceId"]
@@ -306,7 +306,7 @@ async def token_rotate(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -
     return result
 
 
-@table.method("device.token.revoke", scope=PAIRING, params=DeviceTokenRevokeParams)
+@table.method(Method.DEVICE_TOKEN_REVOKE, scope=PAIRING, params=DeviceTokenRevokeParams)
 async def token_revoke(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.token.revoke {deviceId, role}``: the token stops working at once."""
     device_id: str = params["deviceId"]
@@ -443,7 +443,7 @@ def _check_mobile_url(url: str) -> None:
     raise invalid_request(_SECURE_URL_REQUIRED)
 
 
-@table.method("device.pair.setupCode", scope=ADMIN, params=DevicePairSetupCodeParams)
+@table.method(Method.DEVICE_PAIR_SETUP_CODE, scope=ADMIN, params=DevicePairSetupCodeParams)
 async def setup_code(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.pair.setupCode``: mint a single-use bootstrap token (10 minutes).
 
@@ -487,7 +487,7 @@ async def setup_code(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> 
     )
 
 
-@table.method("device.pair.setupStatus", scope=ADMIN, params=DevicePairSetupStatusParams)
+@table.method(Method.DEVICE_PAIR_SETUP_STATUS, scope=ADMIN, params=DevicePairSetupStatusParams)
 async def setup_status(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.pair.setupStatus {setupId}``."""
     setup_id: str = params["setupId"]

@@ -12,6 +12,7 @@ from gateway.methods.closed import model_checked
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import READ
+from openclaw_desktop.protocol import Method
 from openclaw_desktop.protocol.methods import ModelsListParams
 from openclaw_desktop.protocol.methods.ops import ModelsAuthStatusParams
 
@@ -43,7 +44,7 @@ def _js_type(value: object) -> str:
     return "number" if isinstance(value, int | float) else "object"
 
 
-@table.method("models.list", scope=READ, params=ModelsListParams, check=False)
+@table.method(Method.MODELS_LIST, scope=READ, params=ModelsListParams, check=False)
 async def models_list(gw: ModelsServices, peer: Peer, params: Any) -> Any:
     """``models.list``: the models of the configured providers (``provider`` filters them;
     every agent and session sees the same catalog)."""
@@ -77,7 +78,7 @@ async def models_list(gw: ModelsServices, peer: Peer, params: Any) -> Any:
     return {"models": models}
 
 
-@table.method("models.authStatus", scope=READ, params=ModelsAuthStatusParams, check=False)
+@table.method(Method.MODELS_AUTH_STATUS, scope=READ, params=ModelsAuthStatusParams, check=False)
 async def models_auth_status(gw: ModelsServices, peer: Peer, params: Any) -> Any:
     """``models.authStatus {agentId?, refresh?}``: which providers are configured and from
     where (no secrets). Like the reference it reads only ``agentId`` (other keys are not

@@ -27,7 +27,7 @@ from gateway.nodes.inventory import (
 from gateway.nodes.invoke import InvokeError, InvokeRouter
 from gateway.peer import Peer
 from gateway.state import GatewayState
-from openclaw_desktop.protocol import ErrorCode, error_shape
+from openclaw_desktop.protocol import ErrorCode, Method, error_shape
 from openclaw_desktop.protocol.methods.nodes import (
     NodeEventParams,
     NodeInvokeProgressParams,
@@ -85,7 +85,7 @@ def _normalized_result(params: Any) -> Any:
     return out
 
 
-@table.method("node.invoke.result", role="node", params=NodeInvokeResultParams, check=False)
+@table.method(Method.NODE_INVOKE_RESULT, role="node", params=NodeInvokeResultParams, check=False)
 async def node_invoke_result(gw: NodeRoleServices, peer: Peer, params: Any) -> Any:
     """``node.invoke.result {id, nodeId, ok, payload?, payloadJSON?, error?}`` (node ->
     gateway): the answer to a pending invoke (late or foreign ones are ``ignored``). Checked
@@ -97,7 +97,7 @@ async def node_invoke_result(gw: NodeRoleServices, peer: Peer, params: Any) -> A
         raise MethodError(exc.shape) from None
 
 
-@table.method("node.invoke.progress", role="node", params=NodeInvokeProgressParams)
+@table.method(Method.NODE_INVOKE_PROGRESS, role="node", params=NodeInvokeProgressParams)
 async def node_invoke_progress(gw: NodeRoleServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.invoke.progress {invokeId, nodeId, seq, chunk}`` (node -> gateway): one chunk
     of a running invoke's output, as the real gateway takes it (closed params, ``nodeId
@@ -112,7 +112,7 @@ async def node_invoke_progress(gw: NodeRoleServices, peer: Peer, params: dict[st
     return {"ok": True, "ignored": not gw.router.on_progress(peer, p)}
 
 
-@table.method("node.event", role="node", params=NodeEventParams)
+@table.method(Method.NODE_EVENT, role="node", params=NodeEventParams)
 async def node_event(gw: NodeRoleServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.event {event, payload?, payloadJSON?}``: PAIRING_CHANGED, whatever the event,
     from a node whose surface awaits approval or from a replaced connection (as the real
@@ -180,7 +180,7 @@ def _reporting_node(gw: NodeRoleServices, peer: Peer) -> str:
     return node_id
 
 
-@table.method("node.pluginTools.update", role="node", params=NodePluginToolsUpdateParams)
+@table.method(Method.NODE_PLUGIN_TOOLS_UPDATE, role="node", params=NodePluginToolsUpdateParams)
 async def node_plugin_tools_update(gw: NodeRoleServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.pluginTools.update {tools}``: the node's plugin/MCP tools (for this connection);
     answered with those its approved commands admit."""
@@ -190,7 +190,7 @@ async def node_plugin_tools_update(gw: NodeRoleServices, peer: Peer, params: dic
     return {"nodeId": node_id, "tools": plugin_tools_for(p["tools"], peer.commands)}
 
 
-@table.method("node.skills.update", role="node", params=NodeSkillsUpdateParams)
+@table.method(Method.NODE_SKILLS_UPDATE, role="node", params=NodeSkillsUpdateParams)
 async def node_skills_update(gw: NodeRoleServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.skills.update {skills}``: the node's skills (for this connection), normalized."""
     p = params
@@ -199,7 +199,7 @@ async def node_skills_update(gw: NodeRoleServices, peer: Peer, params: dict[str,
     return {"nodeId": node_id, "skills": [dict(skill) for skill in peer.inventory.skills]}
 
 
-@table.method("node.pluginSurface.refresh", role="node")
+@table.method(Method.NODE_PLUGIN_SURFACE_REFRESH, role="node")
 async def node_plugin_surface_refresh(gw: NodeRoleServices, peer: Peer, params: Any) -> Any:
     """``node.pluginSurface.refresh {surface, observedUrl?}``: this gateway hosts no plugin
     surfaces, so every one is unavailable."""
@@ -210,7 +210,7 @@ async def node_plugin_surface_refresh(gw: NodeRoleServices, peer: Peer, params: 
     raise MethodError(error_shape(ErrorCode.UNAVAILABLE, f"{name} plugin surface unavailable"))
 
 
-@table.method("node.runnerInventory.update", role="node", advertise=False)
+@table.method(Method.NODE_RUNNER_INVENTORY_UPDATE, role="node", advertise=False)
 async def node_runner_inventory_update(gw: NodeRoleServices, peer: Peer, params: Any) -> Any:
     """``node.runnerInventory.update {protocolFeatures, workerHost?}``: whether a node host
     offers worker sessions (kept for this connection; this gateway places none)."""
@@ -254,7 +254,7 @@ def _pairing_changed() -> MethodError:
     )
 
 
-@table.method("node.pending.pull", role="node", params=NodePendingPullParams)
+@table.method(Method.NODE_PENDING_PULL, role="node", params=NodePendingPullParams)
 async def node_pending_pull(gw: NodeRoleServices, peer: Peer, params: Any) -> Any:
     """``node.pending.pull``: the node's queued actions (none are queued here:
     ``{nodeId, actions: []}``, the reference's shape); PAIRING_CHANGED while the surface
@@ -264,7 +264,7 @@ async def node_pending_pull(gw: NodeRoleServices, peer: Peer, params: Any) -> An
     return {"nodeId": peer.device_id, "actions": []}
 
 
-@table.method("node.pending.drain", role="node", params=NodePendingDrainParams)
+@table.method(Method.NODE_PENDING_DRAIN, role="node", params=NodePendingDrainParams)
 async def node_pending_drain(gw: NodeRoleServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.pending.drain {maxItems?}``: no work is queued here, so the answer holds only
     the baseline status request the reference adds to every drain without one
@@ -288,7 +288,7 @@ async def node_pending_drain(gw: NodeRoleServices, peer: Peer, params: dict[str,
     return {"nodeId": peer.device_id, "revision": 0, "items": [baseline], "hasMore": False}
 
 
-@table.method("node.pending.ack", role="node", params=NodePendingAckParams)
+@table.method(Method.NODE_PENDING_ACK, role="node", params=NodePendingAckParams)
 async def node_pending_ack(gw: NodeRoleServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.pending.ack {ids}``: ``{nodeId, ackedIds, remainingCount}`` with the ids
     trimmed and each once, as the reference answers; nothing is queued here, so nothing

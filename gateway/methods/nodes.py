@@ -23,6 +23,7 @@ from gateway.scopes import (
     scope_satisfied,
 )
 from gateway.state import GatewayState, NodePairRequest
+from openclaw_desktop.protocol import Method
 from openclaw_desktop.protocol.methods.nodes import (
     NodeDescribeParams,
     NodeInvokeParams,
@@ -52,13 +53,13 @@ class NodeServices(Protocol):
     def pairing(self) -> DevicePairing: ...
 
 
-@table.method("node.list", scope=READ, params=NodeListParams)
+@table.method(Method.NODE_LIST, scope=READ, params=NodeListParams)
 async def node_list(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.list``: paired and connected nodes."""
     return {"ts": now_ms(), "nodes": gw.nodes.entries(peer)}
 
 
-@table.method("node.describe", scope=READ, params=NodeDescribeParams)
+@table.method(Method.NODE_DESCRIBE, scope=READ, params=NodeDescribeParams)
 async def node_describe(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.describe {nodeId}``."""
     node_id = params["nodeId"]
@@ -70,7 +71,7 @@ async def node_describe(gw: NodeServices, peer: Peer, params: dict[str, Any]) ->
     return {"ts": now_ms(), **entry}
 
 
-@table.method("node.rename", scope=PAIRING, params=NodeRenameParams)
+@table.method(Method.NODE_RENAME, scope=PAIRING, params=NodeRenameParams)
 async def node_rename(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.rename {nodeId, displayName}``."""
     node_id, name = params["nodeId"], params["displayName"]
@@ -86,7 +87,7 @@ async def node_rename(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> A
     return {"nodeId": node_id, "displayName": renamed.display_name}
 
 
-@table.method("node.invoke", scope=node_invoke_scope, params=NodeInvokeParams)
+@table.method(Method.NODE_INVOKE, scope=node_invoke_scope, params=NodeInvokeParams)
 async def node_invoke(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.invoke {nodeId, command, params?, timeoutMs?, idempotencyKey}``: the command
     run on a connected node (:class:`~gateway.nodes.invoker.NodeInvoker`, the agent's node
@@ -100,7 +101,7 @@ async def node_invoke(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> A
     )
 
 
-@table.method("node.pair.list", scope=PAIRING, params=NodePairListParams)
+@table.method(Method.NODE_PAIR_LIST, scope=PAIRING, params=NodePairListParams)
 async def node_pair_list(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.pair.list``."""
     now = now_ms()
@@ -113,7 +114,7 @@ async def node_pair_list(gw: NodeServices, peer: Peer, params: dict[str, Any]) -
     return {"pending": pending, "paired": paired}
 
 
-@table.method("node.pair.approve", scope=PAIRING, params=NodePairRequestParams)
+@table.method(Method.NODE_PAIR_APPROVE, scope=PAIRING, params=NodePairRequestParams)
 async def node_pair_approve(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.pair.approve {requestId}``: needs the request's approver scopes."""
     request_id: str = params["requestId"]
@@ -127,7 +128,7 @@ async def node_pair_approve(gw: NodeServices, peer: Peer, params: dict[str, Any]
     return gw.nodes.resolve_surface(request_id, approved=True)
 
 
-@table.method("node.pair.reject", scope=PAIRING, params=NodePairRequestParams)
+@table.method(Method.NODE_PAIR_REJECT, scope=PAIRING, params=NodePairRequestParams)
 async def node_pair_reject(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.pair.reject {requestId}``."""
     request_id: str = params["requestId"]
@@ -138,7 +139,7 @@ async def node_pair_reject(gw: NodeServices, peer: Peer, params: dict[str, Any])
     return gw.nodes.resolve_surface(request_id, approved=False)
 
 
-@table.method("node.pair.remove", scope=PAIRING, params=NodePairRemoveParams)
+@table.method(Method.NODE_PAIR_REMOVE, scope=PAIRING, params=NodePairRemoveParams)
 async def node_pair_remove(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.pair.remove {nodeId}``."""
     node_id = params["nodeId"].strip()

@@ -20,6 +20,7 @@ from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import READ
 from gateway.usage import daily_usage
+from openclaw_desktop.protocol import Method
 from openclaw_desktop.protocol.methods import CronListParams, EmptyParams, LogsTailParams
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ LOGS_DEFAULT_LIMIT = 500
 LOGS_DEFAULT_MAX_BYTES = 250_000
 
 
-@table.method("logs.tail", scope=READ, params=LogsTailParams)
+@table.method(Method.LOGS_TAIL, scope=READ, params=LogsTailParams)
 async def logs_tail(gw: OpsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``logs.tail {cursor?, limit?, maxBytes?}``: the newest lines of this gateway's log
     file (JSON lines, redacted as they were written), from ``cursor`` when given."""
@@ -78,7 +79,7 @@ def _non_negative(value: Any, field: str) -> int | None:
     raise invalid_request(f"{field} must be a non-negative integer")
 
 
-@table.method("diagnostics.stability", scope=READ)
+@table.method(Method.DIAGNOSTICS_STABILITY, scope=READ)
 async def diagnostics_stability(gw: OpsServices, peer: Peer, params: Any) -> Any:
     """``diagnostics.stability {limit?, type?, sinceSeq?}``: the diagnostic event record.
     This gateway records no diagnostic events, so the record is empty."""
@@ -154,7 +155,7 @@ def _usage_range(params: dict[str, Any]) -> tuple[datetime.date, datetime.date]:
     return start, end
 
 
-@table.method("usage.cost", scope=READ)
+@table.method(Method.USAGE_COST, scope=READ)
 async def usage_cost(gw: OpsServices, peer: Peer, params: Any) -> Any:
     """``usage.cost {days? | startDate+endDate, agentId?}``: token usage per UTC day, summed
     from the assistant messages of the transcripts (this gateway knows no prices: the cost
@@ -177,7 +178,7 @@ async def usage_cost(gw: OpsServices, peer: Peer, params: Any) -> Any:
 _CRON_DEFAULT_LIMIT = 50
 
 
-@table.method("cron.list", scope=READ, params=CronListParams)
+@table.method(Method.CRON_LIST, scope=READ, params=CronListParams)
 async def cron_list(gw: OpsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``cron.list``: the scheduled jobs; this gateway has no scheduler, so there are none."""
     jobs: list[dict[str, Any]] = []
@@ -199,7 +200,7 @@ def _revision(jobs: list[dict[str, Any]]) -> str:
     return "sha256:" + base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
 
 
-@table.method("cron.status", scope=READ, params=EmptyParams)
+@table.method(Method.CRON_STATUS, scope=READ, params=EmptyParams)
 async def cron_status(gw: OpsServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``cron.status``: the scheduler's state; this gateway has none (disabled, no jobs)."""
     return {"enabled": False, "triggersEnabled": False, "jobs": 0, "nextWakeAtMs": None}

@@ -27,6 +27,7 @@ from gateway.scopes import (
     sessions_patch_scope,
 )
 from gateway.state import ChatSession
+from openclaw_desktop.protocol import Method
 from openclaw_desktop.protocol.methods import (
     CommandsListParams,
     SessionsCreateParams,
@@ -116,7 +117,7 @@ def list_result(service: ChatService, params: Any, method: str = "sessions.list"
     }
 
 
-@table.method("sessions.list", scope=READ, params=SessionsListParams, check=False)
+@table.method(Method.SESSIONS_LIST, scope=READ, params=SessionsListParams, check=False)
 async def sessions_list(gw: SessionsServices, peer: Peer, params: Any) -> Any:
     """``sessions.list {limit?, offset?, agentId?, label?, search?, activeOnly?, ...}``.
 
@@ -136,7 +137,7 @@ def requested_agent(service: ChatService, key: str, agent_id: str | None) -> Non
         raise invalid_request(f'agent "{agent_id}" does not match session key agent "{parts[1]}"')
 
 
-@table.method("sessions.describe", scope=READ, params=SessionsDescribeParams)
+@table.method(Method.SESSIONS_DESCRIBE, scope=READ, params=SessionsDescribeParams)
 async def sessions_describe(gw: SessionsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``sessions.describe {key, agentId?}``: one session's row, or ``{session: null}``."""
     service = _service(gw)
@@ -147,7 +148,7 @@ async def sessions_describe(gw: SessionsServices, peer: Peer, p: dict[str, Any])
     return {"session": session_row(service, row) if row is not None else None}
 
 
-@table.method("commands.list", scope=READ, params=CommandsListParams)
+@table.method(Method.COMMANDS_LIST, scope=READ, params=CommandsListParams)
 async def commands_list(gw: SessionsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``commands.list {sessionKey?, agentId?, provider?, scope?, includeArgs?}``: the slash
     commands this gateway's chat runs itself (text commands; none is channel-native)."""
@@ -186,7 +187,7 @@ def _model_ref(service: ChatService, wanted: str) -> str:
     raise invalid_request(f"unknown model {wanted!r}; available: {known}")
 
 
-@table.method("sessions.create", scope=sessions_create_scope, params=SessionsCreateParams)
+@table.method(Method.SESSIONS_CREATE, scope=sessions_create_scope, params=SessionsCreateParams)
 async def sessions_create(gw: SessionsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``sessions.create {key?, label?, model?, thinkingLevel?, message?}``."""
     service = _service(gw)
@@ -214,7 +215,7 @@ async def sessions_create(gw: SessionsServices, peer: Peer, p: dict[str, Any]) -
     }
 
 
-@table.method("sessions.patch", scope=sessions_patch_scope, params=SessionsPatchParams)
+@table.method(Method.SESSIONS_PATCH, scope=sessions_patch_scope, params=SessionsPatchParams)
 async def sessions_patch(gw: SessionsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``sessions.patch {key, label?, model?, thinkingLevel?, archived?, pinned?, unread?,
     icon?, color?, category?, expectedSessionId?}``: the other reference fields are accepted
@@ -238,7 +239,7 @@ async def sessions_patch(gw: SessionsServices, peer: Peer, p: dict[str, Any]) ->
     return {"ok": True, "key": key, "entry": session_row(service, row)}
 
 
-@table.method("sessions.reset", scope=ADMIN, params=SessionsResetParams)
+@table.method(Method.SESSIONS_RESET, scope=ADMIN, params=SessionsResetParams)
 async def sessions_reset(gw: SessionsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``sessions.reset {key, reason?}``: a new session id and an empty transcript (the old
     one is archived, not deleted)."""
@@ -253,7 +254,7 @@ async def sessions_reset(gw: SessionsServices, peer: Peer, p: dict[str, Any]) ->
     return {"ok": True, "key": key, "entry": session_row(service, row)}
 
 
-@table.method("sessions.delete", scope=sessions_delete_scope, params=SessionsDeleteParams)
+@table.method(Method.SESSIONS_DELETE, scope=sessions_delete_scope, params=SessionsDeleteParams)
 async def sessions_delete(gw: SessionsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``sessions.delete {key}``: the index row goes, the transcript is archived."""
     service = _service(gw)

@@ -25,6 +25,7 @@ from gateway.methods.sessions import list_result, requested_agent
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import READ, scope_satisfied
+from openclaw_desktop.protocol import Method
 from openclaw_desktop.protocol.methods import SessionsListParams
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def _forward_messages(hub: Hub, service: ChatService) -> None:
         listeners.append(_MessageForwarder(hub, service, asyncio.get_running_loop()))
 
 
-@table.method("sessions.subscribe", scope=READ, params=SessionsListParams, check=False)
+@table.method(Method.SESSIONS_SUBSCRIBE, scope=READ, params=SessionsListParams, check=False)
 async def sessions_subscribe(gw: SubscriptionsServices, peer: Peer, params: Any) -> Any:
     """``sessions.subscribe {...sessions.list params}``: ``sessions.changed`` and every
     ``session.message`` from now on; with params, also the ``sessions.list`` answer."""
@@ -122,7 +123,7 @@ def _session_key(service: Any, method: str, params: Any, *, approvals: bool = Fa
     return _canonical(service, key)
 
 
-@table.method("sessions.messages.subscribe", scope=READ)
+@table.method(Method.SESSIONS_MESSAGES_SUBSCRIBE, scope=READ)
 async def sessions_messages_subscribe(gw: SubscriptionsServices, peer: Peer, params: Any) -> Any:
     """``sessions.messages.subscribe {key, agentId?, includeApprovals?}``: that session's
     ``session.message`` events from now on; ``{subscribed: true, key}`` (canonical key)."""
@@ -144,7 +145,7 @@ async def sessions_messages_subscribe(gw: SubscriptionsServices, peer: Peer, par
     return {"subscribed": True, "key": key}
 
 
-@table.method("sessions.messages.unsubscribe", scope=READ)
+@table.method(Method.SESSIONS_MESSAGES_UNSUBSCRIBE, scope=READ)
 async def sessions_messages_unsubscribe(gw: SubscriptionsServices, peer: Peer, params: Any) -> Any:
     """``sessions.messages.unsubscribe {key, agentId?}``: ``{subscribed: false, key}``."""
     service = _service(gw)

@@ -18,6 +18,7 @@ from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import READ
 from gateway.state import GatewayState
+from openclaw_desktop.protocol import Method
 from openclaw_desktop.protocol.methods.ops import HealthParams, StatusParams, SystemPresenceParams
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def _agent_facts(gw: SystemServices) -> AgentFacts:
     )
 
 
-@table.method("health", scope=READ, role="any", params=HealthParams, check=False)
+@table.method(Method.HEALTH, scope=READ, role="any", params=HealthParams, check=False)
 async def health(gw: SystemServices, peer: Peer, params: Any) -> Any:
     """``health``: liveness, the agent, its heartbeat and sessions (the reference's shape;
     like it, any params are accepted: ``probe`` changes nothing here, there are no
@@ -67,7 +68,7 @@ async def health(gw: SystemServices, peer: Peer, params: Any) -> Any:
     return health_answer(facts, now_ms(), int((time.perf_counter() - started) * 1000))
 
 
-@table.method("status", scope=READ, params=StatusParams, check=False)
+@table.method(Method.STATUS, scope=READ, params=StatusParams, check=False)
 async def status(gw: SystemServices, peer: Peer, params: Any) -> Any:
     """``status``: the reference's status summary (``includeCliProjection: true`` adds the
     roster the real ``openclaw status`` reads); like it, any params are accepted."""
@@ -81,7 +82,7 @@ async def status(gw: SystemServices, peer: Peer, params: Any) -> Any:
     )
 
 
-@table.method("system-presence", scope=READ, params=SystemPresenceParams, check=False)
+@table.method(Method.SYSTEM_PRESENCE, scope=READ, params=SystemPresenceParams, check=False)
 async def system_presence(gw: SystemServices, peer: Peer, params: Any) -> Any:
     """``system-presence``: the presence list."""
     return gw.hub.presence()

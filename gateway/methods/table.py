@@ -146,9 +146,9 @@ class MethodTable:
 
     def method(
         self,
-        name: Method | str,
+        name: Method,
         *,
-        scope: ScopeRule | str | None = None,
+        scope: ScopeRule | None = None,
         role: Role = "operator",
         advertise: bool = True,
         params: type[WireModel] | None = None,
@@ -158,22 +158,24 @@ class MethodTable:
 
         ``name`` is a :class:`~openclaw_desktop.protocol.Method` member and ``scope`` an
         :class:`~openclaw_desktop.protocol.OperatorScope` member or a function of the
-        params; a plain string is accepted for either until every declaration uses the
-        enums (the table stores the wire name as a plain ``str`` and a fixed scope as its
-        OperatorScope member).
+        params (the table stores the wire name as a plain ``str``).
 
         Raises:
-            TypeError: an operator or any-role method without a scope, a node method with
-                one, ``check=False`` without a model, or ``name`` declared twice.
-            ValueError: ``scope`` is a string that names no operator scope.
+            TypeError: ``name`` or ``scope`` typed as a plain string, an operator or
+                any-role method without a scope, a node method with one, ``check=False``
+                without a model, or ``name`` declared twice.
         """
+        if not isinstance(name, Method):
+            raise TypeError(f"{name!r}: a method is declared by its Method member")
+        if isinstance(scope, str) and not isinstance(scope, OperatorScope):
+            raise TypeError(f"{name}: the scope {scope!r} is not an OperatorScope member")
         if not check and params is None:
             raise TypeError(f"{name}: check=False says what an unchecked model is for; no model")
         if (scope is None) != (role == "node"):
             raise TypeError(f"{name}: a node method takes no scope; every other method needs one")
 
         wire_name = str(name)  # a StrEnum member's str() is its value, a plain str
-        rule: ScopeRule | None = OperatorScope(scope) if isinstance(scope, str) else scope
+        rule = scope
 
         def declare(handler: _H) -> _H:
             spec = MethodSpec(

@@ -27,7 +27,7 @@ from gateway.talk.session import SessionSpec
 from gateway.talk.stt.base import TranscriptionError
 from gateway.talk.tts.base import SpeakRequest, parse_output_format
 from gateway.talk.vad import threshold_dbfs
-from openclaw_desktop.protocol import ErrorCode, error_shape
+from openclaw_desktop.protocol import ErrorCode, Method, error_shape
 from openclaw_desktop.protocol.audio import AUDIO_FORMATS, AudioEncoding, AudioFormat
 from openclaw_desktop.protocol.methods.talk import (
     LANGUAGE_PATTERN,
@@ -61,13 +61,13 @@ class TalkServices(Protocol):
     async def talk_service(self) -> TalkService: ...
 
 
-@table.method("talk.catalog", scope=READ, params=TalkCatalogParams)
+@table.method(Method.TALK_CATALOG, scope=READ, params=TalkCatalogParams)
 async def talk_catalog(gw: TalkServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``talk.catalog {}``."""
     return (await gw.talk_service()).catalog()
 
 
-@table.method("talk.config", scope=READ, params=TalkConfigParams)
+@table.method(Method.TALK_CONFIG, scope=READ, params=TalkConfigParams)
 async def talk_config(gw: TalkServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``talk.config {includeSecrets?}``: ``{config: {}}`` without a speech provider."""
     secrets = bool(p.get("includeSecrets"))
@@ -100,13 +100,13 @@ async def talk_config(gw: TalkServices, peer: Peer, p: dict[str, Any]) -> Any:
     }
 
 
-@table.method("talk.mode", scope=TALK, params=TalkModeParams)
+@table.method(Method.TALK_MODE, scope=TALK, params=TalkModeParams)
 async def talk_mode(gw: TalkServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``talk.mode {enabled, phase?}``: stored and broadcast as the ``talk.mode`` event."""
     return (await gw.talk_service()).set_mode(p["enabled"], p.get("phase"))
 
 
-@table.method("talk.speak", scope=TALK, params=TalkSpeakParams)
+@table.method(Method.TALK_SPEAK, scope=TALK, params=TalkSpeakParams)
 async def talk_speak(gw: TalkServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``talk.speak {text, ...}``: ``{audioBase64, provider, outputFormat, ...}``."""
     service = await gw.talk_service()
@@ -158,7 +158,7 @@ def _input_format(raw: Any) -> AudioFormat:
     return AudioFormat(encoding, rate)
 
 
-@table.method("talk.session.create", scope=TALK, params=TalkSessionCreateParams)
+@table.method(Method.TALK_SESSION_CREATE, scope=TALK, params=TalkSessionCreateParams)
 async def talk_session_create(gw: TalkServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``talk.session.create``: transcription sessions over the gateway relay."""
     language = p.get("language")
@@ -217,7 +217,7 @@ async def talk_session_create(gw: TalkServices, peer: Peer, p: dict[str, Any]) -
         raise talk_issue(str(exc)) from None
 
 
-@table.method("talk.session.appendAudio", scope=TALK, params=TalkSessionAppendAudioParams)
+@table.method(Method.TALK_SESSION_APPEND_AUDIO, scope=TALK, params=TalkSessionAppendAudioParams)
 async def talk_session_append_audio(gw: TalkServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``talk.session.appendAudio {sessionId, audioBase64, timestamp?}``.
 
@@ -240,7 +240,7 @@ async def talk_session_append_audio(gw: TalkServices, peer: Peer, p: dict[str, A
     return {"ok": True, "receivedBytes": session.received_bytes}
 
 
-@table.method("talk.session.cancelOutput", scope=TALK, params=TalkSessionCancelOutputParams)
+@table.method(Method.TALK_SESSION_CANCEL_OUTPUT, scope=TALK, params=TalkSessionCancelOutputParams)
 async def talk_session_cancel_output(gw: TalkServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``talk.session.cancelOutput``: transcription sessions speak nothing: ``idle``."""
     (await gw.talk_service()).owned(peer.conn_id, p["sessionId"])
@@ -250,7 +250,7 @@ async def talk_session_cancel_output(gw: TalkServices, peer: Peer, p: dict[str, 
     return result
 
 
-@table.method("talk.session.close", scope=TALK, params=TalkSessionCloseParams)
+@table.method(Method.TALK_SESSION_CLOSE, scope=TALK, params=TalkSessionCloseParams)
 async def talk_session_close(gw: TalkServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``talk.session.close {sessionId}``: the last transcript, then ``session.closed``."""
     service = await gw.talk_service()

@@ -16,12 +16,10 @@ import gateway.methods
 import gateway.scopes
 from gateway.app import GatewayApp
 from gateway.methods import HANDLERS, TABLE
-from gateway.methods.approvals import APPROVALS
-from gateway.methods.control_ui_lists import QUESTIONS
 from gateway.methods.reference import REFERENCE_PATH, render_reference
 from gateway.methods.table import UNSERVED_NODE_METHODS, MethodTable
 from gateway.peer import Peer
-from gateway.scopes import ADMIN, PAIRING, READ, TALK, WRITE
+from gateway.scopes import ADMIN, APPROVALS, PAIRING, QUESTIONS, READ, TALK, WRITE
 from openclaw_desktop.protocol import Method
 
 pytestmark = pytest.mark.unit
@@ -255,11 +253,11 @@ def test_a_method_cannot_be_declared_without_a_scope() -> None:
         return None
 
     with pytest.raises(TypeError, match="needs one"):
-        table.method("example.get")(handler)
+        table.method(Method.STATUS)(handler)
     with pytest.raises(TypeError, match="needs one"):
-        table.method("example.any", role="any")(handler)
+        table.method(Method.HEALTH, role="any")(handler)
     with pytest.raises(TypeError, match="takes no scope"):
-        table.method("example.node", scope=READ, role="node")(handler)
+        table.method(Method.NODE_SKILLS_UPDATE, scope=READ, role="node")(handler)
     assert len(table) == 0
 
 
@@ -286,15 +284,15 @@ def test_a_method_cannot_be_declared_twice() -> None:
     async def handler(core: GatewayApp, peer: Peer, params: Any) -> Any:
         return None
 
-    assert one.method("example.get", scope=READ)(handler) is handler
-    two.method("example.get", scope=WRITE)(handler)
+    assert one.method(Method.STATUS, scope=READ)(handler) is handler
+    two.method(Method.STATUS, scope=WRITE)(handler)
     with pytest.raises(TypeError, match="declared twice"):
-        one.method("example.get", scope=READ)(handler)
+        one.method(Method.STATUS, scope=READ)(handler)
     with pytest.raises(TypeError, match="declared twice"):
         MethodTable.merge(one, two)
-    one.method("node.skills.update", role="node")(handler)
+    one.method(Method.NODE_SKILLS_UPDATE, role="node")(handler)
     with pytest.raises(TypeError, match="declared twice"):
-        one.method("node.skills.update", role="node")(handler)
+        one.method(Method.NODE_SKILLS_UPDATE, role="node")(handler)
 
 
 @pytest.mark.parametrize(
@@ -376,15 +374,15 @@ def test_the_reference_follows_a_changed_table() -> None:
     """A method added to a table appears in its reference, with its scope and summary."""
 
     async def example_get(core: GatewayApp, peer: Peer, params: Any) -> Any:
-        """``example.get``: an example.
+        """``tools.catalog``: an example.
 
         More text that stays out of the summary."""
         return None
 
     table = MethodTable.merge(TABLE)
-    table.method("example.get", scope=PAIRING)(example_get)
+    table.method(Method.TOOLS_CATALOG, scope=PAIRING)(example_get)
     text = render_reference(table)
     assert text != render_reference()
-    assert "| `example.get` | `operator.pairing` |" in text
-    assert "``example.get``: an example. |" in text
+    assert "| `tools.catalog` | `operator.pairing` |" in text
+    assert "``tools.catalog``: an example. |" in text
     assert "More text" not in text
