@@ -5,12 +5,15 @@ session-wide clean-up."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from ui.collector import collect_due
 
 # Qt tests draw offscreen unless told otherwise (./dev test says so too; journeys start
 # their own X server and pass its display to the app they launch).
@@ -21,6 +24,48 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("OPENCLAW_GATEWAY_CHECK_EVENTS", "1")
 # ... and each answer against its method's result model (gateway.wire_check.check_result).
 os.environ.setdefault("OPENCLAW_GATEWAY_CHECK_RESULTS", "1")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """No automatic garbage collection in the test process: CPython would run it in
+    whichever thread allocates (a PortAudio callback, a capture worker), and a Qt object
+    freed there crashes the whole run (a segmentation fault while "Garbage-collecting",
+    seen once). The due generations are collected between tests on the main thread, as the
+    app collects them on its GUI thread (:mod:`ui.collector`)."""
+    gc.disable()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Collect what is due after each test, on the main thread."""
+    collect_due()
+
+
+#: Seconds spent per test module (setup, call and teardown), for the end-of-run summary.
+_MODULE_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Add up the time of each test module's phases."""
+    module = report.nodeid.split("::", 1)[0]
+    _MODULE_SECONDS[module] = _MODULE_SECONDS.get(module, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Where the run's time went, per test folder and for the slowest modules: the figures
+    CI-time work starts from (a CI log shows them, not the JUnit record)."""
+    if len(_MODULE_SECONDS) < 2:
+        return
+    folders: dict[str, float] = {}
+    for module, seconds in _MODULE_SECONDS.items():
+        folder = "/".join(module.split("/")[:2])
+        folders[folder] = folders.get(folder, 0.0) + seconds
+    terminalreporter.section("time per test folder and slowest modules")
+    for folder, seconds in sorted(folders.items(), key=lambda item: -item[1]):
+        terminalreporter.write_line(f"{seconds:8.0f} s  {folder}")
+    slowest = sorted(_MODULE_SECONDS.items(), key=lambda item: -item[1])[:25]
+    for module, seconds in slowest:
+        terminalreporter.write_line(f"{seconds:8.0f} s  {module}")
 
 
 class _MisfitRecorder(logging.Handler):

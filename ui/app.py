@@ -436,6 +436,7 @@ def run(argv: Sequence[str], target: RuntimeTarget) -> int:
     """Run the desktop app until its window closes. An ``openclaw://pair`` link in
     ``target`` opens the connect screen with its code filled in; a later launch's link (or
     plain launch) is handed to this window over a user-only local socket."""
+    from ui.collector import MainThreadCollector
     from ui.event_loop import qt_event_loop
     from ui.icons import app_icon
     from ui.instance import InstanceServer
@@ -445,6 +446,8 @@ def run(argv: Sequence[str], target: RuntimeTarget) -> int:
     app.setApplicationName("OpenClaw Desktop")
     app.setDesktopFileName("openclaw-desktop")
     app.setWindowIcon(app_icon())
+    # Audio and capture threads must never free Qt objects: collect on this thread only.
+    collector = MainThreadCollector(app)
     loop = qt_event_loop(app)
     asyncio.set_event_loop(loop)
     paths = AppPaths.default()
@@ -476,6 +479,7 @@ def run(argv: Sequence[str], target: RuntimeTarget) -> int:
             loop.run_until_complete(until_closed())
     finally:
         instance.close()
+        collector.stop()
     return 0
 
 
