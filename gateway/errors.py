@@ -13,7 +13,13 @@ from typing import Any
 
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
-__all__ = ["BundledGatewayError", "MethodError", "invalid_params", "invalid_request"]
+__all__ = [
+    "BundledGatewayError",
+    "MethodError",
+    "invalid_params",
+    "invalid_request",
+    "pairing_changed",
+]
 
 
 class BundledGatewayError(Exception):
@@ -36,3 +42,17 @@ def invalid_request(message: str, details: Any = None) -> MethodError:
 def invalid_params(method: str, problem: str) -> MethodError:
     """``INVALID_REQUEST invalid <method> params: <problem>`` (the reference's wording)."""
     return invalid_request(f"invalid {method} params: {problem}")
+
+
+def pairing_changed(work: str = "invocation") -> MethodError:
+    """``UNAVAILABLE`` ``node pairing changed while <work> was active`` with details
+    ``{code: PAIRING_CHANGED}``, retryable: the node's pairing (its surface) changed under
+    the request, as the reference words it."""
+    return MethodError(
+        error_shape(
+            ErrorCode.UNAVAILABLE,
+            f"node pairing changed while {work} was active",
+            {"code": "PAIRING_CHANGED"},
+            retryable=True,
+        )
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gateway.errors import MethodError, invalid_request
+from gateway.errors import MethodError, invalid_request, pairing_changed
 from gateway.hub import Hub, now_ms
 from gateway.methods.closed import model_checked
 from gateway.methods.table import MethodTable
@@ -121,7 +121,7 @@ async def node_event(gw: NodeRoleServices, peer: Peer, params: dict[str, Any]) -
     event: str = p["event"]
     node_id = peer.device_id
     if node_id is None or gw.hub.nodes.get(node_id) is not peer or gw.nodes.surface_pending(peer):
-        raise _pairing_changed()
+        raise pairing_changed()
     if event == "node.presence.alive":
         if peer.device_id:
             gw.state.devices.touch(peer.device_id, now_ms(), peer.remote_ip)
@@ -243,24 +243,13 @@ async def node_runner_inventory_update(gw: NodeRoleServices, peer: Peer, params:
     return {"nodeId": node_id}
 
 
-def _pairing_changed() -> MethodError:
-    return MethodError(
-        error_shape(
-            ErrorCode.UNAVAILABLE,
-            "node pairing changed while invocation was active",
-            {"code": "PAIRING_CHANGED"},
-            retryable=True,
-        )
-    )
-
-
 @table.method(Method.NODE_PENDING_PULL, role="node", params=NodePendingPullParams)
 async def node_pending_pull(gw: NodeRoleServices, peer: Peer, params: Any) -> Any:
     """``node.pending.pull``: the node's queued actions (none are queued here:
     ``{nodeId, actions: []}``, the reference's shape); PAIRING_CHANGED while the surface
     awaits approval."""
     if gw.nodes.surface_pending(peer):
-        raise _pairing_changed()
+        raise pairing_changed()
     return {"nodeId": peer.device_id, "actions": []}
 
 
@@ -270,14 +259,7 @@ async def node_pending_drain(gw: NodeRoleServices, peer: Peer, params: dict[str,
     the baseline status request the reference adds to every drain without one
     (``baseline-status``, never removed, revision 0)."""
     if gw.nodes.surface_pending(peer):
-        raise MethodError(
-            error_shape(
-                ErrorCode.UNAVAILABLE,
-                "node pairing changed while pending work was active",
-                {"code": "PAIRING_CHANGED"},
-                retryable=True,
-            )
-        )
+        raise pairing_changed("pending work")
     baseline = {
         "id": "baseline-status",
         "type": "status.request",
@@ -297,6 +279,6 @@ async def node_pending_ack(gw: NodeRoleServices, peer: Peer, params: dict[str, A
     if not node_id:
         raise invalid_request("nodeId required")
     if gw.nodes.surface_pending(peer):
-        raise _pairing_changed()
+        raise pairing_changed()
     acked = list(dict.fromkeys(text for text in (i.strip() for i in params["ids"]) if text))
     return {"nodeId": node_id, "ackedIds": acked, "remainingCount": 0}

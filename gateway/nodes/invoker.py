@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.errors import MethodError, invalid_request
+from gateway.errors import MethodError, invalid_request, pairing_changed
 from gateway.hub import Hub
 from gateway.nodes.invoke import InvokeRouter
 from gateway.nodes.plugin_policy import check_plugin_policy
@@ -20,17 +20,6 @@ _PENDING_APPROVAL = (
     "node command not allowed: the node's declared command surface is pending "
     "approval; run `openclaw nodes pending`, then `openclaw nodes approve <requestId>`"
 )
-
-
-def _pairing_changed() -> MethodError:
-    return MethodError(
-        error_shape(
-            ErrorCode.UNAVAILABLE,
-            "node pairing changed while invocation was active",
-            {"code": "PAIRING_CHANGED"},
-            retryable=True,
-        )
-    )
 
 
 def _not_connected() -> MethodError:
@@ -83,7 +72,7 @@ class NodeInvoker:
                 self._state.nodes.approved(node_id) is None
                 and self._state.devices.get(node_id) is None
             ):
-                raise _pairing_changed()
+                raise pairing_changed()
             raise _not_connected()
         denial = self._policy.check_invoke(
             target.platform, target.device_family, target.caps, command
