@@ -281,16 +281,21 @@ async def test_approvals_get_node_reads_the_nodes_own_policy(
     sides: dict[str, Side], real_node_host: NodeHostFactory
 ) -> None:
     """``approvals get --node <id>`` (exec.approvals.node.get): both gateways ask the real
-    node host for its policy and the CLI shows the same snapshot."""
-    shown = {}
-    for name, side in sides.items():
+    node host for its policy and the CLI shows the same snapshot. The two sides run at
+    once: most of each is waiting for its node host to pair and reconnect."""
+
+    async def shown_on(name: str, side: Side) -> Any:
         _host, node_id = await _paired_node_host(side, real_node_host)
 
-        def policy(side: Side = side, node_id: str = node_id) -> Any:
+        def policy() -> Any:
             done = side.cli.cli("approvals", "get", "--node", node_id, "--json", check=False)
             return json.loads(done.stdout) if done.returncode == 0 else None
 
-        shown[name] = await eventually(policy, f"the node's policy ({name})", 60, interval=2)
+        return await eventually(policy, f"the node's policy ({name})", 60, interval=2)
+
+    names = list(sides)
+    results = await asyncio.gather(*(shown_on(name, sides[name]) for name in names))
+    shown = dict(zip(names, results, strict=True))
     real, ours = shown["real"], shown["ours"]
     assert shape(ours) == shape(real)
     assert ours["file"] == real["file"] or set(ours["file"]) == set(real["file"])
