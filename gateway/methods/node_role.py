@@ -29,6 +29,7 @@ from gateway.peer import Peer
 from gateway.state import GatewayState
 from openclaw_desktop.protocol import ErrorCode, Method, error_shape
 from openclaw_desktop.protocol.methods.nodes import (
+    MAX_PROGRESS_CHUNK,
     NodeEventParams,
     NodeInvokeProgressParams,
     NodeInvokeResultParams,
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from gateway.chat.service import ChatService
     from gateway.talk.service import TalkService
 
-__all__ = ["MAX_PROGRESS_CHUNK_BYTES", "NodeRoleServices", "table"]
+__all__ = ["NodeRoleServices", "table"]
 
 table = MethodTable()
 """The methods this module declares."""
@@ -63,10 +64,6 @@ class NodeRoleServices(Protocol):
     @property
     def chat(self) -> ChatService | None: ...
     async def talk_service(self) -> TalkService: ...
-
-
-#: The largest ``node.invoke.progress`` chunk in UTF-8 bytes (``MAX_PROGRESS_CHUNK_BYTES``).
-MAX_PROGRESS_CHUNK_BYTES = 16384
 
 
 def _normalized_result(params: Any) -> Any:
@@ -107,7 +104,8 @@ async def node_invoke_progress(gw: NodeRoleServices, peer: Peer, params: dict[st
     caller = peer.device_id or peer.client.get("id")
     if caller and p["nodeId"] != caller:
         raise invalid_request("nodeId mismatch")
-    if len(p["chunk"].encode("utf-8", errors="surrogatepass")) > MAX_PROGRESS_CHUNK_BYTES:
+    # The schema bounds the chunk's characters; the reference bounds its UTF-8 bytes too.
+    if len(p["chunk"].encode("utf-8", errors="surrogatepass")) > MAX_PROGRESS_CHUNK:
         raise invalid_request("progress chunk too large")
     return {"ok": True, "ignored": not gw.router.on_progress(peer, p)}
 
@@ -169,12 +167,19 @@ def _host_stats(gw: NodeRoleServices, peer: Peer, p: dict[str, Any]) -> dict[str
     return {"ok": True, "event": NODE_HOST_STATS_EVENT, "handled": True, "reason": "updated"}
 
 
-def _reporting_node(gw: NodeRoleServices, peer: Peer) -> str:
-    """The calling node's id (its device, else its client id) when this connection is the
-    node's current one, else ``nodeId required`` / ``unknown nodeId`` as the real gateway."""
+def _caller_node_id(peer: Peer) -> str:
+    """The calling node's id (its device, else its client id), or ``nodeId required`` as
+    the real gateway answers a caller without one."""
     node_id = (peer.device_id or str(peer.client.get("id") or "")).strip()
     if not node_id:
         raise invalid_request("nodeId required")
+    return node_id
+
+
+def _reporting_node(gw: NodeRoleServices, peer: Peer) -> str:
+    """:func:`_caller_node_id` when this connection is the node's current one, else
+    ``unknown nodeId`` as the real gateway."""
+    node_id = _caller_node_id(peer)
     if gw.hub.nodes.get(node_id) is not peer:
         raise invalid_request("unknown nodeId")
     return node_id
@@ -184,18 +189,16 @@ def _reporting_node(gw: NodeRoleServices, peer: Peer) -> str:
 async def node_plugin_tools_update(gw: NodeRoleServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.pluginTools.update {tools}``: the node's plugin/MCP tools (for this connection);
     answered with those its approved commands admit."""
-    p = params
     node_id = _reporting_node(gw, peer)
-    peer.inventory.declared_tools = [dict(tool) for tool in p["tools"]]
-    return {"nodeId": node_id, "tools": plugin_tools_for(p["tools"], peer.commands)}
+    peer.inventory.declared_tools = [dict(tool) for tool in params["tools"]]
+    return {"nodeId": node_id, "tools": plugin_tools_for(params["tools"], peer.commands)}
 
 
 @table.method(Method.NODE_SKILLS_UPDATE, role="node", params=NodeSkillsUpdateParams)
 async def node_skills_update(gw: NodeRoleServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.skills.update {skills}``: the node's skills (for this connection), normalized."""
-    p = params
     node_id = _reporting_node(gw, peer)
-    peer.inventory.skills = normalize_skills(p["skills"])
+    peer.inventory.skills = normalize_skills(params["skills"])
     return {"nodeId": node_id, "skills": [dict(skill) for skill in peer.inventory.skills]}
 
 
@@ -275,9 +278,7 @@ async def node_pending_ack(gw: NodeRoleServices, peer: Peer, params: dict[str, A
     """``node.pending.ack {ids}``: ``{nodeId, ackedIds, remainingCount}`` with the ids
     trimmed and each once, as the reference answers; nothing is queued here, so nothing
     remains. PAIRING_CHANGED while the node's surface awaits approval."""
-    node_id = (peer.device_id or str(peer.client.get("id") or "")).strip()
-    if not node_id:
-        raise invalid_request("nodeId required")
+    node_id = _caller_node_id(peer)
     if gw.nodes.surface_pending(peer):
         raise pairing_changed()
     acked = list(dict.fromkeys(text for text in (i.strip() for i in params["ids"]) if text))
