@@ -12,7 +12,7 @@ from typing import Any, Protocol
 import orjson
 
 from gateway.nodes.inventory import NodeInventory
-from gateway.wire_check import check_event, checking_events
+from gateway.wire_check import check_event, check_frame, checking_events
 from openclaw_desktop.protocol import ErrorCode, error_shape
 
 __all__ = ["Peer", "PeerTransport"]
@@ -140,6 +140,8 @@ class Peer:
         :meth:`respond`, which answers instead)."""
         if self.closed:
             return
+        if checking_events():
+            check_frame(frame)
         try:
             data = orjson.dumps(frame)
         except orjson.JSONEncodeError as exc:
@@ -204,6 +206,8 @@ class Peer:
                 frame["payload"] = payload
         else:
             frame["error"] = error
+        if checking_events():
+            check_frame(frame)
         data = _encoded(frame)
         if data is None and not isinstance(request_id, str):
             frame["id"] = "invalid"

@@ -1,7 +1,10 @@
 """Checking what the gateway sends against the protocol's models, when asked.
 
 With ``OPENCLAW_GATEWAY_CHECK_EVENTS=1`` every event sent (:func:`check_event`: the hub's
-broadcasts once each, a peer's own events, the connect challenge) and with
+broadcasts once each, a peer's own events, the connect challenge) and every frame's envelope
+(:func:`check_frame`: the peer builds frames as plain dicts on its hot path, and this holds
+them to :class:`~openclaw_desktop.protocol.frames.EventFrame` and
+:class:`~openclaw_desktop.protocol.frames.ResponseFrame`) and with
 ``OPENCLAW_GATEWAY_CHECK_RESULTS=1`` every answer (:func:`check_result`) is checked against
 :mod:`openclaw_desktop.protocol.events` / :mod:`openclaw_desktop.protocol.results`. A misfit
 is logged at ERROR by ``gateway.wire`` with event, method and field names only (payloads may
@@ -15,7 +18,11 @@ import logging
 import os
 from typing import Any
 
+from pydantic import BaseModel
+
+from openclaw_desktop.protocol import ErrorCode
 from openclaw_desktop.protocol.events import payload_errors, payload_model
+from openclaw_desktop.protocol.frames import EventFrame, ResponseFrame
 from openclaw_desktop.protocol.results import result_model
 
 __all__ = [
@@ -23,6 +30,7 @@ __all__ = [
     "CHECK_RESULTS_ENV",
     "WIRE_MISFIT",
     "check_event",
+    "check_frame",
     "check_result",
     "checking_events",
     "checking_results",
@@ -88,3 +96,42 @@ def check_result(method: str, result: Any) -> bool:
             extra=WIRE_MISFIT,
         )
     return not errors
+
+
+#: The envelope model of each frame type the gateway sends.
+_FRAME_MODELS: dict[str, type[BaseModel]] = {"event": EventFrame, "res": ResponseFrame}
+
+
+def check_frame(frame: dict[str, Any]) -> bool:
+    """Whether an outgoing frame's envelope fits its frame model (the payload is the event's
+    or the method's business: :func:`check_event`, :func:`check_result`); each misfit is
+    logged at ERROR with the frame type and field names only."""
+    kind = frame.get("type")
+    model = _FRAME_MODELS.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        log.error("frame type %r is not one the gateway sends", kind, extra=WIRE_MISFIT)
+        return False
+    if kind == "res" and not isinstance(frame.get("id"), str) and _refuses_the_frame(frame):
+        # As the reference: the answer to a request frame that is not one echoes whatever
+        # ``id`` it carried (a number, an object), so only there an id is not a string.
+        frame = {**frame, "id": "invalid"}
+    errors = payload_errors(model, frame)
+    for field, error in errors:
+        log.error(
+            "%s frame does not fit %s: %s (%s)",
+            kind,
+            model.__name__,
+            field,
+            error,
+            extra=WIRE_MISFIT,
+        )
+    return not errors
+
+
+def _refuses_the_frame(frame: dict[str, Any]) -> bool:
+    error = frame.get("error")
+    return (
+        frame.get("ok") is False
+        and isinstance(error, dict)
+        and error.get("code") == ErrorCode.INVALID_REQUEST
+    )

@@ -1,5 +1,7 @@
 """Unit tests: with ``OPENCLAW_GATEWAY_CHECK_RESULTS=1`` each answer is checked against its
-method's result model (``gateway.wire_check.check_result``), naming fields, never values."""
+method's result model (``gateway.wire_check.check_result``), and with
+``OPENCLAW_GATEWAY_CHECK_EVENTS=1`` each frame's envelope against its frame model
+(``check_frame``), naming fields, never values."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import logging
 
 import pytest
 
-from gateway.wire_check import check_result
+from gateway.wire_check import check_frame, check_result
 
 pytestmark = pytest.mark.unit
 
@@ -33,3 +35,27 @@ def test_a_fitting_answer_logs_nothing(caplog: pytest.LogCaptureFixture) -> None
     caplog.set_level(logging.ERROR, logger="gateway.wire")
     assert check_result("chat.send", {"runId": "r1", "status": "started"})
     assert [r for r in caplog.records if r.name == "gateway.wire"] == []
+
+
+def test_frames_are_held_to_the_protocol_frame_models(
+    caplog: pytest.LogCaptureFixture, wire_misfits: list[str]
+) -> None:
+    """An event or answer envelope outside EventFrame / ResponseFrame is named by field; the
+    reference's own echo of an invalid request frame's non-string id passes."""
+    caplog.set_level(logging.ERROR, logger="gateway.wire")
+    refused = {"code": "INVALID_REQUEST", "message": "invalid request frame: ..."}
+    assert check_frame({"type": "event", "event": "tick", "payload": {}, "seq": 3})
+    assert check_frame({"type": "res", "id": "r1", "ok": True, "payload": {"a": 1}})
+    assert check_frame({"type": "res", "id": 7, "ok": False, "error": refused})
+    assert not check_frame({"type": "res", "id": 7, "ok": True, "payload": {}})
+    assert not check_frame({"type": "event", "event": "tick", "seq": -1, "extra": "secret"})
+    assert not check_frame({"type": "hello"})
+    messages = [r.getMessage() for r in caplog.records if r.name == "gateway.wire"]
+    assert messages == [
+        "res frame does not fit ResponseFrame: id (string_type)",
+        "event frame does not fit EventFrame: seq (greater_than_equal)",
+        "event frame does not fit EventFrame: extra (extra_forbidden)",
+        "frame type 'hello' is not one the gateway sends",
+    ]
+    assert wire_misfits == messages
+    wire_misfits.clear()
