@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gateway import __version__
@@ -44,7 +45,15 @@ from gateway.peer import Peer
 from gateway.ratelimit import AuthRateLimiter
 from gateway.rpc import answer_request
 from gateway.setup_issuer import SetupCodeIssuer
-from gateway.state import GatewayState
+from gateway.state import (
+    BootstrapTokens,
+    ChatSessions,
+    DeviceRegistry,
+    DeviceTokens,
+    GatewayState,
+    NodeSurfaces,
+    PairingRequests,
+)
 from openclaw_desktop.protocol import ServerInfo
 from openclaw_desktop.protocol.events import event_names
 
@@ -72,6 +81,9 @@ class GatewayApp:
         auth_limiter: Failed-auth buckets per client address.
         chat: Chat runs and sessions (set by the server once it starts).
         talk: Talk sessions, started by :meth:`talk_service` on first use.
+
+    The methods never get ``state`` itself: the properties below hand each family only the
+    stores it reads (issue #16).
     """
 
     def __init__(
@@ -100,6 +112,41 @@ class GatewayApp:
         self.chat: ChatService | None = None
         self.talk: TalkService | None = None
         self._talk_lock = asyncio.Lock()
+
+    @property
+    def device_registry(self) -> DeviceRegistry:
+        """The state's paired devices."""
+        return self.state.devices
+
+    @property
+    def device_tokens(self) -> DeviceTokens:
+        """The state's device tokens."""
+        return self.state.tokens
+
+    @property
+    def pairing_requests(self) -> PairingRequests:
+        """The state's pending device pairing requests (:attr:`pairing` decides them)."""
+        return self.state.pairing
+
+    @property
+    def node_surfaces(self) -> NodeSurfaces:
+        """The state's node command surfaces (:attr:`nodes` serves them)."""
+        return self.state.nodes
+
+    @property
+    def bootstrap_tokens(self) -> BootstrapTokens:
+        """The state's setup-code bootstrap tokens."""
+        return self.state.bootstrap
+
+    @property
+    def chat_sessions(self) -> ChatSessions:
+        """The state's chat sessions index."""
+        return self.state.sessions
+
+    @property
+    def db_path(self) -> Path:
+        """The state's database file."""
+        return self.state.db_path
 
     async def talk_service(self) -> TalkService:
         """The talk service, started on first use: reading ``talk.json`` and the speech

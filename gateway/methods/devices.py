@@ -18,9 +18,13 @@ from gateway.peer import Peer
 from gateway.scopes import ADMIN, PAIRING, missing_requested_scope, normalize_operator_scopes
 from gateway.setup_issuer import SetupCodeIssuer
 from gateway.state import (
-    GatewayState,
+    BootstrapTokens,
+    DeviceRegistry,
+    DeviceTokens,
     NodePairRequest,
+    NodeSurfaces,
     PairingRequest,
+    PairingRequests,
     ScopeNotApprovedError,
     UnknownDeviceError,
 )
@@ -52,13 +56,30 @@ class DeviceServices(Protocol):
     @property
     def config(self) -> GatewayConfig: ...
     @property
-    def state(self) -> GatewayState: ...
-    @property
     def hub(self) -> Hub: ...
     @property
     def pairing(self) -> DevicePairing: ...
     @property
     def setup_codes(self) -> SetupCodeIssuer: ...
+    @property
+    def device_registry(self) -> DeviceRegistry:
+        """The stored paired devices (their roles, scopes and labels)."""
+
+    @property
+    def device_tokens(self) -> DeviceTokens:
+        """The stored device tokens per device and role."""
+
+    @property
+    def pairing_requests(self) -> PairingRequests:
+        """The stored pending device pairing requests (decided through ``pairing``)."""
+
+    @property
+    def node_surfaces(self) -> NodeSurfaces:
+        """The stored node command surfaces, read for their pending requests."""
+
+    @property
+    def bootstrap_tokens(self) -> BootstrapTokens:
+        """The stored setup-code bootstrap tokens, read for a setup's status."""
 
 
 def _is_admin(peer: Peer) -> bool:
@@ -88,16 +109,16 @@ async def pair_list(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> A
     now = now_ms()
     # As the real gateway: a device-token session without admin sees only its own device.
     only = None if _is_admin(peer) else peer.managing_device_id
-    requests = gw.state.pairing.list_pending(now)
+    requests = gw.pairing_requests.list_pending(now)
     pending = [r.to_wire() for r in requests if only is None or r.device_id.strip() == only]
-    surfaces = {r.node_id: r for r in gw.state.nodes.list_pending(now)}
+    surfaces = {r.node_id: r for r in gw.node_surfaces.list_pending(now)}
     connected = {p.device_id for p in gw.hub.peers.values() if p.device_id}
     paired = []
-    for device in gw.state.devices.list():
+    for device in gw.device_registry.list():
         if only is not None and device.device_id.strip() != only:
             continue
         entry = device.to_wire(
-            tokens=gw.state.tokens.list(device.device_id),
+            tokens=gw.device_tokens.list(device.device_id),
             connected=device.device_id in connected,
         )
         surface = surfaces.get(device.device_id)
@@ -132,7 +153,7 @@ def _pending_node_surface(request: NodePairRequest) -> dict[str, Any]:
 async def pair_approve(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.pair.approve {requestId}`` (a node role needs operator.admin too)."""
     request_id: str = params["requestId"]
-    request = gw.state.pairing.get(request_id, now_ms())
+    request = gw.pairing_requests.get(request_id, now_ms())
     if not _is_admin(peer):
         # As the real gateway: without operator.admin only operator-role requests, and
         # a device-token session only for its own device.
@@ -170,8 +191,8 @@ def _approval_exceeds_caller(gw: DeviceServices, peer: Peer, request: PairingReq
     if "operator" not in roles:
         return None
     asked = _operator_scopes(request.scopes)
-    device = gw.state.devices.get(request.device_id)
-    token = gw.state.tokens.get(request.device_id, "operator")
+    device = gw.device_registry.get(request.device_id)
+    token = gw.device_tokens.get(request.device_id, "operator")
     approved = _operator_scopes(device.scopes) if device is not None else []
     if asked:
         added = [s for s in asked if s not in approved] if token and approved else asked
@@ -200,10 +221,10 @@ def _denies_pairing_management(gw: DeviceServices, peer: Peer, device_id: str) -
     target = device_id.strip()
     if caller != target:
         return True
-    device = gw.state.devices.get(target)
+    device = gw.device_registry.get(target)
     if device is None:
         return False
-    roles = {*device.roles, *(t.role for t in gw.state.tokens.list(target))}
+    roles = {*device.roles, *(t.role for t in gw.device_tokens.list(target))}
     return any(role.strip() and role.strip() != "operator" for role in roles)
 
 
@@ -211,7 +232,7 @@ def _denies_pairing_management(gw: DeviceServices, peer: Peer, device_id: str) -
 async def pair_reject(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.pair.reject {requestId}``."""
     request_id: str = params["requestId"]
-    request = gw.state.pairing.get(request_id, now_ms())
+    request = gw.pairing_requests.get(request_id, now_ms())
     caller = peer.managing_device_id
     if (
         caller is not None
@@ -232,7 +253,7 @@ async def pair_remove(gw: DeviceServices, peer: Peer, params: dict[str, Any]) ->
     if _denies_pairing_management(gw, peer, device_id):
         log.warning("device pairing removal denied device=%s", device_id[:12])
         raise invalid_request("device pairing removal denied")
-    if not gw.state.devices.remove(device_id):
+    if not gw.device_registry.remove(device_id):
         raise invalid_request("unknown deviceId")
     # As the real gateway: its sessions are closed (4001 "device removed") after this answer.
     gw.pairing.disconnect(device_id, "device removed", code=4001)
@@ -249,9 +270,9 @@ async def pair_rename(gw: DeviceServices, peer: Peer, params: dict[str, Any]) ->
     if _denies_pairing_management(gw, peer, device_id):
         log.warning("device pairing rename denied device=%s", device_id[:12])
         raise invalid_request("device pairing rename denied")
-    if gw.state.devices.get(device_id) is None:
+    if gw.device_registry.get(device_id) is None:
         raise invalid_request("unknown deviceId")
-    gw.state.devices.rename(device_id, label)
+    gw.device_registry.rename(device_id, label)
     return {"deviceId": device_id, "label": label}
 
 
@@ -266,11 +287,11 @@ async def token_rotate(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -
         raise invalid_params("device.token.rotate", "at /scopes: must be array")
     if _denies_token_management(peer, device_id, role):
         raise invalid_request("device token rotation denied")
-    device = gw.state.devices.get(device_id)
+    device = gw.device_registry.get(device_id)
     if device is None or role not in device.roles:
         # As the real gateway, which names no reason (an unknown device or role).
         raise invalid_request("device token rotation denied")
-    current = gw.state.tokens.get(device_id, role)
+    current = gw.device_tokens.get(device_id, role)
     wanted = scopes if scopes is not None else current.scopes if current else device.scopes
     if _exceeds_caller(peer, role, wanted):
         log.warning(
@@ -282,13 +303,13 @@ async def token_rotate(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -
     if scopes is not None or current is not None:
         scopes = sorted({s.strip() for s in (wanted if scopes is None else scopes) if s.strip()})
     try:
-        token = gw.state.tokens.rotate(device_id, role, scopes, now_ms())
+        token = gw.device_tokens.rotate(device_id, role, scopes, now_ms())
     except ScopeNotApprovedError as exc:
         log.warning("device token rotation denied device=%s scope=%s", device_id, exc.scope)
         raise invalid_request("device token rotation denied") from None
     except UnknownDeviceError:
         raise invalid_request("device token rotation denied") from None
-    granted = gw.state.tokens.scopes(device_id, role)
+    granted = gw.device_tokens.scopes(device_id, role)
     # As the real gateway: sessions holding the old token are closed after this answer, and
     # the new token is only handed to the device itself (another device's is withheld).
     gw.pairing.disconnect(device_id, "device removed", role=role, code=4001)
@@ -313,8 +334,8 @@ async def token_revoke(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -
     role: str = params["role"]
     if _denies_token_management(peer, device_id, role):
         raise invalid_request("device token revocation denied")
-    device = gw.state.devices.get(device_id)
-    current = gw.state.tokens.get(device_id, role)
+    device = gw.device_registry.get(device_id)
+    current = gw.device_tokens.get(device_id, role)
     # As the real gateway: an unknown device, role or token is denied like the rest, and so
     # is a token holding an operator scope the caller lacks.
     if device is None or role not in device.roles or current is None:
@@ -324,7 +345,7 @@ async def token_revoke(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -
             "device token revocation denied device=%s reason=caller-missing-scope", device_id[:12]
         )
         raise invalid_request("device token revocation denied")
-    if not gw.state.tokens.revoke(device_id, role):
+    if not gw.device_tokens.revoke(device_id, role):
         raise invalid_request("device token revocation denied")
     # The token stops working at once: live sessions that used it are closed too.
     gw.pairing.disconnect(device_id, "device removed", role=role, code=4001)
@@ -491,12 +512,12 @@ async def setup_code(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> 
 async def setup_status(gw: DeviceServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``device.pair.setupStatus {setupId}``."""
     setup_id: str = params["setupId"]
-    status = gw.state.bootstrap.status(setup_id, now_ms())
+    status = gw.bootstrap_tokens.status(setup_id, now_ms())
     # As the real gateway: ``{}`` for a setup that has not completed (or is unknown).
     if status is None:
         return {}
     wire = status.to_wire()
-    if gw.state.bootstrap.profile_of(status) == "voice-node":
+    if gw.bootstrap_tokens.profile_of(status) == "voice-node":
         # The real gateway reports a voice-node setup as limited access.
         for completion in wire.values():
             if isinstance(completion, dict):

@@ -26,7 +26,7 @@ from gateway.nodes.inventory import (
 )
 from gateway.nodes.invoke import InvokeError, InvokeRouter
 from gateway.peer import Peer
-from gateway.state import GatewayState
+from gateway.state import DeviceRegistry, NodeSurfaces
 from openclaw_desktop.protocol import ErrorCode, Method, error_shape
 from openclaw_desktop.protocol.methods.nodes import (
     MAX_PROGRESS_CHUNK,
@@ -54,8 +54,6 @@ class NodeRoleServices(Protocol):
     """What the node role's methods use of the gateway."""
 
     @property
-    def state(self) -> GatewayState: ...
-    @property
     def hub(self) -> Hub: ...
     @property
     def router(self) -> InvokeRouter: ...
@@ -64,6 +62,13 @@ class NodeRoleServices(Protocol):
     @property
     def chat(self) -> ChatService | None: ...
     async def talk_service(self) -> TalkService: ...
+    @property
+    def device_registry(self) -> DeviceRegistry:
+        """The stored paired devices, touched when a node reports in."""
+
+    @property
+    def node_surfaces(self) -> NodeSurfaces:
+        """The stored node command surfaces, which keep each node's host stats."""
 
 
 def _normalized_result(params: Any) -> Any:
@@ -122,7 +127,7 @@ async def node_event(gw: NodeRoleServices, peer: Peer, params: dict[str, Any]) -
         raise pairing_changed()
     if event == "node.presence.alive":
         if peer.device_id:
-            gw.state.devices.touch(peer.device_id, now_ms(), peer.remote_ip)
+            gw.device_registry.touch(peer.device_id, now_ms(), peer.remote_ip)
         return {"ok": True, "event": event, "handled": True, "reason": "persisted"}
     if event == "voice.transcript":
         return (await gw.talk_service()).voice_transcripts.handle(gw.chat, peer, p)
@@ -162,7 +167,7 @@ def _host_stats(gw: NodeRoleServices, peer: Peer, p: dict[str, Any]) -> dict[str
         }
     stats["updatedAtMs"] = now_ms()
     peer.inventory.host_stats = stats
-    gw.state.nodes.record_host_stats(node_id, stats)
+    gw.node_surfaces.record_host_stats(node_id, stats)
     gw.hub.broadcast("node.hostStats", {"nodeId": node_id, "hostStats": dict(stats)})
     return {"ok": True, "event": NODE_HOST_STATS_EVENT, "handled": True, "reason": "updated"}
 

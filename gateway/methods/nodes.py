@@ -22,7 +22,7 @@ from gateway.scopes import (
     node_invoke_scope,
     scope_satisfied,
 )
-from gateway.state import GatewayState, NodePairRequest
+from gateway.state import DeviceRegistry, NodePairRequest, NodeSurfaces
 from openclaw_desktop.protocol import Method
 from openclaw_desktop.protocol.methods.nodes import (
     NodeDescribeParams,
@@ -44,13 +44,18 @@ class NodeServices(Protocol):
     """What the operator's ``node.*`` methods use of the gateway."""
 
     @property
-    def state(self) -> GatewayState: ...
-    @property
     def hub(self) -> Hub: ...
     @property
     def nodes(self) -> NodeCatalog: ...
     @property
     def pairing(self) -> DevicePairing: ...
+    @property
+    def node_surfaces(self) -> NodeSurfaces:
+        """The stored node command surfaces and their pending requests (``nodes`` serves them)."""
+
+    @property
+    def device_registry(self) -> DeviceRegistry:
+        """The stored paired devices, whose node role ``node.pair.remove`` takes away."""
 
 
 @table.method(Method.NODE_LIST, scope=READ, params=NodeListParams)
@@ -81,7 +86,7 @@ async def node_rename(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> A
         raise invalid_request("node rename denied")
     if not name.strip():
         raise invalid_request("displayName required")
-    renamed = gw.state.nodes.rename(node_id, name.strip())
+    renamed = gw.node_surfaces.rename(node_id, name.strip())
     if renamed is None:  # only nodes with an approved surface have a name of their own
         raise invalid_request("unknown nodeId")
     return {"nodeId": node_id, "displayName": renamed.display_name}
@@ -105,8 +110,8 @@ async def node_invoke(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> A
 async def node_pair_list(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.pair.list``."""
     now = now_ms()
-    pending = [node_request_wire(r) for r in gw.state.nodes.list_pending(now)]
-    paired = [s.to_wire() for s in gw.state.nodes.list_approved()]
+    pending = [node_request_wire(r) for r in gw.node_surfaces.list_pending(now)]
+    paired = [s.to_wire() for s in gw.node_surfaces.list_approved()]
     only = None if "operator.admin" in peer.scopes else peer.managing_device_id
     if only is not None:  # as the real gateway: a device-token session sees its own node only
         pending = [r for r in pending if str(r.get("nodeId", "")).strip() == only]
@@ -118,7 +123,7 @@ async def node_pair_list(gw: NodeServices, peer: Peer, params: dict[str, Any]) -
 async def node_pair_approve(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.pair.approve {requestId}``: needs the request's approver scopes."""
     request_id: str = params["requestId"]
-    request = gw.state.nodes.get(request_id, now_ms())
+    request = gw.node_surfaces.get(request_id, now_ms())
     _check_surface_ownership(peer, request, "approval")
     if request is None:
         raise invalid_request("unknown requestId")
@@ -132,7 +137,7 @@ async def node_pair_approve(gw: NodeServices, peer: Peer, params: dict[str, Any]
 async def node_pair_reject(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.pair.reject {requestId}``."""
     request_id: str = params["requestId"]
-    request = gw.state.nodes.get(request_id, now_ms())
+    request = gw.node_surfaces.get(request_id, now_ms())
     _check_surface_ownership(peer, request, "rejection")
     if request is None:
         raise invalid_request("unknown requestId")
@@ -143,7 +148,7 @@ async def node_pair_reject(gw: NodeServices, peer: Peer, params: dict[str, Any])
 async def node_pair_remove(gw: NodeServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``node.pair.remove {nodeId}``."""
     node_id = params["nodeId"].strip()
-    device = gw.state.devices.get(node_id)
+    device = gw.device_registry.get(node_id)
     # As the real gateway: without operator.admin a device-token session removes no node
     # role, its own device's included (a node role is managed by admins only).
     if (
@@ -153,8 +158,8 @@ async def node_pair_remove(gw: NodeServices, peer: Peer, params: dict[str, Any])
         and "operator.admin" not in peer.scopes
     ):
         raise invalid_request("node pairing removal denied")
-    removed = gw.state.nodes.remove(node_id)
-    removed = gw.state.devices.remove_role(node_id, "node") is not None or removed
+    removed = gw.node_surfaces.remove(node_id)
+    removed = gw.device_registry.remove_role(node_id, "node") is not None or removed
     target = gw.hub.nodes.get(node_id)
     if target is not None:
         target.commands = []

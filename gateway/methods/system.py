@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway import __version__
@@ -17,7 +18,7 @@ from gateway.methods.status_report import (
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import READ
-from gateway.state import GatewayState
+from gateway.state import ChatSessions
 from openclaw_desktop.protocol import Method
 from openclaw_desktop.protocol.methods.ops import HealthParams, StatusParams, SystemPresenceParams
 
@@ -34,11 +35,16 @@ class SystemServices(Protocol):
     """What ``health``, ``status`` and ``system-presence`` use of the gateway."""
 
     @property
-    def state(self) -> GatewayState: ...
-    @property
     def hub(self) -> Hub: ...
     @property
     def chat(self) -> ChatService | None: ...
+    @property
+    def chat_sessions(self) -> ChatSessions:
+        """The stored chat sessions index, counted and listed for the agent."""
+
+    @property
+    def db_path(self) -> Path:
+        """The state database file, reported as the sessions' store path."""
 
 
 def _agent_facts(gw: SystemServices) -> AgentFacts:
@@ -46,11 +52,11 @@ def _agent_facts(gw: SystemServices) -> AgentFacts:
     sessions, newest first (as many as ``status`` lists; ``health`` shows fewer), and the
     models for ``status``."""
     agent_id = gw.chat.agent_id if gw.chat is not None else DEFAULT_AGENT_ID
-    sessions = gw.state.sessions
+    sessions = gw.chat_sessions
     providers = gw.chat.providers if gw.chat is not None else None
     return AgentFacts(
         agent_id,
-        str(gw.state.db_path),
+        str(gw.db_path),
         sessions.count(),
         sessions.list(STATUS_RECENT),
         default_model=providers.model if providers is not None else None,
