@@ -20,7 +20,7 @@ from gateway import __version__
 from gateway.config import GatewayConfig
 from gateway.device_pairing import DevicePairing
 from gateway.hello import hello_ok
-from gateway.hub import Hub, now_ms
+from gateway.hub import Hub
 from gateway.methods import TABLE
 from gateway.methods.agent import AgentServices
 from gateway.methods.approvals import ApprovalsServices
@@ -36,7 +36,7 @@ from gateway.methods.nodes import NodeServices
 from gateway.methods.ops import OpsServices
 from gateway.methods.sessions import SessionsServices
 from gateway.methods.subscriptions import SubscriptionsServices
-from gateway.methods.system import SystemServices
+from gateway.methods.system import SystemServices, health_report
 from gateway.methods.talk import TalkServices
 from gateway.nodes.catalog import NodeCatalog
 from gateway.nodes.invoke import InvokeRouter
@@ -161,15 +161,9 @@ class GatewayApp:
         return self.talk
 
     def health_snapshot(self) -> dict[str, Any]:
-        """What ``health`` events carry (and ``hello-ok.snapshot.health``)."""
-        return {
-            "ok": True,
-            "ts": now_ms(),
-            "uptimeMs": self.uptime_ms(),
-            "nodes": {"connected": len(self.hub.nodes)},
-            "clients": {"connected": len(self.hub.peers)},
-            "invokes": {"pending": self.router.pending_count},
-        }
+        """What ``health`` events carry (and ``hello-ok.snapshot.health``): the ``health``
+        answer, as on the real gateway."""
+        return health_report(self)
 
     def uptime_ms(self) -> int:
         """Milliseconds since start."""

@@ -25,7 +25,7 @@ from openclaw_desktop.protocol.methods.ops import HealthParams, StatusParams, Sy
 if TYPE_CHECKING:
     from gateway.chat.service import ChatService
 
-__all__ = ["SystemServices", "table"]
+__all__ = ["SystemServices", "health_report", "table"]
 
 table = MethodTable()
 """The methods this module declares."""
@@ -69,6 +69,12 @@ async def health(gw: SystemServices, peer: Peer, params: Any) -> Any:
     """``health``: liveness, the agent, its heartbeat and sessions (the reference's shape;
     like it, any params are accepted: ``probe`` changes nothing here, there are no
     channels to probe)."""
+    return health_report(gw)
+
+
+def health_report(gw: SystemServices) -> dict[str, Any]:
+    """The health snapshot in the reference's shape: the ``health`` answer, and what the
+    ``health`` event and ``hello-ok.snapshot.health`` carry (the same on the real gateway)."""
     started = time.perf_counter()
     facts = _agent_facts(gw)
     return health_answer(facts, now_ms(), int((time.perf_counter() - started) * 1000))

@@ -160,7 +160,8 @@ async def test_presence_events_carry_state_version(tmp_path: Path) -> None:
 
 
 async def test_health_events_carry_an_increasing_state_version(tmp_path: Path) -> None:
-    """Operators get periodic health events whose stateVersion.health goes up each time."""
+    """Operators get periodic health events whose stateVersion.health goes up each time;
+    the event and the hello snapshot carry the ``health`` answer, as on the real gateway."""
     async with bundled_gateway(tmp_path, tick_interval_ms=150) as gw, raw_operator(gw.url) as op:
         assert op.hello is not None
         assert op.hello["snapshot"]["health"]["ok"] is True
@@ -169,7 +170,13 @@ async def test_health_events_carry_an_increasing_state_version(tmp_path: Path) -
         first, second = op.events_named("health")[:2]
         assert start < first["stateVersion"]["health"] < second["stateVersion"]["health"]
         assert first["payload"]["ok"] is True
-        assert {"nodes", "clients", "uptimeMs"} <= set(first["payload"])
+        answer = await op.ok("health", {})
+        assert set(first["payload"]) == set(answer) == set(op.hello["snapshot"]["health"])
+        assert {"defaultAgentId", "agents", "sessions", "channels"} <= set(answer)
+        unstable = ("ts", "durationMs")
+        assert {k: v for k, v in first["payload"].items() if k not in unstable} == {
+            k: v for k, v in answer.items() if k not in unstable
+        }
 
 
 async def test_operator_event_seq_is_per_connection_and_monotonic(tmp_path: Path) -> None:
