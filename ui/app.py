@@ -18,17 +18,18 @@ from openclaw_desktop.config import AppPaths, Settings, SettingsStore, WindowSta
 from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.devices.notify import Notice, Notifier
 from openclaw_desktop.errors import OpenClawError, ReconnectPaused
+from openclaw_desktop.known_gateways import LastGateway, first_run, launch_target
 from openclaw_desktop.sdk import Approval, Event
 from openclaw_desktop.sdk.normalize import Normalizer
 from openclaw_desktop.session import EventReceived
 from ui.dialogs import PairingWaitPanel, ask_approval, ask_exec, ask_pairing, ask_trust
 from ui.dialogs.exec_approvals import node_approvals
 from ui.dialogs.settings import SettingsDialog, unavailable_capabilities
-from ui.gateway_choice import GatewayChoice, known_gateways_file, last_gateway_file, pin_mismatch
+from ui.gateway_choice import GatewayChoice, pin_mismatch
 from ui.main_window import MainWindow
 from ui.menus import MenuActions, build_menus, log_folder, log_to_folder, run_doctor, show_report
 from ui.presenters.chat import ChatPresenter
-from ui.presenters.discovery import BrowserFactory, LastGateway
+from ui.presenters.discovery import BrowserFactory
 from ui.presenters.sessions import SessionsPresenter, session_title
 from ui.presenters.voice import VoicePresenter
 from ui.quitting import QuitFlow
@@ -44,7 +45,7 @@ from ui.widgets.connection_status import ConnectionStatusView
 from ui.widgets.pair_phone import PairPhoneDialog
 from ui.widgets.sessions import SessionsPanel
 
-__all__ = ["DesktopApp", "known_gateways_file", "last_gateway_file", "launch_target", "run"]
+__all__ = ["DesktopApp", "run"]
 
 _T = TypeVar("_T")
 
@@ -131,7 +132,7 @@ class DesktopApp(GatewayChoice):
         if self._wired is self.runtime:
             return
         self._wired = self.runtime
-        LastGateway(last_gateway_file(self.runtime.paths)).save(self.runtime.target)
+        LastGateway(self.runtime.paths.last_gateway_file).save(self.runtime.target)
         client.connection.on_event(self._gateway_event)
         self._spawn(self._follow_approvals())
         activity = ActivityView()
@@ -421,17 +422,6 @@ class DesktopApp(GatewayChoice):
         await self.runtime.aclose()
 
 
-def launch_target(target: RuntimeTarget, paths: AppPaths) -> RuntimeTarget:
-    """The gateway a launch connects to: the one the command line named (``--gateway-port``
-    or ``--gateway-url``: "this one now"), else the one chosen last (remote or this
-    computer's, on ``target``'s port), else ``target`` (the bundled gateway). A pairing link
-    opens the connect screen, so nothing remembered is used for it either."""
-    named = bool(getattr(target, "explicit", False)) or target.url is not None
-    if named or getattr(target, "pair_link", None) is not None:
-        return target
-    return LastGateway(last_gateway_file(paths)).target(target.port) or target
-
-
 def run(argv: Sequence[str], target: RuntimeTarget) -> int:
     """Run the desktop app until its window closes. An ``openclaw://pair`` link in
     ``target`` opens the connect screen with its code filled in; a later launch's link (or
@@ -465,9 +455,8 @@ def run(argv: Sequence[str], target: RuntimeTarget) -> int:
         instance.show_requested.connect(desktop._raise)
         instance.link_received.connect(desktop.open_pair_link)
     pair_link = getattr(target, "pair_link", None)
-    # The first run asks where to connect, unless the command line gave a URL.
-    first_run = not known_gateways_file(paths).exists() and target.url is None
-    start = desktop.choose_gateway(pair_link) if first_run or pair_link else desktop.start()
+    asks = first_run(target, paths) or pair_link is not None
+    start = desktop.choose_gateway(pair_link) if asks else desktop.start()
     after_first_paint(desktop.window, lambda: desktop._spawn(start))
 
     async def until_closed() -> None:

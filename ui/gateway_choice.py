@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QMessageBox
 
 from openclaw_desktop.chat.attachments import Attachment
-from openclaw_desktop.config import AppPaths, SettingsStore
+from openclaw_desktop.config import SettingsStore
 from openclaw_desktop.errors import ConnectionClosed, OpenClawError, ReconnectPaused, TrustError
 from openclaw_desktop.identity import CredentialStore, gateway_key, open_secret_store
 from openclaw_desktop.interruption import CutCause
+from openclaw_desktop.known_gateways import remember_bundled_choice
 from openclaw_desktop.links import PairLink
 from openclaw_desktop.supervisor import SupervisorStatus
 from openclaw_desktop.transport import ConnectionState, ConnectionStatus
@@ -43,23 +43,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GatewayChoice",
-    "known_gateways_file",
-    "last_gateway_file",
     "pin_mismatch",
     "unsent_count",
 ]
 
 log = logging.getLogger("openclaw.ui")
-
-
-def known_gateways_file(paths: AppPaths) -> Path:
-    """Gateways the user connected to (names and URLs; never tokens)."""
-    return paths.config_dir / "known_gateways.json"
-
-
-def last_gateway_file(paths: AppPaths) -> Path:
-    """The gateway chosen last (the next launch connects to it; never a token)."""
-    return paths.config_dir / "last_gateway.json"
 
 
 class GatewayChoice:
@@ -167,7 +155,7 @@ class GatewayChoice:
         except OpenClawError:
             camera = ""
         screen = ConnectScreen(
-            known_gateways_file(paths),
+            paths.known_gateways_file,
             browser_factory=self.browser_factory or configured_browsers(paths.settings_file),
             parent=self.window,
             camera_source=camera,
@@ -197,9 +185,7 @@ class GatewayChoice:
         self.window.stack.removeWidget(screen)
         screen.deleteLater()
         if target.url is None:
-            known_gateways_file(paths).parent.mkdir(parents=True, exist_ok=True)
-            if not known_gateways_file(paths).exists():
-                known_gateways_file(paths).write_text("[]\n", encoding="utf-8")
+            remember_bundled_choice(paths)
         await self.switch_gateway(target)
 
     async def switch_gateway(self, target: RuntimeTarget) -> None:

@@ -77,6 +77,16 @@ class AppPaths:
         return self.state_dir / "window-state.json"
 
     @property
+    def known_gateways_file(self) -> Path:
+        """Gateways the user connected to (names and URLs; never tokens)."""
+        return self.config_dir / "known_gateways.json"
+
+    @property
+    def last_gateway_file(self) -> Path:
+        """The gateway chosen last (the next launch connects to it; never a token)."""
+        return self.config_dir / "last_gateway.json"
+
+    @property
     def secrets_file(self) -> Path:
         """The fallback secret store used when no keyring backend exists, mode 0600."""
         return self.data_dir / "secrets.json"

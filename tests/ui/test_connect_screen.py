@@ -21,11 +21,12 @@ from zeroconf.asyncio import AsyncZeroconf
 
 from gateway.advertise import GatewayAdvertiser
 from openclaw_desktop.discovery import GatewayBrowser, encode_setup_code, endpoint_from_service
+from openclaw_desktop.known_gateways import ConnectTarget, KnownGateways, LastGateway
 from tests.helpers import mdns
 from tests.helpers.mdns import LOOPBACK
 from tests.helpers.ports import free_port
 from tests.helpers.qt import run_in_qt, screenshot_folder
-from ui.presenters.discovery import ConnectTarget, DiscoveryPresenter, KnownGateways, LastGateway
+from ui.presenters.discovery import DiscoveryPresenter
 from ui.runtime import RuntimeTarget
 from ui.widgets.connect import ConnectScreen
 

@@ -17,6 +17,7 @@ import pytest
 from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox
 
 from openclaw_desktop.config import AppPaths
+from openclaw_desktop.known_gateways import ConnectTarget, LastGateway
 from openclaw_desktop.supervisor import RestartPolicy, SupervisorState
 from openclaw_desktop.transport import ConnectionState, ConnectionStatus, RetryPolicy
 from tests.helpers.bundled_gateway import BundledGateway
@@ -25,8 +26,7 @@ from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.ports import free_port
 from tests.helpers.qt import run_in_qt, screenshot_folder, shot, window_home  # noqa: F401 (autouse)
 from tests.ui.test_chat_window import until
-from ui.app import DesktopApp, last_gateway_file
-from ui.presenters.discovery import ConnectTarget, LastGateway
+from ui.app import DesktopApp
 from ui.presenters.failure import CardAction
 from ui.runtime import DesktopRuntime, RuntimeTarget
 
@@ -484,9 +484,9 @@ def test_switching_gateways_moves_everything_and_is_remembered(
         await presenter.send("hello B")
         await until(lambda: any(i.status == "done" for i in presenter.timeline.items), "B")
         shot(app.window, screens / "01-on-b.png")
-        remembered = LastGateway(last_gateway_file(paths)).target(18789)
+        remembered = LastGateway(paths.last_gateway_file).target(18789)
         assert remembered is not None and remembered.url == b.url
-        assert "token" not in last_gateway_file(paths).read_text()
+        assert "token" not in paths.last_gateway_file.read_text()
 
         # B stops; a message waits; switching back to A asks, and "Send" sends it there.
         await asyncio.to_thread(b.stop)
@@ -526,7 +526,7 @@ def test_switching_gateways_moves_everything_and_is_remembered(
 
         # The app restarted: it goes back to A (not the bundled gateway), with the token
         # the user gave kept in the keyring, and says so honestly.
-        remembered = LastGateway(last_gateway_file(paths)).target(18789)
+        remembered = LastGateway(paths.last_gateway_file).target(18789)
         assert remembered is not None and remembered.url == a.url and remembered.token is None
         again = DesktopApp(DesktopRuntime(paths, remembered))
         again.window.show()

@@ -14,13 +14,13 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from openclaw_desktop.config import AppPaths
+from openclaw_desktop.known_gateways import ConnectTarget
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.qt import run_in_qt, window_home  # noqa: F401 (autouse)
 from tests.ui.test_chat_window import until
 from tests.ui.test_connection_status import gateway_with_model
 from ui.app import DesktopApp
 from ui.presenters.chat import ChatPresenter
-from ui.presenters.discovery import ConnectTarget
 from ui.runtime import DesktopRuntime
 
 

@@ -181,12 +181,11 @@ def test_the_launch_decision_against_the_remembered_gateway(tmp_path: Path) -> N
     """The decision ``run`` makes, on real files: nothing named → the gateway chosen last;
     ``--gateway-port`` or ``--gateway-url`` named → that one, whatever was remembered."""
     from openclaw_desktop.config import AppPaths
-    from ui.app import launch_target
-    from ui.presenters.discovery import LastGateway
+    from openclaw_desktop.known_gateways import LastGateway, launch_target
     from ui.runtime import RuntimeTarget
 
     paths = AppPaths.under(tmp_path)
-    last = LastGateway(ui.app.last_gateway_file(paths))
+    last = LastGateway(paths.last_gateway_file)
     nothing = LaunchTarget(port=18801)
     assert launch_target(nothing, paths) is nothing, "nothing remembered: the bundled gateway"
 
@@ -239,17 +238,17 @@ def test_an_explicit_gateway_port_beats_the_remembered_gateway(tmp_path: Path) -
     launch with ``--gateway-port`` runs this computer's gateway there and connects to it,
     and that becomes the choice remembered."""
     from openclaw_desktop.config import AppPaths
+    from openclaw_desktop.known_gateways import LastGateway
     from tests.helpers.bundled_gateway import BundledGateway
     from tests.helpers.journey_app import app_home
     from tests.helpers.ports import free_port, port_open
     from tests.helpers.processes import stop_group, wait_for_log
-    from ui.presenters.discovery import LastGateway
 
     remote = BundledGateway.start()
     bundled_port = free_port()
     try:
         root = app_home(tmp_path / "home", (remote.url, remote.token))
-        last = LastGateway(ui.app.last_gateway_file(AppPaths.under(root / "openclaw")))
+        last = LastGateway(AppPaths.under(root / "openclaw").last_gateway_file)
         plain_log = tmp_path / "plain.log"
         plain = _app(root, plain_log, OPENCLAW_GATEWAY_PORT=str(bundled_port))
         try:

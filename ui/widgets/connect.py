@@ -1,6 +1,6 @@
 """The connect screen: this computer's bundled gateway (the default), a gateway found on the
 LAN, a known one, a typed URL or a pasted setup code. It only decides *where*; the app
-connects to the :class:`~ui.presenters.discovery.ConnectTarget` it emits."""
+connects to the :class:`~openclaw_desktop.known_gateways.ConnectTarget` it emits."""
 
 from __future__ import annotations
 
@@ -36,12 +36,11 @@ from openclaw_desktop.discovery import (
     decode_setup_code,
 )
 from openclaw_desktop.errors import ConfigError
+from openclaw_desktop.known_gateways import ConnectTarget, KnownGateways
 from openclaw_desktop.protocol import DEFAULT_GATEWAY_PORT
 from ui.presenters.discovery import (
     BrowserFactory,
-    ConnectTarget,
     DiscoveryPresenter,
-    KnownGateways,
     short_fingerprint,
     typed_gateway,
 )

@@ -1,0 +1,52 @@
+"""Unit tests: which gateway a launch uses and when it asks first
+(:mod:`openclaw_desktop.known_gateways`), on real files in a temporary folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from openclaw_desktop.config import AppPaths
+from openclaw_desktop.known_gateways import (
+    ConnectTarget,
+    KnownGateways,
+    LastGateway,
+    first_run,
+    launch_target,
+    remember_bundled_choice,
+)
+from openclaw_desktop.runtime import RuntimeTarget
+
+pytestmark = pytest.mark.unit
+
+
+def test_the_first_run_asks_until_a_gateway_was_chosen(tmp_path: Path) -> None:
+    """No known gateways file and no URL: ask. Choosing this computer's gateway writes an
+    empty list (it is not listed), after which the next launch does not ask."""
+    paths = AppPaths.under(tmp_path / "openclaw")
+    assert first_run(RuntimeTarget(), paths)
+    assert not first_run(RuntimeTarget(url="ws://127.0.0.1:1"), paths), "the URL was given"
+    remember_bundled_choice(paths)
+    assert KnownGateways(paths.known_gateways_file).load() == []
+    assert not first_run(RuntimeTarget(), paths)
+    KnownGateways(paths.known_gateways_file).add("lab", "ws://127.0.0.1:2")
+    remember_bundled_choice(paths)  # never empties a list that has entries
+    assert [g.url for g in KnownGateways(paths.known_gateways_file).load()] == ["ws://127.0.0.1:2"]
+
+
+def test_the_last_choice_is_used_and_never_holds_the_token(tmp_path: Path) -> None:
+    """A remote choice comes back as that URL on the launch's bundled port; its token
+    stays out of the file."""
+    paths = AppPaths.under(tmp_path / "openclaw")
+    chosen = ConnectTarget(url="wss://127.0.0.1:3", token="secret-token", name="lab")
+    LastGateway(paths.last_gateway_file).save(chosen)
+    assert "secret-token" not in paths.last_gateway_file.read_text(encoding="utf-8")
+    launched = launch_target(RuntimeTarget(port=19999), paths)
+    assert isinstance(launched, ConnectTarget)
+    assert (launched.url, launched.name, launched.port, launched.token) == (
+        "wss://127.0.0.1:3",
+        "lab",
+        19999,
+        None,
+    )
