@@ -88,9 +88,10 @@ def pytest_runtest_makereport(
             if isinstance(factory, GatewayFactory | NodeHostFactory):
                 for proc in factory.started:
                     report.sections.append((f"{proc!r} log tail", proc.log_tail(60)))
-        # Our own gateway / nodes in subprocesses (tests.helpers.bundled_gateway).
+        # Our own gateway / nodes in subprocesses (tests.helpers.bundled_gateway), and the
+        # real gateways a module shares between its tests (their logs hold every test's).
         for value in funcargs.values():
             for proc in value if isinstance(value, list) else [value]:
-                if isinstance(proc, BundledGateway | DesktopNode):
+                if isinstance(proc, BundledGateway | DesktopNode | RealGateway):
                     report.sections.append((f"{proc!r} log tail", proc.log_tail(60)))
     return report
