@@ -11,13 +11,18 @@ classifies the arguments), a well-formed one on a guessed frame is the node's ty
 ``COMPUTER_STALE_FRAME`` as the gateway relays it, and the node acts again afterwards.
 The same unclassifiable requests sent to the real gateway and to our bundled one (the same
 node code behind each) get the same answer.
+
+The two tests share one real gateway in that config (:func:`computer_gateway`): each starts
+its own Xvfb, window and node (a fresh home, so a fresh device identity and node id, with its
+own surface approval), invokes only that node by id, in executions of its own (fresh uuids),
+and stops it at its end.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +38,7 @@ from tests.helpers.approved_node import approved_node
 from tests.helpers.bundled_gateway import RawClient, bundled_gateway, operator_options, raw_operator
 from tests.helpers.computer_node import paired_computer_node
 from tests.helpers.desktop_session import xvfb
-from tests.helpers.real_openclaw import GatewayFactory, RealGateway
+from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall, RealGateway
 from tests.helpers.x_text_window import TextWindow, text_window
 
 pytestmark = pytest.mark.timeout(420)
@@ -64,9 +69,17 @@ class Rig:
         )
 
 
+@pytest.fixture(scope="module")
+def computer_gateway(openclaw_install: OpenClawInstall) -> Iterator[RealGateway]:
+    """The module's real gateway: its defaults plus both commands allowed (shared: see the
+    module's docstring)."""
+    with GatewayFactory(openclaw_install) as factory:
+        yield factory(allow=tuple(sorted(BOTH)))
+
+
 @pytest.fixture
-async def rig(real_gateway: GatewayFactory, tmp_path: Path) -> AsyncIterator[Rig]:
-    gw = real_gateway(allow=tuple(sorted(BOTH)))
+async def rig(computer_gateway: RealGateway, tmp_path: Path) -> AsyncIterator[Rig]:
+    gw = computer_gateway
     with xvfb() as screen:
         async with (
             text_window(screen.display, tmp_path) as window,
