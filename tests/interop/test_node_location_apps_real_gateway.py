@@ -14,6 +14,12 @@ it has no ``device.apps`` on Linux), so what the real gateway answers for a node
 not declare them is compared instead: our node with the two settings off (gated like every other
 command: no longer advertised; *Run commands* on, so both nodes declare ``system.run``) gets
 exactly the real node host's answer.
+
+The three tests share one real gateway in that config (:func:`apps_gateway`): each starts a
+node of its own (a fresh home, so a fresh device identity and node id, with its own surface
+approval, settings, GeoClue and desktop entries), invokes only its own nodes by id, and stops
+them at its end; the real node host is told apart from the earlier tests' nodes as the
+connected node that is not ours.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +39,12 @@ from tests.helpers.bundled_gateway import DesktopNode, RawClient, raw_operator
 from tests.helpers.computer_node import approve_pending, listed_commands
 from tests.helpers.desktop_session import session_bus
 from tests.helpers.geoclue_service import Fix, GeoClueService
-from tests.helpers.real_openclaw import GatewayFactory, NodeHostFactory, RealGateway
+from tests.helpers.real_openclaw import (
+    GatewayFactory,
+    NodeHostFactory,
+    OpenClawInstall,
+    RealGateway,
+)
 
 pytestmark = pytest.mark.timeout(420)
 
@@ -92,9 +103,17 @@ def _desktop_entries(root: Path) -> tuple[Path, Path]:
     return user, system
 
 
+@pytest.fixture(scope="module")
+def apps_gateway(openclaw_install: OpenClawInstall) -> Iterator[RealGateway]:
+    """The module's real gateway: its defaults plus ``device.apps`` allowed (shared: see the
+    module's docstring)."""
+    with GatewayFactory(openclaw_install) as factory:
+        yield factory(allow=("device.apps",))
+
+
 @pytest.fixture
-async def rig(real_gateway: GatewayFactory, tmp_path: Path) -> AsyncIterator[Rig]:
-    gw = real_gateway(allow=("device.apps",))
+async def rig(apps_gateway: RealGateway, tmp_path: Path) -> AsyncIterator[Rig]:
+    gw = apps_gateway
     user, system = _desktop_entries(tmp_path / "xdg")
     with session_bus() as bus:
         async with GeoClueService.running(bus, fix=Fix(48.2082, 16.3738, 12.5)) as geoclue:
@@ -185,8 +204,12 @@ async def test_off_answers_as_the_real_node_host_without_them(
     assert host.running
 
     def real_id() -> str | None:
+        # connected: the nodes of the tests before, on the same gateway, are listed too
         nodes = rig.gw.cli_json("nodes", "status")["nodes"]
-        return next((n["nodeId"] for n in nodes if n["nodeId"] != rig.node_id), None)
+        return next(
+            (n["nodeId"] for n in nodes if n.get("connected") and n["nodeId"] != rig.node_id),
+            None,
+        )
 
     real = await until(real_id, "the real node host to appear")
 
