@@ -16,17 +16,21 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gateway.chat.params import Field, check
 from gateway.chat.session_rows import session_row
-from gateway.errors import invalid_params, invalid_request
+from gateway.errors import invalid_request
 from gateway.hub import Hub, now_ms
 from gateway.methods.chat import CHAT_ROLES, ChatEngine, _canonical, _service, history_message
 from gateway.methods.sessions import list_result, requested_agent
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
-from gateway.scopes import READ, scope_satisfied
+from gateway.scopes import APPROVALS, READ, scope_satisfied
 from openclaw_desktop.protocol import Method
 from openclaw_desktop.protocol.methods import SessionsListParams
+from openclaw_desktop.protocol.methods.lenient import js_trim
+from openclaw_desktop.protocol.methods.sessions import (
+    SessionsMessagesSubscribeParams,
+    SessionsMessagesUnsubscribeParams,
+)
 
 if TYPE_CHECKING:
     from gateway.chat.service import ChatService
@@ -44,13 +48,6 @@ class SubscriptionsServices(ChatEngine, Protocol):
 
     @property
     def hub(self) -> Hub: ...
-
-
-APPROVALS = "operator.approvals"
-_KEY_FIELDS = {
-    "key": Field("string", required=True, min_length=1),
-    "agentId": Field("string", min_length=1),
-}
 
 
 class _MessageForwarder:
@@ -111,33 +108,40 @@ async def sessions_subscribe(gw: SubscriptionsServices, peer: Peer, params: Any)
     return {"subscribed": True, "list": listed}
 
 
-def _session_key(service: Any, method: str, params: Any, *, approvals: bool = False) -> str:
-    extra = ("includeApprovals",) if approvals else ()
-    p = check(method, params, _KEY_FIELDS, ignored=extra)
-    if "includeApprovals" in params and params["includeApprovals"] is not True:
-        raise invalid_params(method, "at /includeApprovals: must be equal to constant")
-    key = p["key"].strip()
-    if not key:
+def _required_key(key: str) -> str:
+    """The session key trimmed (as JavaScript trims), or ``key required``."""
+    trimmed = js_trim(key)
+    if not trimmed:
         raise invalid_request("key required")
-    requested_agent(service, key, p.get("agentId"))
+    return trimmed
+
+
+def _canonical_key(service: ChatService, key: str, agent_id: str | None) -> str:
+    """``key`` of ``agent_id``'s (ours, when named) in its canonical form."""
+    requested_agent(service, key, agent_id)
     return _canonical(service, key)
 
 
-@table.method(Method.SESSIONS_MESSAGES_SUBSCRIBE, scope=READ)
-async def sessions_messages_subscribe(gw: SubscriptionsServices, peer: Peer, params: Any) -> Any:
+@table.method(
+    Method.SESSIONS_MESSAGES_SUBSCRIBE, scope=READ, params=SessionsMessagesSubscribeParams
+)
+async def sessions_messages_subscribe(
+    gw: SubscriptionsServices, peer: Peer, params: dict[str, Any]
+) -> Any:
     """``sessions.messages.subscribe {key, agentId?, includeApprovals?}``: that session's
     ``session.message`` events from now on; ``{subscribed: true, key}`` (canonical key)."""
     service = _service(gw)
-    method = "sessions.messages.subscribe"
-    key = _session_key(service, method, params, approvals=True)
-    replay_wanted = params.get("includeApprovals") is True
-    if replay_wanted and (not peer.device_id or not scope_satisfied(APPROVALS, peer.scopes)):
+    p = SessionsMessagesSubscribeParams.model_validate(params)
+    key = _required_key(p.key)
+    if p.include_approvals and (not peer.device_id or not scope_satisfied(APPROVALS, peer.scopes)):
         raise invalid_request(
-            f"{method} includeApprovals requires a paired device and gateway scope: {APPROVALS}"
+            "sessions.messages.subscribe includeApprovals requires a paired device and "
+            f"gateway scope: {APPROVALS}"
         )
+    key = _canonical_key(service, key, p.agent_id)
     _forward_messages(gw.hub, service)
     gw.hub.sessions.subscribe_messages(peer.conn_id, key)
-    if replay_wanted:
+    if p.include_approvals:
         # The replay of the session's pending approvals: this gateway's agent asks for none
         # (exec runs on nodes, which ask their own user), so there are none to replay.
         replay = {"sessionKey": key, "updatedAtMs": now_ms(), "approvals": [], "truncated": False}
@@ -145,10 +149,15 @@ async def sessions_messages_subscribe(gw: SubscriptionsServices, peer: Peer, par
     return {"subscribed": True, "key": key}
 
 
-@table.method(Method.SESSIONS_MESSAGES_UNSUBSCRIBE, scope=READ)
-async def sessions_messages_unsubscribe(gw: SubscriptionsServices, peer: Peer, params: Any) -> Any:
+@table.method(
+    Method.SESSIONS_MESSAGES_UNSUBSCRIBE, scope=READ, params=SessionsMessagesUnsubscribeParams
+)
+async def sessions_messages_unsubscribe(
+    gw: SubscriptionsServices, peer: Peer, params: dict[str, Any]
+) -> Any:
     """``sessions.messages.unsubscribe {key, agentId?}``: ``{subscribed: false, key}``."""
     service = _service(gw)
-    key = _session_key(service, "sessions.messages.unsubscribe", params)
+    p = SessionsMessagesUnsubscribeParams.model_validate(params)
+    key = _canonical_key(service, _required_key(p.key), p.agent_id)
     gw.hub.sessions.unsubscribe_messages(peer.conn_id, key)
     return {"subscribed": False, "key": key}

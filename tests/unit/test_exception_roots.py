@@ -2,8 +2,8 @@
 from :class:`openclaw_desktop.errors.OpenClawError`, the bundled gateway's from
 :class:`gateway.errors.BundledGatewayError`, so ``except`` on the root catches all of a
 package's own errors and nothing else. The wire layer (``openclaw_desktop.protocol``)
-imports nothing of the project, so its frame errors and the computer-use params error stay
-plain ``ValueError``."""
+imports nothing of the project, so its frame errors, the computer-use params error and the
+refusal of a hand-read method's params stay plain ``ValueError``."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ EXEMPT = {
     "openclaw_desktop.protocol.frames.FrameDecodeError",
     "openclaw_desktop.protocol.frames.FrameEncodeError",
     "openclaw_desktop.protocol.computer_use.ComputerParamsError",
+    "openclaw_desktop.protocol.methods.lenient.ParamsRefused",
 }
 
 

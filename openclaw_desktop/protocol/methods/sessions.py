@@ -19,6 +19,8 @@ __all__ = [
     "SessionsDeleteParams",
     "SessionsDescribeParams",
     "SessionsListParams",
+    "SessionsMessagesSubscribeParams",
+    "SessionsMessagesUnsubscribeParams",
     "SessionsPatchParams",
     "SessionsResetParams",
 ]
@@ -181,10 +183,29 @@ class SessionsDeleteParams(ClosedModel):
     archived_only: bool | None = None
 
 
+class SessionsMessagesSubscribeParams(ClosedModel):
+    """``sessions.messages.subscribe``: one session's ``session.message`` events (with
+    ``includeApprovals: true``, which only ``true`` may be, also a replay of its pending
+    approvals)."""
+
+    key: NonEmpty
+    agent_id: NonEmpty | None = None
+    include_approvals: Literal[True] | None = None
+
+
+class SessionsMessagesUnsubscribeParams(ClosedModel):
+    """``sessions.messages.unsubscribe``: no more of that session's events."""
+
+    key: NonEmpty
+    agent_id: NonEmpty | None = None
+
+
 #: The params model of each of these methods, by method name.
 PARAMS: dict[str, type[WireModel]] = {
     "sessions.list": SessionsListParams,
     "sessions.subscribe": SessionsListParams,
+    "sessions.messages.subscribe": SessionsMessagesSubscribeParams,
+    "sessions.messages.unsubscribe": SessionsMessagesUnsubscribeParams,
     "sessions.describe": SessionsDescribeParams,
     "commands.list": CommandsListParams,
     "sessions.create": SessionsCreateParams,

@@ -119,7 +119,16 @@ async def test_messages_subscribe_and_unsubscribe(tmp_path: Path) -> None:
         falsy = await op.error(
             "sessions.messages.subscribe", {"key": "main", "includeApprovals": False}
         )
-        assert falsy["code"] == "INVALID_REQUEST"
+        assert falsy["message"] == (
+            "invalid sessions.messages.subscribe params: at /includeApprovals: "
+            "must be equal to constant"
+        )
+        # Trimmed as JavaScript trims: a byte-order mark is blank, U+001F is not.
+        for method in ("sessions.messages.subscribe", "sessions.messages.unsubscribe"):
+            blank = await op.error(method, {"key": " \ufeff"})
+            assert blank["message"] == "key required", method
+        padded = await op.ok("sessions.messages.unsubscribe", {"key": " main "})
+        assert padded == {"subscribed": False, "key": "agent:main:main"}
 
 
 async def test_the_approval_replay_of_a_session_is_honestly_empty(tmp_path: Path) -> None:
@@ -140,10 +149,16 @@ async def test_the_approval_replay_of_a_session_is_honestly_empty(tmp_path: Path
                 "sessions.messages.subscribe", {"key": "main", "includeApprovals": True}
             )
             assert refused["code"] == "INVALID_REQUEST"
-            assert (
-                "requires a paired device and gateway scope: operator.approvals"
-                in (refused["message"])
+            assert refused["message"] == (
+                "sessions.messages.subscribe includeApprovals requires a paired device and "
+                "gateway scope: operator.approvals"
             )
+            # Checked before the agent is, as the reference checks it.
+            first = await reader.error(
+                "sessions.messages.subscribe",
+                {"key": "main", "agentId": "zz", "includeApprovals": True},
+            )
+            assert first["message"] == refused["message"]
 
 
 async def test_a_closed_connection_loses_its_subscriptions(tmp_path: Path) -> None:

@@ -26,12 +26,9 @@ _METHODS_DIR = Path(gateway.methods.__file__).parent
 
 
 #: Methods declared without a params model yet, by why (the note of issue #16 lists them):
-#: their reference schemas use what the derivation cannot say yet (array ``items`` of closed
-#: objects, a nested closed ``error``, ``patternProperties``), or the reference checks no
-#: params at all and the handler reads none.
+#: the reference checks no schema for their params, its handler reads them by a rule of its
+#: own, or reads none.
 UNMODELLED = {
-    "sessions.messages.subscribe": "includeApprovals: a boolean const next to hand checks",
-    "sessions.messages.unsubscribe": "includeApprovals: a boolean const next to hand checks",
     # no schema in the reference; the handler's rule answers
     "node.pluginSurface.refresh": "refused by a handler rule",
     "node.runnerInventory.update": "refused by a handler rule",
