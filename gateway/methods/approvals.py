@@ -17,6 +17,7 @@ from gateway.peer import Peer
 from gateway.scopes import ADMIN, APPROVALS
 from openclaw_desktop.protocol import ErrorCode, Method, error_shape
 from openclaw_desktop.protocol.methods import (
+    ApprovalListParams,
     EmptyParams,
     ExecApprovalsNodeGetParams,
     ExecApprovalsNodeSetParams,
@@ -46,19 +47,23 @@ class ApprovalsServices(Protocol):
     def router(self) -> InvokeRouter: ...
 
 
-@table.method(Method.EXEC_APPROVAL_LIST, scope=APPROVALS)
+# The pending lists read no params: the reference serves whatever they hold (a list, a
+# string), so their open model is declared unchecked.
+@table.method(Method.EXEC_APPROVAL_LIST, scope=APPROVALS, params=ApprovalListParams, check=False)
 async def exec_approval_list(gw: ApprovalsServices, peer: Peer, params: Any) -> Any:
     """``exec.approval.list``: the pending exec approvals (none: the agent here never asks)."""
     return []
 
 
-@table.method(Method.PLUGIN_APPROVAL_LIST, scope=APPROVALS)
+@table.method(Method.PLUGIN_APPROVAL_LIST, scope=APPROVALS, params=ApprovalListParams, check=False)
 async def plugin_approval_list(gw: ApprovalsServices, peer: Peer, params: Any) -> Any:
     """``plugin.approval.list``: the pending plugin approvals (none: there are no plugins)."""
     return []
 
 
-@table.method(Method.OPENCLAW_APPROVAL_LIST, scope=APPROVALS)
+@table.method(
+    Method.OPENCLAW_APPROVAL_LIST, scope=APPROVALS, params=ApprovalListParams, check=False
+)
 async def openclaw_approval_list(gw: ApprovalsServices, peer: Peer, params: Any) -> Any:
     """``openclaw.approval.list``: the system agent's pending approvals (none here)."""
     return []

@@ -5,21 +5,25 @@ The schemas are derived from the params models of :mod:`openclaw_desktop.protoco
 (:func:`derived_schema`: the reference's TypeBox schemas, closed objects, string literal
 unions as ``anyOf`` of string ``const``); :func:`model_checked` checks a method's params
 with its model's; :func:`schema_problems` gives the problems without raising, for a method
-that adds the ones of a keyword the checker does not know.
+that adds the ones of a keyword the checker does not know. :func:`hand_read` answers the
+refusal of a model the reference reads by hand (:mod:`openclaw_desktop.protocol.methods.lenient`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
-from gateway.errors import invalid_params
+from gateway.errors import invalid_params, invalid_request
 from gateway.handshake.jsonschema_errors import collect_errors, format_errors
 from openclaw_desktop.protocol.base import WireModel
 from openclaw_desktop.protocol.methods import params_schema, unchecked_fields
+from openclaw_desktop.protocol.methods.lenient import ParamsRefused
 
 __all__ = [
     "derived_schema",
+    "hand_read",
     "model_checked",
     "schema_checked",
     "schema_problems",
@@ -65,3 +69,16 @@ def model_checked(method: str, model: type[WireModel], params: Any) -> dict[str,
         for name, value in checked.items()
         if name not in skip
     }
+
+
+_T = TypeVar("_T")
+
+
+def hand_read(read: Callable[[], _T]) -> _T:
+    """``read()``: a hand-reading params model's own reading (``Model.lenient(params).query``),
+    its :class:`~openclaw_desktop.protocol.methods.lenient.ParamsRefused` answered as
+    ``INVALID_REQUEST`` with the reference's text."""
+    try:
+        return read()
+    except ParamsRefused as exc:
+        raise invalid_request(exc.message) from None

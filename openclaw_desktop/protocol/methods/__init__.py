@@ -20,6 +20,7 @@ from openclaw_desktop.protocol.methods.chat import (
     ChatSendParams,
 )
 from openclaw_desktop.protocol.methods.ops import (
+    ApprovalListParams,
     CronListParams,
     EmptyParams,
     ExecApprovalsNodeGetParams,
@@ -51,6 +52,7 @@ __all__ = [
     "PARAMS",
     "UNCHECKED",
     "UNIQUE",
+    "ApprovalListParams",
     "ChatAbortParams",
     "ChatHistoryParams",
     "ChatInjectParams",

@@ -128,9 +128,42 @@ async def test_usage_cost_sums_the_transcripts_per_day(tmp_path: Path) -> None:
         assert bad["message"] == "invalid startDate: expected a valid YYYY-MM-DD calendar date"
         backwards = await chat.op.error("usage.cost", {"startDate": day, "endDate": "2000-01-01"})
         assert backwards["message"] == "startDate must not be after endDate"
-        for huge in ({"days": 10**12}, {"startDate": "0001-01-01", "endDate": day}):
-            refused = await chat.op.error("usage.cost", huge)
-            assert refused["code"] == "INVALID_REQUEST", huge
+        early = await chat.op.error("usage.cost", {"startDate": "0099-12-31", "endDate": day})
+        assert early["message"] == "invalid startDate: expected a valid YYYY-MM-DD calendar date"
+        # Past 366 days only the days with usage have a row (the reference's bound).
+        century = await chat.op.ok("usage.cost", {"days": 10**12})
+        assert century["days"] == 36_600
+        assert [row["date"] for row in century["daily"]] == [day, now.date().isoformat()]
+        assert century["totals"]["totalTokens"] == 167
+        assert (await chat.op.ok("usage.cost", {"days": 0}))["days"] == 1
+        assert (await chat.op.ok("usage.cost", {"range": "7d", "days": 2}))["days"] == 7
+
+
+async def test_usage_cost_counts_the_days_of_the_calendar_asked_for(tmp_path: Path) -> None:
+    """An assistant message at 23:30 UTC is on the next day in Tokyo and at UTC+1, the
+    same day at UTC-5; the days end on today of that calendar."""
+    late = datetime.datetime.now(datetime.UTC).replace(hour=23, minute=30) - datetime.timedelta(
+        days=2
+    )
+    store = TranscriptStore(tmp_path / "state" / "sessions")
+    store.open("main").append(_assistant("a", late, input=3, output=4, totalTokens=7))
+    store.close()
+    async with chat_gateway(tmp_path) as chat:
+        for calendar, shift in (
+            ({"mode": "specific", "timeZone": " asia/tokyo "}, 1),
+            ({"mode": "specific", "utcOffset": "UTC+1"}, 1),
+            ({"mode": "specific", "timeZone": "Nowhere/City", "utcOffset": "UTC-05:00"}, 0),
+            ({"mode": "specific", "timeZone": "-05:00"}, 0),
+            ({"mode": "specific"}, 0),
+        ):
+            answer = await chat.op.ok("usage.cost", {"days": 5, **calendar})
+            used = [row["date"] for row in answer["daily"] if row["totalTokens"]]
+            assert used == [(late.date() + datetime.timedelta(days=shift)).isoformat()], calendar
+            assert answer["days"] == len(answer["daily"]) == 5
+        bad_zone = await chat.op.error("usage.cost", {"mode": "specific", "timeZone": "Nowhere"})
+        assert bad_zone["message"] == "invalid timeZone: expected a valid IANA time zone"
+        bad_offset = await chat.op.error("usage.cost", {"mode": "specific", "utcOffset": "UTC+15"})
+        assert bad_offset["message"] == "invalid utcOffset: expected UTC-12:00 through UTC+14:00"
 
 
 async def test_cron_and_diagnostics_answer_the_empty_record(tmp_path: Path) -> None:

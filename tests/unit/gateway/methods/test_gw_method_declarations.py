@@ -27,16 +27,11 @@ _METHODS_DIR = Path(gateway.methods.__file__).parent
 
 #: Methods declared without a params model yet, by why (the note of issue #16 lists them):
 #: the reference checks no schema for their params, its handler reads them by a rule of its
-#: own, or reads none.
+#: own.
 UNMODELLED = {
     # no schema in the reference; the handler's rule answers
     "node.pluginSurface.refresh": "refused by a handler rule",
     "node.runnerInventory.update": "refused by a handler rule",
-    "diagnostics.stability": "lenient parsing in the handler, as the reference",
-    "usage.cost": "lenient parsing in the handler, as the reference",
-    "exec.approval.list": "reads no params",
-    "plugin.approval.list": "reads no params",
-    "openclaw.approval.list": "reads no params",
     "controlUi.sessionPullRequests.subscribe": "the reference's handler reads the params",
     "plugin.surface.refresh": "refused by a handler rule",
 }
@@ -55,9 +50,18 @@ def test_every_method_declares_the_params_model_the_protocol_registers() -> None
 
 def test_most_declared_models_are_checked_by_the_dispatcher() -> None:
     """``check=False`` is for the reference's any-params methods and the handler-checked
-    rules (``health``, ``models.list``' allOf/not...), a handful, not the rule."""
+    rules (``health``, ``models.list``' allOf/not...), not the rule."""
     unchecked = sorted(spec.name for spec in TABLE if spec.params is not None and not spec.check)
-    assert len(unchecked) <= 12, unchecked
+    # 16, each because the reference checks it so:
+    # - any params served, read by no schema (non-objects too): health, status,
+    #   system-presence, models.authStatus, exec/plugin/openclaw.approval.list;
+    # - read by hand, refused in the reference's own sentences, not schema problems:
+    #   diagnostics.stability, usage.cost (lenient numbers, dates and calendars);
+    # - a rule the derived schema cannot say, checked by the handler after it: models.list
+    #   (allOf/not), exec.approvals.node.set (oneOf), chat.metadata (not), chat.startup
+    #   (anyOf of two objects), sessions.list/subscribe (properties taken unchecked),
+    #   node.invoke.result (normalized before its check).
+    assert len(unchecked) <= 16, unchecked
 
 
 def _imports(path: Path) -> set[str]:
