@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from gateway.errors import MethodError, invalid_params, invalid_request
 from gateway.methods import chat as chat_methods
 from gateway.methods import control_ui_lists
-from gateway.methods.closed import derived_schema, model_checked, schema_problems
+from gateway.methods.closed import derived_schema, hand_read, model_checked, schema_problems
 from gateway.methods.control_ui_params import string_items
 from gateway.methods.sessions import slash_commands
 from gateway.methods.table import MethodTable
@@ -37,6 +37,7 @@ from openclaw_desktop.protocol.methods.control_ui import (
     ChatMetadataParams,
     ChatStartupParams,
     ChatStartupShortLinkParams,
+    SessionPullRequestsSubscribeParams,
     SessionsGithubOptionsParams,
     SessionsObserverVisibilityParams,
     SessionsViewersSetParams,
@@ -304,35 +305,21 @@ async def sessions_viewers_set(gw: ControlUiServices, peer: Peer, params: dict[s
     return {"sessionKeys": list(dict.fromkeys(canonical))}
 
 
-@_table.method(Method.CONTROL_UI_SESSION_PULL_REQUESTS_SUBSCRIBE, scope=READ)
+@_table.method(
+    Method.CONTROL_UI_SESSION_PULL_REQUESTS_SUBSCRIBE,
+    scope=READ,
+    params=SessionPullRequestsSubscribeParams,
+    check=False,
+)
 async def session_pull_requests_subscribe(gw: ControlUiServices, peer: Peer, params: Any) -> Any:
     """``controlUi.sessionPullRequests.subscribe {sessionKeys, refreshSessionKeys?}``: pull
     requests of sessions (none here: nothing is ever sent); ``subscribed`` says whether any
     key was named, as the reference.
 
-    No params model: the reference has no schema for these params, its handler reads them
-    and refuses anything else with one ``invalid ... params`` (so does this one)."""
-    bad = invalid_request("invalid controlUi.sessionPullRequests.subscribe params")
-    if not isinstance(params, dict) or "sessionKeys" not in params:
-        raise bad
-    keys = _pr_keys(params["sessionKeys"])
-    refresh = (
-        [] if params.get("refreshSessionKeys") is None else _pr_keys(params["refreshSessionKeys"])
-    )
-    if keys is None or refresh is None or not set(refresh) <= set(keys):
-        raise bad
-    return {"subscribed": bool(keys)}
-
-
-def _pr_keys(value: Any) -> list[str] | None:
-    if not isinstance(value, list) or len(value) > 200:
-        return None
-    keys: list[str] = []
-    for entry in value:
-        if not isinstance(entry, str) or not entry.strip() or len(entry.strip()) > 512:
-            return None
-        keys.append(entry.strip())
-    return list(dict.fromkeys(keys))
+    Read by hand, as the reference (it has no schema for these params: other properties
+    are ignored, every problem is one ``invalid ... params``): the model reads them."""
+    wanted = hand_read(SessionPullRequestsSubscribeParams.lenient(params).subscription)
+    return {"subscribed": bool(wanted.session_keys)}
 
 
 @_table.method(

@@ -12,7 +12,8 @@ import hashlib
 from typing import Any, Protocol
 
 from gateway.config import GatewayConfig
-from gateway.errors import MethodError, invalid_params, invalid_request
+from gateway.errors import MethodError, invalid_params
+from gateway.methods.closed import hand_read
 from gateway.methods.control_ui_host import system_info_payload
 from gateway.methods.control_ui_params import string_items
 from gateway.methods.table import MethodTable
@@ -20,6 +21,7 @@ from gateway.peer import Peer
 from gateway.scopes import ADMIN, QUESTIONS, READ, WRITE
 from openclaw_desktop.protocol import ErrorCode, Method, error_shape
 from openclaw_desktop.protocol.methods.control_ui import (
+    PluginSurfaceRefreshParams,
     ProjectsListParams,
     SessionsCatalogListParams,
     TasksListParams,
@@ -166,20 +168,18 @@ async def plugins_control_ui_list(
     return {"revision": _CONTROL_UI_REVISION, "plugins": [], "diagnostics": []}
 
 
-@table.method(Method.PLUGIN_SURFACE_REFRESH, scope=READ)
+@table.method(
+    Method.PLUGIN_SURFACE_REFRESH, scope=READ, params=PluginSurfaceRefreshParams, check=False
+)
 async def plugin_surface_refresh(gw: ControlUiListsServices, peer: Peer, params: Any) -> Any:
     """``plugin.surface.refresh {surface, observedUrl?}``: a fresh URL for a plugin surface
     (canvas…); this gateway hosts none, so every surface is unavailable (as the reference
     answers for a surface it does not host).
 
-    No params model: the reference has no schema for these params, its handler reads
-    ``surface`` and refuses anything else with ``surface required`` (so does this one)."""
-    surface = params.get("surface") if isinstance(params, dict) else None
-    if not isinstance(surface, str) or not surface.strip():
-        raise invalid_request("surface required")
-    raise MethodError(
-        error_shape(ErrorCode.UNAVAILABLE, f"{surface.strip()} plugin surface unavailable")
-    )
+    Read by hand, as the reference (it has no schema for these params: anything without a
+    non-blank ``surface`` string is refused with ``surface required``): the model reads them."""
+    surface = hand_read(PluginSurfaceRefreshParams.lenient(params).surface_name)
+    raise MethodError(error_shape(ErrorCode.UNAVAILABLE, f"{surface} plugin surface unavailable"))
 
 
 @table.method(Method.SYSTEM_INFO, scope=READ, params=EmptyParams)

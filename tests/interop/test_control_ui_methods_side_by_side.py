@@ -49,11 +49,28 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("controlUi.sessionPullRequests.subscribe", {"sessionKeys": "x"}),
     ("controlUi.sessionPullRequests.subscribe", {"sessionKeys": ["a"], "bogus": 1}),
     ("controlUi.sessionPullRequests.subscribe", {"sessionKeys": []}),
+    # Read by hand: null is not an absent list, keys trimmed as JavaScript trims (U+FEFF is
+    # blank, U+001F is not), repeats dropped, each refresh key one of the keys.
+    ("controlUi.sessionPullRequests.subscribe", {"sessionKeys": [], "refreshSessionKeys": None}),
+    (
+        "controlUi.sessionPullRequests.subscribe",
+        {"sessionKeys": [" a ", "a"], "refreshSessionKeys": ["a"]},
+    ),
+    (
+        "controlUi.sessionPullRequests.subscribe",
+        {"sessionKeys": ["a"], "refreshSessionKeys": ["b"]},
+    ),
+    ("controlUi.sessionPullRequests.subscribe", {"sessionKeys": [" \ufeff"]}),
+    ("controlUi.sessionPullRequests.subscribe", {"sessionKeys": ["\x1f"]}),
+    ("controlUi.sessionPullRequests.subscribe", {"sessionKeys": ["x" * 513]}),
     ("mentions.list", {"x": 1}),
     ("mentions.list", {}),
     ("plugin.surface.refresh", {}),
     ("plugin.surface.refresh", {"surface": "canvas"}),
     ("plugin.surface.refresh", {"surface": "nope"}),
+    ("plugin.surface.refresh", {"surface": " \ufeff"}),
+    ("plugin.surface.refresh", {"surface": 5}),
+    ("plugin.surface.refresh", {"surface": " nope2 ", "observedUrl": 5}),
     ("plugins.controlUi.list", {"x": 1}),
     ("plugins.controlUi.list", {}),
     ("progressCard.get", {}),

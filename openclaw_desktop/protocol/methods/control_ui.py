@@ -5,16 +5,24 @@ Where the reference's schema says more than a params model can (a ``not``, a uni
 objects, the items of an array, a nested union), the model says what it can and its
 docstring names the rule the gateway's handler checks after it, in the reference's words.
 ``plugin.surface.refresh`` and ``controlUi.sessionPullRequests.subscribe`` have no schema in
-the reference (its handlers read the params themselves, worded their own way), so no model.
+the reference: its handlers read the params themselves and refuse in one sentence each, so
+their models are read by hand (:mod:`~openclaw_desktop.protocol.methods.lenient`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from openclaw_desktop.protocol.base import ClosedModel, WireModel
+from openclaw_desktop.protocol.methods.lenient import (
+    LenientParams,
+    ParamsRefused,
+    js_trim,
+    optional_string,
+)
 from openclaw_desktop.protocol.methods.ops import EmptyParams
 from openclaw_desktop.protocol.methods.schema import AS_ENUM, UNIQUE
 
@@ -24,7 +32,10 @@ __all__ = [
     "ChatMetadataParams",
     "ChatStartupParams",
     "ChatStartupShortLinkParams",
+    "PluginSurfaceRefreshParams",
     "ProjectsListParams",
+    "PullRequestSubscription",
+    "SessionPullRequestsSubscribeParams",
     "SessionTargetParams",
     "SessionsCatalogListParams",
     "SessionsGithubOptionsParams",
@@ -183,6 +194,72 @@ class UpdateStatusParams(ClosedModel):
     refresh_checkout: bool | None = None
 
 
+class PluginSurfaceRefreshParams(LenientParams):
+    """``plugin.surface.refresh``: any params served; ``surface`` (a non-blank string,
+    trimmed) names the surface, ``observedUrl`` the URL the caller saw (:meth:`surface_name`)."""
+
+    surface: Any = None
+    observed_url: Any = None
+
+    def surface_name(self) -> str:
+        """The surface trimmed, or :class:`ParamsRefused` ``surface required``."""
+        name = optional_string(self.surface)
+        if name is None:
+            raise ParamsRefused("surface required")
+        return name
+
+
+#: ``controlUi.sessionPullRequests.subscribe``: the most keys a list holds, the longest key.
+PR_MAX_KEYS = 200
+PR_MAX_KEY_LENGTH = 512
+
+
+@dataclass(frozen=True)
+class PullRequestSubscription:
+    """The sessions whose pull requests a connection follows (``session_keys``, trimmed,
+    without repeats), and those of them it wants refreshed at once."""
+
+    session_keys: list[str]
+    refresh_session_keys: list[str]
+
+
+def _pr_keys(value: Any) -> list[str] | None:
+    """A list of at most 200 non-blank strings of at most 512 UTF-16 units (trimmed),
+    without repeats; None for anything else."""
+    if not isinstance(value, list) or len(value) > PR_MAX_KEYS:
+        return None
+    keys: list[str] = []
+    for entry in value:
+        key = js_trim(entry) if isinstance(entry, str) else ""
+        if not key or len(key.encode("utf-16-le", "surrogatepass")) // 2 > PR_MAX_KEY_LENGTH:
+            return None
+        keys.append(key)
+    return list(dict.fromkeys(keys))
+
+
+class SessionPullRequestsSubscribeParams(LenientParams):
+    """``controlUi.sessionPullRequests.subscribe``: any params read; ``sessionKeys`` (must be
+    given) and ``refreshSessionKeys`` (absent: none; each one of ``sessionKeys``) read as
+    the reference reads them (:meth:`subscription`)."""
+
+    session_keys: Any = None
+    refresh_session_keys: Any = None
+
+    def subscription(self) -> PullRequestSubscription:
+        """The keys, or :class:`ParamsRefused` with the reference's one sentence for every
+        problem (``invalid controlUi.sessionPullRequests.subscribe params``)."""
+        refused = ParamsRefused("invalid controlUi.sessionPullRequests.subscribe params")
+        if not self.given("session_keys"):
+            raise refused
+        keys = _pr_keys(self.session_keys)
+        # Absent is none; null is not a list (the reference tells undefined from null).
+        given = self.given("refresh_session_keys")
+        refresh = _pr_keys(self.refresh_session_keys) if given else []
+        if keys is None or refresh is None or not set(refresh) <= set(keys):
+            raise refused
+        return PullRequestSubscription(keys, refresh)
+
+
 #: The params model of each of these methods, by method name.
 PARAMS: dict[str, type[WireModel]] = {
     "agent.identity.get": AgentIdentityGetParams,
@@ -209,4 +286,6 @@ PARAMS: dict[str, type[WireModel]] = {
     "plugins.controlUi.list": EmptyParams,
     "system.info": EmptyParams,
     "update.status": UpdateStatusParams,
+    "plugin.surface.refresh": PluginSurfaceRefreshParams,
+    "controlUi.sessionPullRequests.subscribe": SessionPullRequestsSubscribeParams,
 }

@@ -4,7 +4,9 @@ openclaw 2026.9.6 package's ``dist/gateway/protocol/index.js``, descriptions dro
 as data), but for what a model cannot say and the handler checks; and bad params get the
 reference's exact text through a real dispatch (``gateway.rpc.answer_request`` with the
 method table and a real app; the texts are the reference validator's, run on the same
-params)."""
+params). ``plugin.surface.refresh`` and ``controlUi.sessionPullRequests.subscribe`` have no
+schema in the reference: their models are read by hand, refusing in its one sentence each
+(what it accepts and refuses was asked of it; its side-by-side asks again)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,12 @@ from gateway.methods import TABLE
 from gateway.methods.closed import derived_schema
 from openclaw_desktop.protocol.methods import PARAMS
 from openclaw_desktop.protocol.methods.control_ui import PARAMS as CONTROL_UI_PARAMS
-from openclaw_desktop.protocol.methods.control_ui import ChatStartupShortLinkParams
+from openclaw_desktop.protocol.methods.control_ui import (
+    ChatStartupShortLinkParams,
+    PluginSurfaceRefreshParams,
+    PullRequestSubscription,
+    SessionPullRequestsSubscribeParams,
+)
 from tests.helpers.method_dispatch import answer
 
 pytestmark = pytest.mark.unit
@@ -286,8 +293,20 @@ def _branches(method: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     return [(ours, real)]
 
 
+#: Methods the reference serves without a params schema (its handler reads them by hand,
+#: refusing in one sentence each): their models list what is read, and the handler reads
+#: them through the model (below).
+HAND_READ: dict[str, tuple[type[Any], list[str]]] = {
+    "plugin.surface.refresh": (PluginSurfaceRefreshParams, ["surface", "observedUrl"]),
+    "controlUi.sessionPullRequests.subscribe": (
+        SessionPullRequestsSubscribeParams,
+        ["sessionKeys", "refreshSessionKeys"],
+    ),
+}
+
+
 def test_every_control_ui_method_with_a_reference_schema_has_a_model() -> None:
-    assert set(CONTROL_UI_PARAMS) == set(REAL_SCHEMAS)
+    assert set(CONTROL_UI_PARAMS) == set(REAL_SCHEMAS) | set(HAND_READ)
     assert all(
         TABLE[method].family.startswith("gateway.methods.control_ui") for method in REAL_SCHEMAS
     )
@@ -455,3 +474,92 @@ async def test_checked_params_reach_the_handler(app: GatewayApp) -> None:
     }
     frame = await answer(app, "tasks.list", {"status": "queued", "limit": 5.0, "sortBy": "endedAt"})
     assert frame["payload"] == {"tasks": []}
+
+
+# ------------------------------------------------------------------ read by hand
+
+
+@pytest.mark.parametrize("method", sorted(HAND_READ))
+def test_a_hand_read_model_is_declared_unchecked_and_lists_what_is_read(method: str) -> None:
+    model, reads = HAND_READ[method]
+    assert PARAMS[method] is model
+    assert TABLE[method].params is model
+    assert not TABLE[method].check
+    assert derived_schema(model) == {"type": "object", "properties": {key: {} for key in reads}}
+
+
+_PR = "controlUi.sessionPullRequests.subscribe"
+HAND_REFUSED: list[tuple[str, Any, str]] = [
+    ("plugin.surface.refresh", p, "surface required")
+    for p in [{}, {"surface": " \ufeff"}, {"surface": 5}, "canvas", [1]]
+]
+HAND_REFUSED += [
+    (_PR, params, f"invalid {_PR} params")
+    for params in [
+        None,
+        {},
+        [1],
+        "abc",
+        {"sessionKeys": None},
+        {"sessionKeys": "x"},
+        {"sessionKeys": [5]},
+        {"sessionKeys": [" \ufeff"]},
+        {"sessionKeys": ["x" * 513]},
+        {"sessionKeys": ["\U0001f600" * 257]},  # 514 UTF-16 units
+        {"sessionKeys": ["k"] * 201},
+        {"sessionKeys": [], "refreshSessionKeys": None},
+        {"sessionKeys": ["a"], "refreshSessionKeys": ["b"]},
+    ]
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "text"),
+    HAND_REFUSED,
+    ids=[f"{m}-{i}" for i, (m, _, _) in enumerate(HAND_REFUSED)],
+)
+async def test_hand_read_params_are_refused_in_the_reference_sentence(
+    app: GatewayApp, method: str, params: Any, text: str
+) -> None:
+    frame = await answer(app, method, params)
+    assert frame["ok"] is False
+    assert frame["error"] == {"code": "INVALID_REQUEST", "message": text}
+
+
+@pytest.mark.parametrize(
+    ("params", "surface"),
+    [
+        ({"surface": "canvas"}, "canvas"),
+        ({"surface": " canvas2 ", "observedUrl": 5}, "canvas2"),
+        ({"surface": "x\x1f"}, "x\x1f"),
+    ],
+)
+async def test_a_named_surface_is_unavailable_here(
+    app: GatewayApp, params: Any, surface: str
+) -> None:
+    assert PluginSurfaceRefreshParams.lenient(params).surface_name() == surface
+    frame = await answer(app, "plugin.surface.refresh", params)
+    assert frame["error"] == {
+        "code": "UNAVAILABLE",
+        "message": f"{surface} plugin surface unavailable",
+    }
+
+
+@pytest.mark.parametrize(
+    ("params", "keys", "refresh"),
+    [
+        ({"sessionKeys": []}, [], []),
+        ({"sessionKeys": ["a"], "bogus": 1}, ["a"], []),
+        ({"sessionKeys": [" a ", "a", "b"], "refreshSessionKeys": [" a "]}, ["a", "b"], ["a"]),
+        ({"sessionKeys": ["\x1f"]}, ["\x1f"], []),
+        ({"sessionKeys": ["\U0001f600" * 256]}, ["\U0001f600" * 256], []),
+        ({"sessionKeys": ["k"] * 200}, ["k"], []),
+    ],
+)
+async def test_pull_request_keys_read_as_the_reference(
+    app: GatewayApp, params: Any, keys: list[str], refresh: list[str]
+) -> None:
+    wanted = SessionPullRequestsSubscribeParams.lenient(params).subscription()
+    assert wanted == PullRequestSubscription(keys, refresh)
+    frame = await answer(app, _PR, params)
+    assert frame["payload"] == {"subscribed": bool(keys)}
