@@ -2,6 +2,12 @@
 
 They check that the harness starts a real gateway that speaks the protocol, serves TLS with the
 advertised fingerprint, answers the CLI and comes back on the same port after a restart.
+
+The challenge and the CLI tests share the module's default gateway (:func:`real` in
+``tests/interop/conftest.py``): the first only reads the first frame of a connection it never
+completes, the second pairs no device that stays pending (the real CLI's loopback device is
+approved silently), so neither leaves anything the other's assertions could see. The TLS and
+the restart tests start their own (another config; a restart).
 """
 
 from __future__ import annotations
@@ -49,8 +55,8 @@ def _assert_challenge(frame: dict[str, Any]) -> None:
     assert not isinstance(payload["ts"], bool)
 
 
-async def test_gateway_sends_connect_challenge_first(real_gateway: GatewayFactory) -> None:
-    gateway = real_gateway()
+async def test_gateway_sends_connect_challenge_first(real: RealGateway) -> None:
+    gateway = real
 
     assert gateway.url == f"ws://127.0.0.1:{gateway.port}"
     assert gateway.tls_sha256 is None
@@ -74,8 +80,8 @@ async def test_tls_fingerprint_matches_served_certificate(real_gateway: GatewayF
     _assert_challenge(await _first_frame(gateway))
 
 
-def test_cli_json_nodes_pending(real_gateway: GatewayFactory) -> None:
-    gateway = real_gateway()
+def test_cli_json_nodes_pending(real: RealGateway) -> None:
+    gateway = real
 
     pending = gateway.cli_json("nodes", "pending")
 
