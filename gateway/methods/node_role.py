@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.errors import MethodError, invalid_request, pairing_changed
 from gateway.hub import Hub, now_ms
-from gateway.methods.closed import model_checked
+from gateway.methods.closed import hand_read, model_checked
 from gateway.methods.table import MethodTable
 from gateway.nodes.catalog import NodeCatalog
 from gateway.nodes.inventory import (
@@ -28,6 +28,7 @@ from gateway.nodes.invoke import InvokeError, InvokeRouter
 from gateway.peer import Peer
 from gateway.state import DeviceRegistry, NodeSurfaces
 from openclaw_desktop.protocol import ErrorCode, Method, error_shape
+from openclaw_desktop.protocol.methods.control_ui import PluginSurfaceRefreshParams
 from openclaw_desktop.protocol.methods.nodes import (
     MAX_PROGRESS_CHUNK,
     NodeEventParams,
@@ -37,6 +38,7 @@ from openclaw_desktop.protocol.methods.nodes import (
     NodePendingDrainParams,
     NodePendingPullParams,
     NodePluginToolsUpdateParams,
+    NodeRunnerInventoryUpdateParams,
     NodeSkillsUpdateParams,
 )
 
@@ -207,22 +209,34 @@ async def node_skills_update(gw: NodeRoleServices, peer: Peer, params: dict[str,
     return {"nodeId": node_id, "skills": [dict(skill) for skill in peer.inventory.skills]}
 
 
-@table.method(Method.NODE_PLUGIN_SURFACE_REFRESH, role="node")
+@table.method(
+    Method.NODE_PLUGIN_SURFACE_REFRESH,
+    role="node",
+    params=PluginSurfaceRefreshParams,
+    check=False,
+)
 async def node_plugin_surface_refresh(gw: NodeRoleServices, peer: Peer, params: Any) -> Any:
-    """``node.pluginSurface.refresh {surface, observedUrl?}``: this gateway hosts no plugin
-    surfaces, so every one is unavailable."""
-    surface = params.get("surface") if isinstance(params, dict) else None
-    name = surface.strip() if isinstance(surface, str) else ""
-    if not name:
-        raise invalid_request("surface required")
+    """``node.pluginSurface.refresh {surface, observedUrl?}``: ``plugin.surface.refresh``
+    for a node (one handler on the reference, read by hand the same way); this gateway
+    hosts no plugin surfaces, so every one is unavailable."""
+    name = hand_read(PluginSurfaceRefreshParams.lenient(params).surface_name)
     raise MethodError(error_shape(ErrorCode.UNAVAILABLE, f"{name} plugin surface unavailable"))
 
 
-@table.method(Method.NODE_RUNNER_INVENTORY_UPDATE, role="node", advertise=False)
+@table.method(
+    Method.NODE_RUNNER_INVENTORY_UPDATE,
+    role="node",
+    advertise=False,
+    params=NodeRunnerInventoryUpdateParams,
+    check=False,
+)
 async def node_runner_inventory_update(gw: NodeRoleServices, peer: Peer, params: Any) -> Any:
     """``node.runnerInventory.update {protocolFeatures, workerHost?}``: whether a node host
-    offers worker sessions (kept for this connection; this gateway places none)."""
-    declaration = parse_runner_declaration(params)
+    offers worker sessions (kept for this connection; this gateway places none). Read by
+    hand, as the reference: the declaration is judged whole (:func:`parse_runner_declaration`)."""
+    declaration = parse_runner_declaration(
+        NodeRunnerInventoryUpdateParams.lenient(params).properties()
+    )
     if declaration is None:
         raise invalid_request("invalid node runner inventory")
     node_id = (peer.device_id or "").strip()

@@ -1,8 +1,10 @@
 """``node.*`` (the operator's node methods and the node role's own)
 params, in the reference's property order.
 
-Not modelled here: ``node.pluginSurface.refresh`` and ``node.runnerInventory.update``, which
-the reference serves without a params schema (the handler's own rules answer them).
+``node.pluginSurface.refresh`` and ``node.runnerInventory.update`` the reference serves
+without a params schema and reads by hand (:mod:`openclaw_desktop.protocol.methods.lenient`):
+the first is ``plugin.surface.refresh`` under another name (one handler on the reference),
+so it shares that model; the second's declaration is read by the gateway's runner rules.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from openclaw_desktop.protocol.base import ClosedModel, WireModel
+from openclaw_desktop.protocol.methods.control_ui import PluginSurfaceRefreshParams
+from openclaw_desktop.protocol.methods.lenient import LenientParams
 from openclaw_desktop.protocol.methods.schema import RECORD
 
 __all__ = [
@@ -33,6 +37,7 @@ __all__ = [
     "NodePluginToolMcp",
     "NodePluginToolsUpdateParams",
     "NodeRenameParams",
+    "NodeRunnerInventoryUpdateParams",
     "NodeSkillDescriptor",
     "NodeSkillsUpdateParams",
 ]
@@ -193,6 +198,27 @@ class NodePairRemoveParams(ClosedModel):
     node_id: NonEmpty
 
 
+class NodeRunnerInventoryUpdateParams(LenientParams):
+    """``node.runnerInventory.update``: any params served (no schema on the reference); the
+    declaration ``{protocolFeatures, workerHost?}`` (or a retired dialect's ``workerRuns``)
+    is judged whole, by which properties came and their exact values, so
+    :meth:`properties` hands the rules the params as they came."""
+
+    protocol_features: Any = None
+    worker_host: Any = None
+    worker_runs: Any = None
+
+    def properties(self) -> dict[str, Any]:
+        """Every property given, by wire name, ``null`` included, and any other."""
+        fields = type(self).model_fields
+        given = {
+            fields[name].alias or name: getattr(self, name)
+            for name in self.model_fields_set
+            if name in fields  # the set holds the extra properties too
+        }
+        return {**given, **(self.model_extra or {})}
+
+
 #: The params model of each of these methods, by method name.
 PARAMS: dict[str, type[WireModel]] = {
     "node.list": NodeListParams,
@@ -207,6 +233,8 @@ PARAMS: dict[str, type[WireModel]] = {
     "node.pending.pull": NodePendingPullParams,
     "node.pending.drain": NodePendingDrainParams,
     "node.pending.ack": NodePendingAckParams,
+    "node.pluginSurface.refresh": PluginSurfaceRefreshParams,
+    "node.runnerInventory.update": NodeRunnerInventoryUpdateParams,
     "node.pair.list": NodePairListParams,
     "node.pair.approve": NodePairRequestParams,
     "node.pair.reject": NodePairRequestParams,

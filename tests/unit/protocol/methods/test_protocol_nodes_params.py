@@ -14,8 +14,12 @@ from gateway.app import GatewayApp
 from gateway.methods import TABLE
 from gateway.methods.closed import derived_schema
 from openclaw_desktop.protocol.methods import PARAMS
+from openclaw_desktop.protocol.methods.control_ui import PluginSurfaceRefreshParams
 from openclaw_desktop.protocol.methods.nodes import PARAMS as NODE_PARAMS
-from openclaw_desktop.protocol.methods.nodes import NodeInvokeProgressParams
+from openclaw_desktop.protocol.methods.nodes import (
+    NodeInvokeProgressParams,
+    NodeRunnerInventoryUpdateParams,
+)
 from tests.helpers.method_dispatch import answer
 
 pytestmark = pytest.mark.unit
@@ -138,9 +142,62 @@ REAL: dict[str, dict[str, Any]] = {
 }
 
 
+#: The node role's methods the reference serves without a params schema, read by hand: the
+#: model and the properties it lists (``node.pluginSurface.refresh`` is one handler with
+#: ``plugin.surface.refresh`` on the reference, so it shares that model).
+HAND_READ: dict[str, tuple[type[Any], list[str]]] = {
+    "node.pluginSurface.refresh": (PluginSurfaceRefreshParams, ["surface", "observedUrl"]),
+    "node.runnerInventory.update": (
+        NodeRunnerInventoryUpdateParams,
+        ["protocolFeatures", "workerHost", "workerRuns"],
+    ),
+}
+
+
 def test_the_family_registers_its_models() -> None:
-    assert set(NODE_PARAMS) == set(REAL)
+    assert set(NODE_PARAMS) == set(REAL) | set(HAND_READ)
     assert all(PARAMS[name] is model for name, model in NODE_PARAMS.items())
+
+
+@pytest.mark.parametrize("method", sorted(HAND_READ))
+def test_a_hand_read_model_is_declared_unchecked_and_lists_what_is_read(method: str) -> None:
+    model, reads = HAND_READ[method]
+    assert PARAMS[method] is model
+    assert TABLE[method].params is model
+    assert not TABLE[method].check
+    assert derived_schema(model) == {"type": "object", "properties": {key: {} for key in reads}}
+
+
+@pytest.mark.parametrize(
+    ("params", "properties"),
+    [
+        (None, {}),
+        ("x", {}),
+        ({"protocolFeatures": []}, {"protocolFeatures": []}),
+        ({"workerHost": None, "extra": 1}, {"workerHost": None, "extra": 1}),
+    ],
+)
+def test_the_runner_declaration_is_handed_on_as_it_came(
+    params: Any, properties: dict[str, Any]
+) -> None:
+    """Explicit nulls and unknown properties stay: the runner rules count the keys."""
+    assert NodeRunnerInventoryUpdateParams.lenient(params).properties() == properties
+
+
+@pytest.mark.parametrize(
+    ("params", "text"),
+    [
+        ({}, "surface required"),
+        ({"surface": " \ufeff"}, "surface required"),
+        ({"surface": " canvas "}, "canvas plugin surface unavailable"),
+    ],
+)
+async def test_a_node_plugin_surface_refresh_reads_as_the_operator_one(
+    app: GatewayApp, params: Any, text: str
+) -> None:
+    frame = await answer(app, "node.pluginSurface.refresh", params, role="node")
+    assert frame["ok"] is False
+    assert frame["error"]["message"] == text
 
 
 @pytest.mark.parametrize("method", sorted(REAL))
