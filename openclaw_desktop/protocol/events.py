@@ -90,9 +90,10 @@ class PresenceEvent(OpenModel):
 
 
 class HealthEvent(OpenModel):
-    """``health``: the gateway health snapshot. Every field is optional in the real schema;
-    the bundled gateway sends its own counters (``uptimeMs``, ``nodes``, ``clients``,
-    ``invokes``) as extra fields."""
+    """``health``: the gateway health snapshot, the same as the ``health`` answer and
+    ``hello-ok.snapshot.health`` (on both gateways). Every field is optional in the real
+    schema; the real gateway adds ``plugins``, ``configReload`` and ``eventLoop``, which the
+    bundled gateway does not measure and leaves out."""
 
     ok: bool | None = None
     ts: Millis | None = None
