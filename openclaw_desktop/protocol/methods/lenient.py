@@ -1,6 +1,7 @@
 """The params of the methods the reference reads by hand instead of checking them against a
 schema (``diagnostics.stability``, ``usage.cost``, ``plugin.surface.refresh``,
-``controlUi.sessionPullRequests.subscribe``, the approval lists).
+``controlUi.sessionPullRequests.subscribe``, the approval lists, and the node role's
+``node.pluginSurface.refresh`` and ``node.runnerInventory.update``).
 
 Such a method serves any params: params that are not an object read as an empty one, a
 property of the wrong type is read the way the reference's JavaScript reads it (a digit
