@@ -65,17 +65,7 @@ def check_event(event: str, payload: Any) -> bool:
     if model is None:
         log.error("event %s is not in the protocol event table", event, extra=WIRE_MISFIT)
         return False
-    errors = payload_errors(model, payload)
-    for field, kind in errors:
-        log.error(
-            "event %s payload does not fit %s: %s (%s)",
-            event,
-            model.__name__,
-            field,
-            kind,
-            extra=WIRE_MISFIT,
-        )
-    return not errors
+    return _fits(model, payload, f"event {event} payload")
 
 
 def check_result(method: str, result: Any) -> bool:
@@ -85,17 +75,7 @@ def check_result(method: str, result: Any) -> bool:
     if model is None:
         log.error("method %s has no result model", method, extra=WIRE_MISFIT)
         return False
-    errors = payload_errors(model, result)
-    for field, kind in errors:
-        log.error(
-            "method %s answer does not fit %s: %s (%s)",
-            method,
-            model.__name__,
-            field,
-            kind,
-            extra=WIRE_MISFIT,
-        )
-    return not errors
+    return _fits(model, result, f"method {method} answer")
 
 
 #: The envelope model of each frame type the gateway sends.
@@ -115,17 +95,7 @@ def check_frame(frame: dict[str, Any]) -> bool:
         # As the reference: the answer to a request frame that is not one echoes whatever
         # ``id`` it carried (a number, an object), so only there an id is not a string.
         frame = {**frame, "id": "invalid"}
-    errors = payload_errors(model, frame)
-    for field, error in errors:
-        log.error(
-            "%s frame does not fit %s: %s (%s)",
-            kind,
-            model.__name__,
-            field,
-            error,
-            extra=WIRE_MISFIT,
-        )
-    return not errors
+    return _fits(model, frame, f"{kind} frame")
 
 
 def _refuses_the_frame(frame: dict[str, Any]) -> bool:
@@ -135,3 +105,14 @@ def _refuses_the_frame(frame: dict[str, Any]) -> bool:
         and isinstance(error, dict)
         and error.get("code") == ErrorCode.INVALID_REQUEST
     )
+
+
+def _fits(model: type[BaseModel], value: Any, what: str) -> bool:
+    """Whether ``value`` fits ``model``; each misfit is logged at ERROR as ``<what> does not
+    fit <Model>: <field> (<error type>)``, never with a value."""
+    errors = payload_errors(model, value)
+    for field, kind in errors:
+        log.error(
+            "%s does not fit %s: %s (%s)", what, model.__name__, field, kind, extra=WIRE_MISFIT
+        )
+    return not errors

@@ -17,12 +17,14 @@ import orjson
 
 from gateway.app import GatewayApp
 from gateway.methods import TABLE
+from gateway.methods.closed import derived_schema
 from gateway.peer import Peer
 from gateway.rpc import answer_request
 from gateway.state import GatewayState
+from openclaw_desktop.protocol.methods import PARAMS
 from tests.helpers.bundled_gateway import gateway_config
 
-__all__ = ["answer", "gateway_app"]
+__all__ = ["answer", "assert_hand_read", "gateway_app"]
 
 
 class _Recorder:
@@ -74,3 +76,13 @@ async def answer(
     (frame,) = transport.frames
     assert frame["id"] == "r1"
     return frame
+
+
+def assert_hand_read(method: str, model: type[Any], reads: list[str]) -> None:
+    """``method`` is one the reference reads by hand: its registered and declared model is
+    ``model``, the dispatcher leaves it unchecked, and the derived schema lists exactly the
+    properties ``reads`` (any value of each, any other property)."""
+    assert PARAMS[method] is model
+    assert TABLE[method].params is model
+    assert not TABLE[method].check
+    assert derived_schema(model) == {"type": "object", "properties": {key: {} for key in reads}}

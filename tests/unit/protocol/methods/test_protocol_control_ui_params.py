@@ -25,7 +25,7 @@ from openclaw_desktop.protocol.methods.control_ui import (
     PullRequestSubscription,
     SessionPullRequestsSubscribeParams,
 )
-from tests.helpers.method_dispatch import answer
+from tests.helpers.method_dispatch import answer, assert_hand_read
 
 pytestmark = pytest.mark.unit
 
@@ -481,11 +481,7 @@ async def test_checked_params_reach_the_handler(app: GatewayApp) -> None:
 
 @pytest.mark.parametrize("method", sorted(HAND_READ))
 def test_a_hand_read_model_is_declared_unchecked_and_lists_what_is_read(method: str) -> None:
-    model, reads = HAND_READ[method]
-    assert PARAMS[method] is model
-    assert TABLE[method].params is model
-    assert not TABLE[method].check
-    assert derived_schema(model) == {"type": "object", "properties": {key: {} for key in reads}}
+    assert_hand_read(method, *HAND_READ[method])
 
 
 _PR = "controlUi.sessionPullRequests.subscribe"

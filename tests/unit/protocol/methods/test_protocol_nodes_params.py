@@ -20,7 +20,7 @@ from openclaw_desktop.protocol.methods.nodes import (
     NodeInvokeProgressParams,
     NodeRunnerInventoryUpdateParams,
 )
-from tests.helpers.method_dispatch import answer
+from tests.helpers.method_dispatch import answer, assert_hand_read
 
 pytestmark = pytest.mark.unit
 
@@ -161,11 +161,7 @@ def test_the_family_registers_its_models() -> None:
 
 @pytest.mark.parametrize("method", sorted(HAND_READ))
 def test_a_hand_read_model_is_declared_unchecked_and_lists_what_is_read(method: str) -> None:
-    model, reads = HAND_READ[method]
-    assert PARAMS[method] is model
-    assert TABLE[method].params is model
-    assert not TABLE[method].check
-    assert derived_schema(model) == {"type": "object", "properties": {key: {} for key in reads}}
+    assert_hand_read(method, *HAND_READ[method])
 
 
 @pytest.mark.parametrize(
