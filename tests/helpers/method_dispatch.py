@@ -45,11 +45,12 @@ class _Recorder:
 
 
 @contextlib.contextmanager
-def gateway_app(folder: Path) -> Iterator[GatewayApp]:
-    """A gateway app on a fresh state in ``folder`` (closed after the block)."""
+def gateway_app(folder: Path, **overrides: Any) -> Iterator[GatewayApp]:
+    """A gateway app on a fresh state in ``folder`` (closed after the block), configured as
+    :func:`~tests.helpers.bundled_gateway.gateway_config` with ``overrides``."""
     state = GatewayState(folder / "gateway.sqlite3")
     try:
-        yield GatewayApp(gateway_config(folder), state)
+        yield GatewayApp(gateway_config(folder, **overrides), state)
     finally:
         state.close()
 

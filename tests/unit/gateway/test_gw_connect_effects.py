@@ -15,9 +15,9 @@ from gateway.connect import DecisionStateView, perform, run_decision
 from gateway.handshake import ConnectRejection, validate_connect_params
 from gateway.handshake import decision as d
 from gateway.handshake.decide import decide
-from gateway.state import GatewayState
 from openclaw_desktop.identity import DeviceIdentity, build_payload_v3, signature_token
-from tests.helpers.bundled_gateway import TOKEN, gateway_config
+from tests.helpers.bundled_gateway import TOKEN
+from tests.helpers.method_dispatch import gateway_app
 
 pytestmark = pytest.mark.unit
 
@@ -27,11 +27,8 @@ IDENTITY = DeviceIdentity.from_seed(bytes(range(1, 33)), created_at_ms=0)
 
 @pytest.fixture
 def app(tmp_path: Path) -> Iterator[GatewayApp]:
-    state = GatewayState(tmp_path / "gateway.sqlite3")
-    try:
-        yield GatewayApp(gateway_config(tmp_path, auto_approve_local=True), state)
-    finally:
-        state.close()
+    with gateway_app(tmp_path, auto_approve_local=True) as gateway:
+        yield gateway
 
 
 def _params(auth: dict[str, Any], now: int) -> Any:

@@ -13,9 +13,8 @@ import pytest
 
 from gateway.app import GatewayApp
 from gateway.methods import TABLE
-from gateway.state import GatewayState
 from openclaw_desktop.protocol.methods import PARAMS
-from tests.helpers.bundled_gateway import gateway_config
+from tests.helpers.method_dispatch import gateway_app
 from tests.unit.protocol.methods.test_protocol_agent_params import answer
 
 pytestmark = pytest.mark.unit
@@ -103,11 +102,8 @@ DECLARED = {
 
 @pytest.fixture
 async def app(tmp_path: Path) -> AsyncIterator[GatewayApp]:
-    state = GatewayState(tmp_path / "gateway.sqlite3")
-    try:
-        yield GatewayApp(gateway_config(tmp_path), state)
-    finally:
-        state.close()
+    with gateway_app(tmp_path) as gateway:
+        yield gateway
 
 
 def test_the_methods_declare_their_models() -> None:

@@ -14,11 +14,10 @@ from pathlib import Path
 import pytest
 
 import gateway.methods
-from gateway.app import GatewayApp, family_services
+from gateway.app import family_services
 from gateway.methods import TABLE
-from gateway.state import GatewayState
 from openclaw_desktop.protocol.methods import PARAMS
-from tests.helpers.bundled_gateway import gateway_config
+from tests.helpers.method_dispatch import gateway_app
 
 pytestmark = pytest.mark.unit
 
@@ -86,9 +85,7 @@ def test_the_app_offers_every_familys_services(tmp_path: Path) -> None:
     """:func:`gateway.app.family_services` names each family module that declares methods,
     each entry is the app itself, and the app has every member the family's protocol reads
     (mypy checks the types of the same assignments)."""
-    state = GatewayState(tmp_path / "gateway.sqlite3")
-    try:
-        app = GatewayApp(gateway_config(tmp_path), state)
+    with gateway_app(tmp_path) as app:
         services = family_services(app)
         assert set(services) == _families()
         for family, entry in services.items():
@@ -112,8 +109,6 @@ def test_the_app_offers_every_familys_services(tmp_path: Path) -> None:
                 assert members, f"{protocol.__name__} names nothing"
                 for member in members:
                     assert hasattr(app, member), f"{family}: the app has no {member}"
-    finally:
-        state.close()
 
 
 def test_every_family_module_is_merged_into_the_table() -> None:
