@@ -12,6 +12,12 @@ own plugin-runtime streams), the real node host sends none; the final results ar
 
 Through our bundled gateway: ``system.run`` reaches our node, and so does
 ``exec.approvals.node.get`` (the approvals CLI's ``--node``), as through the real gateway.
+
+The three tests through the real gateway share one, on its defaults (:func:`gateway`): each
+pairs a node host and a node of its own (fresh device identities, so fresh node ids, surface
+approvals and approvals documents, which live on the nodes), calls only its own nodes by id,
+and stops them at its end; the real node host is told apart from the earlier tests' nodes as
+the connected node that is not ours.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from websockets.asyncio.server import Server, ServerConnection
 
 from openclaw_desktop.config import NodeSettings, Settings, SettingsStore
 from tests.helpers.bundled_gateway import BundledGateway, DesktopNode, RawClient, raw_operator
-from tests.helpers.real_openclaw import GatewayFactory, NodeHostFactory, RealGateway
+from tests.helpers.real_openclaw import NodeHostFactory, RealGateway
 
 pytestmark = pytest.mark.timeout(420)
 
@@ -116,11 +122,24 @@ async def approve_exec_surfaces(gw: RealGateway, node_ids: list[str]) -> None:
     await until(both_active, "both nodes with system.run active", 120)
 
 
+@pytest.fixture(scope="module")
+def gateway(real: RealGateway) -> RealGateway:
+    """The module's real gateway on its defaults (shared: see the module's docstring)."""
+    return real
+
+
+def real_node_id(gw: RealGateway, ours: str) -> str | None:
+    """The node host's id: the connected node that is not ours (the nodes of the tests
+    before, paired with the same gateway, are listed too, disconnected)."""
+    nodes = gw.cli_json("nodes", "status")["nodes"]
+    return next((n["nodeId"] for n in nodes if n.get("connected") and n["nodeId"] != ours), None)
+
+
 @pytest.fixture
 async def pair(
-    real_gateway: GatewayFactory, real_node_host: NodeHostFactory, tmp_path: Path
+    gateway: RealGateway, real_node_host: NodeHostFactory, tmp_path: Path
 ) -> AsyncIterator[Pair]:
-    gw = real_gateway()
+    gw = gateway
     host = real_node_host(gw)
     home = tmp_path / "desktop"
     SettingsStore(home / "config" / "settings.json").save(Settings(node=NodeSettings(exec=True)))
@@ -128,12 +147,7 @@ async def pair(
     try:
         ours = await asyncio.to_thread(lambda: node.device_id)
         assert host.running
-
-        def real_id() -> str | None:
-            nodes = gw.cli_json("nodes", "status")["nodes"]
-            return next((n["nodeId"] for n in nodes if n["nodeId"] != ours), None)
-
-        real = await until(real_id, "the real node host to appear")
+        real = await until(lambda: real_node_id(gw, ours), "the real node host to appear")
         await approve_exec_surfaces(gw, [ours, real])
         async with raw_operator(
             gw.url, auth={"token": gw.token}, client_id="cli", client_mode="cli"
@@ -329,13 +343,13 @@ async def test_system_run_and_which_answer_as_the_real_node_host(
 
 
 async def test_our_node_streams_run_output_the_real_gateway_ignores(
-    real_gateway: GatewayFactory, real_node_host: NodeHostFactory, tmp_path: Path
+    gateway: RealGateway, real_node_host: NodeHostFactory, tmp_path: Path
 ) -> None:
     """A command printing a line every 0.2 s, on both nodes through the real gateway: our
     node sends its output as node.invoke.progress (seq 0.., in order, before the result,
     together a prefix of the result's stdout), each answered {ok: true, ignored: true}; the
     real node host sends none; both results are the same."""
-    gw = real_gateway()
+    gw = gateway
     home = tmp_path / "desktop"
     SettingsStore(home / "config" / "settings.json").save(Settings(node=NodeSettings(exec=True)))
     async with tap(gw.url) as ours_tap, tap(gw.url) as real_tap:
@@ -344,12 +358,7 @@ async def test_our_node_streams_run_output_the_real_gateway_ignores(
         try:
             ours = await asyncio.to_thread(lambda: node.device_id)
             assert host.running
-
-            def real_id() -> str | None:
-                nodes = gw.cli_json("nodes", "status")["nodes"]
-                return next((n["nodeId"] for n in nodes if n["nodeId"] != ours), None)
-
-            real = await until(real_id, "the real node host to appear")
+            real = await until(lambda: real_node_id(gw, ours), "the real node host to appear")
             await approve_exec_surfaces(gw, [ours, real])
             async with raw_operator(
                 gw.url, auth={"token": gw.token}, client_id="cli", client_mode="cli"
