@@ -39,6 +39,7 @@ from openclaw_desktop.protocol import (
     Role,
 )
 from openclaw_desktop.sdk import OpenClaw
+from openclaw_desktop.sdk.resources import PairingKind
 from openclaw_desktop.supervisor import (
     GatewaySupervisor,
     RestartPolicy,
@@ -266,7 +267,7 @@ class DesktopRuntime:
         """The gateway's URL (the bundled one's on loopback)."""
         return self.target.url or f"ws://127.0.0.1:{self.target.port}"
 
-    def pairing_to_ask(self, event: EventReceived) -> tuple[str, dict[str, Any]] | None:
+    def pairing_to_ask(self, event: EventReceived) -> tuple[PairingKind, dict[str, Any]] | None:
         """A pairing request the user decides, as ``(kind, request)`` (kind ``device`` or
         ``node``); None for other events and for this computer's own node on the bundled
         gateway this runtime started, whose requests it approves itself.
@@ -289,7 +290,8 @@ class DesktopRuntime:
             )
         ):
             return None
-        return event.event.split(".", 1)[0], request
+        kind: PairingKind = "node" if event.event.startswith("node.") else "device"
+        return kind, request
 
     @property
     def connections(self) -> list[GatewayConnection]:

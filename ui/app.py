@@ -21,6 +21,7 @@ from openclaw_desktop.errors import OpenClawError, ReconnectPaused
 from openclaw_desktop.known_gateways import LastGateway, first_run, launch_target
 from openclaw_desktop.sdk import Approval, Event
 from openclaw_desktop.sdk.normalize import Normalizer
+from openclaw_desktop.sdk.resources import PairingKind
 from openclaw_desktop.session import EventReceived
 from ui.dialogs import PairingWaitPanel, ask_approval, ask_exec, ask_pairing, ask_trust
 from ui.dialogs.exec_approvals import node_approvals
@@ -258,7 +259,7 @@ class DesktopApp(GatewayChoice):
         if client is None:
             return None
         try:
-            setup = await client.call("device.pair.setupCode", {})
+            setup = await client.pairing.setup_code()
         except OpenClawError as exc:
             self.window.statusBar().showMessage(f"no setup code: {exc}")
             return None
@@ -362,16 +363,16 @@ class DesktopApp(GatewayChoice):
         if asked is not None:
             self._spawn(self._ask_pairing(*asked))
 
-    async def _ask_pairing(self, kind: str, request: dict[str, Any]) -> None:
+    async def _ask_pairing(self, kind: PairingKind, request: dict[str, Any]) -> None:
         client = self.runtime.client
         decision = await ask_pairing(request, self.window)
         if client is None or decision is None:
             return
-        method = f"{kind}.pair.{'approve' if decision == 'approve' else 'reject'}"
+        answer = client.pairing.approve if decision == "approve" else client.pairing.reject
         try:
-            await client.call(method, {"requestId": request.get("requestId")})
+            await answer(kind, str(request.get("requestId", "")))
         except OpenClawError as exc:
-            self.window.statusBar().showMessage(f"{method} failed: {exc}")
+            self.window.statusBar().showMessage(f"pairing {decision} failed: {exc}")
 
     async def _follow_approvals(self) -> None:
         """Exec approvals: backfill the pending ones, then ask as they come."""

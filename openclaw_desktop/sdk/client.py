@@ -38,6 +38,7 @@ from openclaw_desktop.sdk.resources import (
     Artifacts,
     Models,
     Nodes,
+    Pairing,
     Sessions,
     Tools,
 )
@@ -83,6 +84,7 @@ class OpenClaw:
         self.sessions = Sessions(self, self.run_book)
         self.models = Models(self)
         self.nodes = Nodes(self)
+        self.pairing = Pairing(self)
         self.approvals = Approvals(self)
         self.agents = Agents(self)
         self.tools = Tools(self)

@@ -1,4 +1,5 @@
-"""The SDK's namespaces: sessions, models, nodes, approvals, agents, tools, artifacts.
+"""The SDK's namespaces: sessions, models, nodes, pairing, approvals, agents, tools,
+artifacts.
 
 Every answer that has a result model (:data:`openclaw_desktop.protocol.results.RESULTS`) is
 read through it (:func:`~openclaw_desktop.sdk.answers.parse_result`): one that does not fit
@@ -13,12 +14,13 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 
 from openclaw_desktop.protocol.base import WireModel
 from openclaw_desktop.protocol.chat import ChatSendAck
+from openclaw_desktop.protocol.enums import Method
 from openclaw_desktop.protocol.methods import (
     ChatAbortParams,
     ChatHistoryParams,
@@ -37,7 +39,16 @@ from openclaw_desktop.protocol.results.agent import (
     ModelsListResult,
 )
 from openclaw_desktop.protocol.results.chat import ChatAbortResult, ChatHistoryResult
-from openclaw_desktop.protocol.results.nodes import NodeDescribeResult, NodeListResult
+from openclaw_desktop.protocol.results.devices import (
+    DevicePairApproveResult,
+    DevicePairRejectResult,
+    DeviceSetupCodeResult,
+)
+from openclaw_desktop.protocol.results.nodes import (
+    NodeDescribeResult,
+    NodeListResult,
+    NodePairResolveResult,
+)
 from openclaw_desktop.protocol.results.ops import ApprovalListResult
 from openclaw_desktop.protocol.results.sessions import (
     SessionsCreateResult,
@@ -58,6 +69,8 @@ __all__ = [
     "Caller",
     "Models",
     "Nodes",
+    "Pairing",
+    "PairingKind",
     "Rows",
     "Sessions",
     "Tools",
@@ -66,6 +79,10 @@ __all__ = [
 #: A list of gateway objects (the namespaces' ``list`` methods shadow the builtin in class
 #: scope, so annotations use this alias).
 Rows = list[dict[str, Any]]
+
+#: Who asks to pair: a device (an operator or a phone, ``device.pair.*``) or a node's
+#: command surface (``node.pair.*``).
+PairingKind = Literal["device", "node"]
 
 log = logging.getLogger("openclaw.sdk")
 
@@ -109,9 +126,9 @@ class Sessions(_Namespace):
     async def list(self, **filters: Any) -> Rows:
         """``sessions.list``: the session rows."""
         answer = await self._call(
-            "sessions.list", _built("sessions.list", SessionsListParams, filters)
+            Method.SESSIONS_LIST, _built(Method.SESSIONS_LIST, SessionsListParams, filters)
         )
-        result = parse_result("sessions.list", answer, SessionsListResult)
+        result = parse_result(Method.SESSIONS_LIST, answer, SessionsListResult)
         return [as_wire(row) for row in result.sessions]
 
     async def get(self, key: str) -> dict[str, Any] | None:
@@ -127,9 +144,9 @@ class Sessions(_Namespace):
         params = dict(fields)
         if key is not None:
             params["key"] = key
-        params = _built("sessions.create", SessionsCreateParams, params)
-        answer = await self._call("sessions.create", params)
-        return as_wire(parse_result("sessions.create", answer, SessionsCreateResult))
+        params = _built(Method.SESSIONS_CREATE, SessionsCreateParams, params)
+        answer = await self._call(Method.SESSIONS_CREATE, params)
+        return as_wire(parse_result(Method.SESSIONS_CREATE, answer, SessionsCreateResult))
 
     async def send(
         self,
@@ -151,10 +168,12 @@ class Sessions(_Namespace):
             params["thinking"] = thinking
         if queue_mode is not None:
             params["queueMode"] = queue_mode
-        params = _built("chat.send", ChatSendParams, params)
+        params = _built(Method.CHAT_SEND, ChatSendParams, params)
         run = self._book.track(run_id, key)
         try:
-            ack = parse_result("chat.send", await self._call("chat.send", params), ChatSendAck)
+            ack = parse_result(
+                Method.CHAT_SEND, await self._call(Method.CHAT_SEND, params), ChatSendAck
+            )
         except BaseException:
             if not run.done:
                 self._book.forget(run_id)
@@ -195,9 +214,9 @@ class Sessions(_Namespace):
         session is idle and the run's message is stored): the session's
         ``sessionInfo.status`` when the run was its latest, else ``done``; None while it
         may still be going."""
-        params = _built("chat.history", ChatHistoryParams, {"sessionKey": key, "limit": 200})
+        params = _built(Method.CHAT_HISTORY, ChatHistoryParams, {"sessionKey": key, "limit": 200})
         result = parse_result(
-            "chat.history", await self._call("chat.history", params), ChatHistoryResult
+            Method.CHAT_HISTORY, await self._call(Method.CHAT_HISTORY, params), ChatHistoryResult
         )
         out: Rows = []
         latest = None
@@ -222,35 +241,37 @@ class Sessions(_Namespace):
         params: dict[str, Any] = {"sessionKey": key}
         if run_id is not None:
             params["runId"] = run_id
-        params = _built("chat.abort", ChatAbortParams, params)
-        answer = await self._call("chat.abort", params)
-        return as_wire(parse_result("chat.abort", answer, ChatAbortResult))
+        params = _built(Method.CHAT_ABORT, ChatAbortParams, params)
+        answer = await self._call(Method.CHAT_ABORT, params)
+        return as_wire(parse_result(Method.CHAT_ABORT, answer, ChatAbortResult))
 
     async def patch(self, key: str, **changes: Any) -> dict[str, Any]:
         """``sessions.patch`` (``label``, ``model``, ``thinkingLevel``, ...)."""
-        params = _built("sessions.patch", SessionsPatchParams, {"key": key, **changes})
-        answer = await self._call("sessions.patch", params)
-        return as_wire(parse_result("sessions.patch", answer, SessionsPatchResult))
+        params = _built(Method.SESSIONS_PATCH, SessionsPatchParams, {"key": key, **changes})
+        answer = await self._call(Method.SESSIONS_PATCH, params)
+        return as_wire(parse_result(Method.SESSIONS_PATCH, answer, SessionsPatchResult))
 
     async def reset(self, key: str) -> dict[str, Any]:
         """``sessions.reset``: a new session id, an empty transcript."""
-        params = _built("sessions.reset", SessionsResetParams, {"key": key})
-        answer = await self._call("sessions.reset", params)
-        return as_wire(parse_result("sessions.reset", answer, SessionsPatchResult))
+        params = _built(Method.SESSIONS_RESET, SessionsResetParams, {"key": key})
+        answer = await self._call(Method.SESSIONS_RESET, params)
+        return as_wire(parse_result(Method.SESSIONS_RESET, answer, SessionsPatchResult))
 
     async def delete(self, key: str) -> dict[str, Any]:
         """``sessions.delete``."""
-        params = _built("sessions.delete", SessionsDeleteParams, {"key": key})
-        answer = await self._call("sessions.delete", params)
-        return as_wire(parse_result("sessions.delete", answer, SessionsDeleteResult))
+        params = _built(Method.SESSIONS_DELETE, SessionsDeleteParams, {"key": key})
+        answer = await self._call(Method.SESSIONS_DELETE, params)
+        return as_wire(parse_result(Method.SESSIONS_DELETE, answer, SessionsDeleteResult))
 
     async def history(self, key: str, limit: int = 200, max_chars: int | None = None) -> Rows:
         """``chat.history``: the visible messages, oldest first."""
         params: dict[str, Any] = {"sessionKey": key, "limit": limit}
         if max_chars is not None:
             params["maxChars"] = max_chars
-        answer = await self._call("chat.history", _built("chat.history", ChatHistoryParams, params))
-        return list(parse_result("chat.history", answer, ChatHistoryResult).messages)
+        answer = await self._call(
+            Method.CHAT_HISTORY, _built(Method.CHAT_HISTORY, ChatHistoryParams, params)
+        )
+        return list(parse_result(Method.CHAT_HISTORY, answer, ChatHistoryResult).messages)
 
 
 class Models(_Namespace):
@@ -258,13 +279,13 @@ class Models(_Namespace):
 
     async def list(self) -> Rows:
         """The models the gateway can use."""
-        answer = await self._call("models.list", {})
-        return list(parse_result("models.list", answer, ModelsListResult).models)
+        answer = await self._call(Method.MODELS_LIST, {})
+        return list(parse_result(Method.MODELS_LIST, answer, ModelsListResult).models)
 
     async def status(self) -> dict[str, Any]:
         """Provider authentication status."""
-        answer = await self._call("models.authStatus", {})
-        return as_wire(parse_result("models.authStatus", answer, ModelsAuthStatusResult))
+        answer = await self._call(Method.MODELS_AUTH_STATUS, {})
+        return as_wire(parse_result(Method.MODELS_AUTH_STATUS, answer, ModelsAuthStatusResult))
 
 
 class Nodes(_Namespace):
@@ -272,13 +293,15 @@ class Nodes(_Namespace):
 
     async def list(self) -> Rows:
         """Paired and connected nodes."""
-        result = parse_result("node.list", await self._call("node.list", {}), NodeListResult)
+        result = parse_result(
+            Method.NODE_LIST, await self._call(Method.NODE_LIST, {}), NodeListResult
+        )
         return [as_wire(node) for node in result.nodes]
 
     async def describe(self, node_id: str) -> dict[str, Any]:
         """One node's details."""
-        answer = await self._call("node.describe", {"nodeId": node_id})
-        return as_wire(parse_result("node.describe", answer, NodeDescribeResult))
+        answer = await self._call(Method.NODE_DESCRIBE, {"nodeId": node_id})
+        return as_wire(parse_result(Method.NODE_DESCRIBE, answer, NodeDescribeResult))
 
     async def invoke(
         self, node_id: str, command: str, params: Any = None, *, timeout_ms: int | None = None
@@ -294,8 +317,34 @@ class Nodes(_Namespace):
         if timeout_ms is not None:
             request["timeoutMs"] = timeout_ms
         wait = (timeout_ms or 30_000) / 1000 + 10
-        answer = await self._call("node.invoke", request, timeout=wait)
-        return parse_result("node.invoke", answer, NodeInvokeResponse).payload
+        answer = await self._call(Method.NODE_INVOKE, request, timeout=wait)
+        return parse_result(Method.NODE_INVOKE, answer, NodeInvokeResponse).payload
+
+
+class Pairing(_Namespace):
+    """Pairing: setup codes for a phone (``device.pair.setupCode``) and the answers to
+    pending device and node pairing requests (``device.pair.*`` / ``node.pair.*``)."""
+
+    async def setup_code(self) -> dict[str, Any]:
+        """A fresh single-use setup code (``setupCode``, ``qrDataUrl``, ``expiresAtMs``...)."""
+        answer = await self._call(Method.DEVICE_PAIR_SETUP_CODE, {})
+        return as_wire(parse_result(Method.DEVICE_PAIR_SETUP_CODE, answer, DeviceSetupCodeResult))
+
+    async def approve(self, kind: PairingKind, request_id: str) -> dict[str, Any]:
+        """Approve the pending request ``request_id`` of a device or a node."""
+        if kind == "node":
+            answer = await self._call(Method.NODE_PAIR_APPROVE, {"requestId": request_id})
+            return as_wire(parse_result(Method.NODE_PAIR_APPROVE, answer, NodePairResolveResult))
+        answer = await self._call(Method.DEVICE_PAIR_APPROVE, {"requestId": request_id})
+        return as_wire(parse_result(Method.DEVICE_PAIR_APPROVE, answer, DevicePairApproveResult))
+
+    async def reject(self, kind: PairingKind, request_id: str) -> dict[str, Any]:
+        """Reject the pending request ``request_id`` of a device or a node."""
+        if kind == "node":
+            answer = await self._call(Method.NODE_PAIR_REJECT, {"requestId": request_id})
+            return as_wire(parse_result(Method.NODE_PAIR_REJECT, answer, NodePairResolveResult))
+        answer = await self._call(Method.DEVICE_PAIR_REJECT, {"requestId": request_id})
+        return as_wire(parse_result(Method.DEVICE_PAIR_REJECT, answer, DevicePairRejectResult))
 
 
 class Approvals(_Namespace):
@@ -303,12 +352,14 @@ class Approvals(_Namespace):
 
     async def list(self) -> Rows:
         """Pending approvals."""
-        answer = await self._call("exec.approval.list", {})
-        return list(parse_result("exec.approval.list", answer, ApprovalListResult).root)
+        answer = await self._call(Method.EXEC_APPROVAL_LIST, {})
+        return list(parse_result(Method.EXEC_APPROVAL_LIST, answer, ApprovalListResult).root)
 
     async def respond(self, approval_id: str, decision: str, *, kind: str = "exec") -> None:
         """Answer one: ``allow-once``, ``allow-always`` or ``deny``."""
-        method = "plugin.approval.resolve" if kind == "plugin" else "exec.approval.resolve"
+        method = (
+            Method.PLUGIN_APPROVAL_RESOLVE if kind == "plugin" else Method.EXEC_APPROVAL_RESOLVE
+        )
         await self._call(method, {"id": approval_id, "decision": decision})
 
 
@@ -317,8 +368,8 @@ class Agents(_Namespace):
 
     async def list(self) -> Rows:
         """The gateway's agents."""
-        answer = await self._call("agents.list", _built("agents.list", EmptyParams, {}))
-        return list(parse_result("agents.list", answer, AgentsListResult).agents)
+        answer = await self._call(Method.AGENTS_LIST, _built(Method.AGENTS_LIST, EmptyParams, {}))
+        return list(parse_result(Method.AGENTS_LIST, answer, AgentsListResult).agents)
 
 
 class Tools(_Namespace):
@@ -326,11 +377,11 @@ class Tools(_Namespace):
 
     async def catalog(self) -> Any:
         """The tools the agent has."""
-        return await self._call("tools.catalog", {})
+        return await self._call(Method.TOOLS_CATALOG, {})
 
     async def invoke(self, name: str, args: dict[str, Any] | None = None, **extra: Any) -> Any:
         """Run one tool directly."""
-        return await self._call("tools.invoke", {"name": name, "args": args or {}, **extra})
+        return await self._call(Method.TOOLS_INVOKE, {"name": name, "args": args or {}, **extra})
 
 
 class Artifacts(_Namespace):
@@ -338,8 +389,8 @@ class Artifacts(_Namespace):
 
     async def list(self, **filters: Any) -> Any:
         """Artifacts (files a run produced)."""
-        return await self._call("artifacts.list", filters)
+        return await self._call(Method.ARTIFACTS_LIST, filters)
 
     async def get(self, artifact_id: str) -> Any:
         """One artifact."""
-        return await self._call("artifacts.get", {"id": artifact_id})
+        return await self._call(Method.ARTIFACTS_GET, {"id": artifact_id})

@@ -12,6 +12,7 @@ import shutil
 from dataclasses import dataclass
 
 from openclaw_desktop.errors import GatewayError, OpenClawError
+from openclaw_desktop.protocol.enums import Method
 from openclaw_desktop.protocol.methods.talk import TalkSpeakParams
 from openclaw_desktop.protocol.results.talk import TalkSpeakResult
 from openclaw_desktop.sdk import OpenClaw
@@ -86,8 +87,10 @@ async def speak_reply(client: OpenClaw, text: str) -> Speech:
     """
     text = text.strip()[:MAX_CHARS]
     try:
-        answer = await client.call("talk.speak", TalkSpeakParams(text=text).to_wire(), timeout=60)
-        result = parse_result("talk.speak", answer, TalkSpeakResult)
+        answer = await client.call(
+            Method.TALK_SPEAK, TalkSpeakParams(text=text).to_wire(), timeout=60
+        )
+        result = parse_result(Method.TALK_SPEAK, answer, TalkSpeakResult)
         data = base64.b64decode(result.audio_base64, validate=True)
         hint = " ".join(
             part or "" for part in (result.output_format, result.mime_type, result.file_extension)

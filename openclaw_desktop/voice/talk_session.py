@@ -18,6 +18,7 @@ from typing import Any
 
 from openclaw_desktop.errors import OpenClawError
 from openclaw_desktop.protocol.audio import ulaw_encode
+from openclaw_desktop.protocol.enums import Method
 from openclaw_desktop.protocol.methods.talk import (
     TalkAudioParams,
     TalkMode,
@@ -118,8 +119,8 @@ class TalkSession:
             language=language or None,
             session_key=session_key or None,
         )
-        answer = await client.call("talk.session.create", params.to_wire())
-        result = parse_result("talk.session.create", answer, TalkSessionCreateResult)
+        answer = await client.call(Method.TALK_SESSION_CREATE, params.to_wire())
+        result = parse_result(Method.TALK_SESSION_CREATE, answer, TalkSessionCreateResult)
         if not result.session_id:
             raise OpenClawError("talk.session.create answered without a sessionId")
         return cls(client, result.session_id, AudioContract.from_result(result, wanted))
@@ -173,8 +174,8 @@ class TalkSession:
 
     async def _send(self, params: dict[str, Any]) -> None:
         try:
-            answer = await self.client.call("talk.session.appendAudio", params, timeout=10)
-            parse_result("talk.session.appendAudio", answer, TalkAppendAudioResult)
+            answer = await self.client.call(Method.TALK_SESSION_APPEND_AUDIO, params, timeout=10)
+            parse_result(Method.TALK_SESSION_APPEND_AUDIO, answer, TalkAppendAudioResult)
             self.sent_frames += 1
         except (OpenClawError, TimeoutError) as exc:
             self.failed_sends += 1
@@ -201,8 +202,8 @@ class TalkSession:
         self._closed = True
         try:
             params = TalkSessionCloseParams(session_id=self.session_id).to_wire()
-            answer = await self.client.call("talk.session.close", params)
-            parse_result("talk.session.close", answer, TalkCloseResult)
+            answer = await self.client.call(Method.TALK_SESSION_CLOSE, params)
+            parse_result(Method.TALK_SESSION_CLOSE, answer, TalkCloseResult)
         except (OpenClawError, TimeoutError) as exc:
             log.info("talk.session.close: %s", exc)
 

@@ -12,7 +12,8 @@ own and are started once for the module, concurrently (the real one takes 10-30 
 4. approvals: the real gateway's exec approval (``exec.approvals.set`` asks on every
    command) answered by ``run.on_approval``; ours has none -> :class:`Unsupported`;
 5. a method the gateway does not advertise -> :class:`Unsupported`, nothing sent;
-6. ``scopes=("operator.read",)`` -> ``sessions.send`` raises :class:`MissingScope`.
+6. ``scopes=("operator.read",)`` -> ``sessions.send`` raises :class:`MissingScope`;
+7. the session, pairing and optional namespaces answer (or raise :class:`Unsupported`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from typing import Any
 
 import pytest
 
+from openclaw_desktop.discovery import decode_setup_code
+from openclaw_desktop.errors import GatewayError
 from openclaw_desktop.sdk import (
     DEFAULT_SCOPES,
     Approval,
@@ -37,6 +40,7 @@ from openclaw_desktop.sdk import (
     Run,
     Unsupported,
 )
+from openclaw_desktop.sdk.events import now_ms
 from openclaw_desktop.transport import ConnectionState, ConnectionStatus
 from tests.helpers.bundled_gateway import BundledGateway
 from tests.helpers.chat_trace import write_fake_providers
@@ -460,3 +464,34 @@ async def test_session_and_other_namespaces(target: Target) -> None:
             else:
                 with pytest.raises(Unsupported):
                     await call()
+
+
+async def test_pairing_namespace(target: Target) -> None:
+    """pairing.setup_code hands out a code naming this gateway where the gateway offers
+    setup codes (ours; the real 2026.9 gateway serves none over the protocol: Unsupported,
+    nothing sent); approving or rejecting a request that is not pending is the gateway's
+    typed refusal, the same on both."""
+    async with connect(target, APPROVER_SCOPES) as oc:
+        if target.kind == "ours":
+            setup = await oc.pairing.setup_code()
+            payload = decode_setup_code(setup["setupCode"])
+            assert payload.url is not None and payload.url.startswith("ws://")
+            assert payload.bootstrap_token
+            assert setup["expiresAtMs"] > now_ms()
+        else:
+            assert not oc.supports("device.pair.setupCode")
+            with pytest.raises(Unsupported):
+                await oc.pairing.setup_code()
+        refusals = []
+        for kind, answer in itertools.product(
+            ("device", "node"), (oc.pairing.approve, oc.pairing.reject)
+        ):
+            with pytest.raises(GatewayError) as refused:
+                await answer(kind, "no-such-request")  # type: ignore[arg-type]
+            refusals.append((kind, refused.value.code))
+    assert refusals == [
+        ("device", "INVALID_REQUEST"),
+        ("device", "INVALID_REQUEST"),
+        ("node", "INVALID_REQUEST"),
+        ("node", "INVALID_REQUEST"),
+    ]
