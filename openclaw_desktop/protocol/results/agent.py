@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 from openclaw_desktop.protocol.base import OpenModel
 
 __all__ = [
+    "RESULTS",
     "AgentIdentityResult",
     "AgentResult",
     "AgentWaitResult",
@@ -70,3 +73,14 @@ class ModelsAuthStatusResult(OpenModel):
 
     ts: int
     providers: list[dict[str, Any]]
+
+
+RESULTS: dict[str, type[BaseModel]] = {
+    "agents.list": AgentsListResult,
+    "agent": AgentResult,
+    "agent.wait": AgentWaitResult,
+    "agent.identity.get": AgentIdentityResult,
+    "models.list": ModelsListResult,
+    "models.authStatus": ModelsAuthStatusResult,
+}
+"""Method name -> result model, for the agent family's methods."""

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 from openclaw_desktop.protocol.base import OpenModel
+from openclaw_desktop.protocol.chat import ChatSendAck
 
 __all__ = [
+    "RESULTS",
     "ChatAbortResult",
     "ChatHistoryResult",
     "ChatInjectResult",
@@ -65,3 +69,15 @@ class ChatStartupResult(OpenModel):
 
     session_key: str
     messages: list[dict[str, Any]] | None = None
+
+
+RESULTS: dict[str, type[BaseModel]] = {
+    "chat.send": ChatSendAck,
+    "chat.abort": ChatAbortResult,
+    "chat.history": ChatHistoryResult,
+    "chat.message.get": ChatMessageGetResult,
+    "chat.inject": ChatInjectResult,
+    "chat.metadata": ChatMetadataResult,
+    "chat.startup": ChatStartupResult,
+}
+"""Method name -> result model, for the chat family's methods."""

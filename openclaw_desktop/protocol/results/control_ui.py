@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import BaseModel
+
 from openclaw_desktop.protocol.base import OpenModel
 
 __all__ = [
+    "RESULTS",
     "BoardGetResult",
     "MentionsListResult",
     "ObserverVisibilityResult",
@@ -178,3 +181,28 @@ class PluginsControlUiListResult(OpenModel):
     revision: str
     plugins: list[dict[str, Any]]
     diagnostics: list[Any] | None = None
+
+
+RESULTS: dict[str, type[BaseModel]] = {
+    "board.get": BoardGetResult,
+    "progressCard.get": ProgressCardResult,
+    "session.discussion.info": SessionDiscussionInfoResult,
+    "sessions.branches.list": SessionBranchesResult,
+    "sessions.companion.state": SessionCompanionStateResult,
+    "session.members.listEvidence": SessionMembersEvidenceResult,
+    "sessions.github.options": SessionGithubOptionsResult,
+    "sessions.viewers.set": SessionViewersResult,
+    "controlUi.sessionPullRequests.subscribe": PullRequestsSubscribeResult,
+    "sessions.observer.visibility": ObserverVisibilityResult,
+    "sessions.catalog.list": SessionsCatalogListResult,
+    "sessions.groups.list": SessionsGroupsListResult,
+    "sessions.groups.defaults": SessionsGroupsDefaultsResult,
+    "mentions.list": MentionsListResult,
+    "question.list": QuestionListResult,
+    "projects.list": ProjectsListResult,
+    "taskSuggestions.list": TaskSuggestionsListResult,
+    "tasks.list": TasksListResult,
+    "users.prefs.get": UsersPrefsResult,
+    "plugins.controlUi.list": PluginsControlUiListResult,
+}
+"""Method name -> result model, for the control_ui family's methods."""

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 from openclaw_desktop.protocol.base import OpenModel
 
 __all__ = [
+    "RESULTS",
     "DevicePairApproveResult",
     "DevicePairListResult",
     "DevicePairRejectResult",
@@ -92,3 +95,17 @@ class DeviceSetupCodeResult(OpenModel):
 class DeviceSetupStatusResult(OpenModel):
     """``device.pair.setupStatus``: ``{}`` until the setup completes, then the completions
     by role; no field is always present."""
+
+
+RESULTS: dict[str, type[BaseModel]] = {
+    "device.pair.list": DevicePairListResult,
+    "device.pair.approve": DevicePairApproveResult,
+    "device.pair.reject": DevicePairRejectResult,
+    "device.pair.remove": DevicePairRemoveResult,
+    "device.pair.rename": DevicePairRenameResult,
+    "device.token.rotate": DeviceTokenRotateResult,
+    "device.token.revoke": DeviceTokenRevokeResult,
+    "device.pair.setupCode": DeviceSetupCodeResult,
+    "device.pair.setupStatus": DeviceSetupStatusResult,
+}
+"""Method name -> result model, for the devices family's methods."""

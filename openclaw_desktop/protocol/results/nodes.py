@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 from openclaw_desktop.protocol.base import OpenModel
+from openclaw_desktop.protocol.node import NodeEventResult, NodeInvokeResponse
 
 __all__ = [
+    "RESULTS",
     "NodeAckResult",
     "NodeDescribeResult",
     "NodeEntry",
@@ -148,3 +152,27 @@ class NodePairResolveResult(OpenModel):
     request_id: str
     node: dict[str, Any] | None = None
     decision: str | None = None
+
+
+RESULTS: dict[str, type[BaseModel]] = {
+    "node.list": NodeListResult,
+    "node.describe": NodeDescribeResult,
+    "node.rename": NodeRenameResult,
+    "node.invoke": NodeInvokeResponse,
+    "node.invoke.result": NodeAckResult,
+    "node.invoke.progress": NodeInvokeProgressResult,
+    "node.event": NodeEventResult,
+    "node.pluginTools.update": NodePluginToolsResult,
+    "node.skills.update": NodeSkillsResult,
+    "node.pluginSurface.refresh": NodePluginSurfaceRefreshResult,
+    "node.runnerInventory.update": NodeIdResult,
+    "node.pending.pull": NodePendingPullResult,
+    "node.pending.drain": NodePendingDrainResult,
+    "node.pending.ack": NodePendingAckResult,
+    "node.pair.list": NodePairListResult,
+    "node.pair.approve": NodePairResolveResult,
+    "node.pair.reject": NodePairResolveResult,
+    "node.pair.remove": NodeIdResult,
+    "plugin.surface.refresh": NodePluginSurfaceRefreshResult,
+}
+"""Method name -> result model, for the nodes family's methods."""

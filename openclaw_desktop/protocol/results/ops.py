@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import RootModel
+from pydantic import BaseModel, RootModel
 
 from openclaw_desktop.protocol.base import OpenModel
 
 __all__ = [
+    "RESULTS",
     "ApprovalListResult",
     "ConfigGetResult",
     "CronListResult",
@@ -99,3 +100,20 @@ class ConfigGetResult(OpenModel):
     raw: str | None = None
     config: dict[str, Any] | None = None
     hash: str | None = None
+
+
+RESULTS: dict[str, type[BaseModel]] = {
+    "logs.tail": LogsTailResult,
+    "diagnostics.stability": DiagnosticsStabilityResult,
+    "usage.cost": UsageCostResult,
+    "cron.list": CronListResult,
+    "cron.status": CronStatusResult,
+    "exec.approval.list": ApprovalListResult,
+    "plugin.approval.list": ApprovalListResult,
+    "openclaw.approval.list": ApprovalListResult,
+    "exec.approvals.get": ExecApprovalsGetResult,
+    "exec.approvals.node.get": ExecApprovalsNodeResult,
+    "exec.approvals.node.set": ExecApprovalsNodeResult,
+    "config.get": ConfigGetResult,
+}
+"""Method name -> result model, for the ops family's methods."""

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 from openclaw_desktop.protocol.base import OpenModel
 
 __all__ = [
+    "RESULTS",
     "CommandsListResult",
     "SessionEntry",
     "SessionRow",
@@ -112,3 +115,18 @@ class CommandsListResult(OpenModel):
     """``commands.list``: ``{commands}`` (slash commands)."""
 
     commands: list[dict[str, Any]]
+
+
+RESULTS: dict[str, type[BaseModel]] = {
+    "sessions.list": SessionsListResult,
+    "sessions.describe": SessionsDescribeResult,
+    "commands.list": CommandsListResult,
+    "sessions.create": SessionsCreateResult,
+    "sessions.patch": SessionsPatchResult,
+    "sessions.reset": SessionsPatchResult,
+    "sessions.delete": SessionsDeleteResult,
+    "sessions.subscribe": SessionsSubscribeResult,
+    "sessions.messages.subscribe": SessionsMessagesSubscribeResult,
+    "sessions.messages.unsubscribe": SessionsMessagesSubscribeResult,
+}
+"""Method name -> result model, for the sessions family's methods."""

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import RootModel
+from pydantic import BaseModel, RootModel
 
 from openclaw_desktop.protocol.base import OpenModel
 
 __all__ = [
+    "RESULTS",
     "HealthResult",
     "StatusResult",
     "SystemInfoResult",
@@ -80,3 +81,13 @@ class UpdateStatusResult(OpenModel):
     update_available: dict[str, Any] | None
     active_run: dict[str, Any] | None = None
     last_run: dict[str, Any] | None = None
+
+
+RESULTS: dict[str, type[BaseModel]] = {
+    "health": HealthResult,
+    "status": StatusResult,
+    "system-presence": SystemPresenceResult,
+    "system.info": SystemInfoResult,
+    "update.status": UpdateStatusResult,
+}
+"""Method name -> result model, for the system family's methods."""

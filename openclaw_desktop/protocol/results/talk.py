@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 from openclaw_desktop.protocol.base import OpenModel
 
 __all__ = [
+    "RESULTS",
     "TalkAppendAudioResult",
     "TalkCancelOutputResult",
     "TalkCatalogResult",
@@ -96,3 +99,16 @@ class TalkCloseResult(OpenModel):
     """``talk.session.close``: ``{ok}``."""
 
     ok: bool
+
+
+RESULTS: dict[str, type[BaseModel]] = {
+    "talk.catalog": TalkCatalogResult,
+    "talk.config": TalkConfigResult,
+    "talk.mode": TalkModeResult,
+    "talk.speak": TalkSpeakResult,
+    "talk.session.create": TalkSessionCreateResult,
+    "talk.session.appendAudio": TalkAppendAudioResult,
+    "talk.session.cancelOutput": TalkCancelOutputResult,
+    "talk.session.close": TalkCloseResult,
+}
+"""Method name -> result model, for the talk family's methods."""
