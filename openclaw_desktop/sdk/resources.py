@@ -16,7 +16,7 @@ import logging
 import uuid
 from typing import Any, Literal, Protocol
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from openclaw_desktop.protocol.base import WireModel
 from openclaw_desktop.protocol.chat import ChatSendAck
@@ -332,19 +332,27 @@ class Pairing(_Namespace):
 
     async def approve(self, kind: PairingKind, request_id: str) -> dict[str, Any]:
         """Approve the pending request ``request_id`` of a device or a node."""
-        if kind == "node":
-            answer = await self._call(Method.NODE_PAIR_APPROVE, {"requestId": request_id})
-            return as_wire(parse_result(Method.NODE_PAIR_APPROVE, answer, NodePairResolveResult))
-        answer = await self._call(Method.DEVICE_PAIR_APPROVE, {"requestId": request_id})
-        return as_wire(parse_result(Method.DEVICE_PAIR_APPROVE, answer, DevicePairApproveResult))
+        return await self._resolve(kind, request_id, approve=True)
 
     async def reject(self, kind: PairingKind, request_id: str) -> dict[str, Any]:
         """Reject the pending request ``request_id`` of a device or a node."""
-        if kind == "node":
-            answer = await self._call(Method.NODE_PAIR_REJECT, {"requestId": request_id})
-            return as_wire(parse_result(Method.NODE_PAIR_REJECT, answer, NodePairResolveResult))
-        answer = await self._call(Method.DEVICE_PAIR_REJECT, {"requestId": request_id})
-        return as_wire(parse_result(Method.DEVICE_PAIR_REJECT, answer, DevicePairRejectResult))
+        return await self._resolve(kind, request_id, approve=False)
+
+    async def _resolve(
+        self, kind: PairingKind, request_id: str, *, approve: bool
+    ) -> dict[str, Any]:
+        method, model = _PAIR_RESOLVE[kind, approve]
+        answer = await self._call(method, {"requestId": request_id})
+        return as_wire(parse_result(method, answer, model))
+
+
+#: The method answering a pairing request, and its result model, by (kind, approve).
+_PAIR_RESOLVE: dict[tuple[PairingKind, bool], tuple[Method, type[BaseModel]]] = {
+    ("device", True): (Method.DEVICE_PAIR_APPROVE, DevicePairApproveResult),
+    ("device", False): (Method.DEVICE_PAIR_REJECT, DevicePairRejectResult),
+    ("node", True): (Method.NODE_PAIR_APPROVE, NodePairResolveResult),
+    ("node", False): (Method.NODE_PAIR_REJECT, NodePairResolveResult),
+}
 
 
 class Approvals(_Namespace):
