@@ -39,8 +39,6 @@ from .schema import (
 )
 from .shortcuts import (
     bootstrap_token_invalid,
-    check_protocol,
-    check_role,
     device_identity_required,
     device_token_mismatch,
     pairing_required,
@@ -67,9 +65,7 @@ __all__ = [
     "bootstrap_token_invalid",
     "check_browser_copilot",
     "check_browser_origin",
-    "check_protocol",
     "check_protocol_range",
-    "check_role",
     "claims_worker_identity",
     "connect_params_error",
     "decode_node_base64",

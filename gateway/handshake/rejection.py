@@ -13,11 +13,14 @@ Provenance (see ``tests/interop/test_gw_handshake_probe.py`` for the live checks
   token mismatch (with and without a device), pairing required (operator and node).
 * also observed: preauth payload too large (close 1009, empty reason), origin not allowed
   (a webchat client without Origin), device token mismatch.
-* read from the source only: device public key invalid
-  (unreachable in 2026.9.6: an undecodable key fails the device id check first), gateway
-  starting, client version mismatch, and the auth failures that need another gateway
-  configuration or state (password, scope, bootstrap token, rate limit - loopback is exempt
-  from the limiter -, token/password not configured).
+* read from the source only: the auth failures that need another gateway configuration
+  or state (password, scope, bootstrap token, rate limit - loopback is exempt from the
+  limiter -, token/password not configured).
+
+Rejections the reference sends that this gateway never can have no constructor: device
+public key invalid (unreachable in 2026.9.6 too: an undecodable key fails the device id
+check first), gateway starting (no startup sidecars here) and client version mismatch
+(no local node host of the gateway's own).
 """
 
 from __future__ import annotations
@@ -51,7 +54,6 @@ __all__ = [
 _POLICY = 1008
 _PROTOCOL_ERROR = 1002
 _TOO_BIG = 1009
-_TRY_AGAIN_LATER = 1013
 _NORMAL = 1000
 
 
@@ -157,18 +159,6 @@ class ConnectRejection(BundledGatewayError):
 
     # ------------------------------------------------------------------ admission
     @classmethod
-    def gateway_starting(cls) -> ConnectRejection:
-        """A non-node connect before startup sidecars are ready (read, not probed)."""
-        error = error_shape(
-            ErrorCode.UNAVAILABLE,
-            "gateway starting; retry shortly",
-            {"reason": "startup-sidecars"},
-            retryable=True,
-            retry_after_ms=500,
-        )
-        return cls(error, _TRY_AGAIN_LATER, "gateway starting")
-
-    @classmethod
     def protocol_mismatch(cls, min_protocol: int, max_protocol: int) -> ConnectRejection:
         """No protocol version in common; close code 1002."""
         details = {
@@ -265,11 +255,6 @@ class ConnectRejection(BundledGatewayError):
         """The signature verifies neither as payload v3 nor as v2."""
         return cls.device_auth("device-signature")
 
-    @classmethod
-    def device_public_key_invalid(cls) -> ConnectRejection:
-        """The public key cannot be normalized (unreachable in 2026.9.6; read only)."""
-        return cls.device_auth("device-public-key")
-
     # ------------------------------------------------------------------ credentials
     @classmethod
     def auth_failed(
@@ -364,16 +349,6 @@ class ConnectRejection(BundledGatewayError):
         )
         error = error_shape(ErrorCode.NOT_PAIRED, message, details)
         return cls(error, _POLICY, close)
-
-    @classmethod
-    def client_version_mismatch(cls, client_version: str, gateway_version: str) -> ConnectRejection:
-        """The gateway's own local node host is older than the gateway (read, not probed)."""
-        details = {
-            "code": ConnectErrorCode.CLIENT_VERSION_MISMATCH.value,
-            "clientVersion": client_version,
-            "gatewayVersion": gateway_version,
-        }
-        return cls._invalid("client version mismatch", details)
 
     # ------------------------------------------------------------------ helpers
     @classmethod

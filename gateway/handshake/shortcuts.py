@@ -11,15 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from openclaw_desktop.protocol import ConnectParams, Role
+from openclaw_desktop.protocol import ConnectParams
 
-from .protocol_range import check_protocol_range, resolve_role
 from .rejection import ConnectRejection
 
 __all__ = [
     "bootstrap_token_invalid",
-    "check_protocol",
-    "check_role",
     "device_identity_required",
     "device_token_mismatch",
     "pairing_required",
@@ -141,13 +138,3 @@ def pairing_required(
         approved_scopes=approved_scopes,
         wait_then_retry=wait_then_retry,
     )
-
-
-def check_protocol(params: ConnectParams) -> bool:
-    """Alias of :func:`~gateway.handshake.protocol_range.check_protocol_range`."""
-    return check_protocol_range(params)
-
-
-def check_role(params: ConnectParams) -> Role:
-    """Alias of :func:`~gateway.handshake.protocol_range.resolve_role`."""
-    return resolve_role(params)

@@ -271,10 +271,6 @@ DEVICE_AUTH_FAILURES: Mapping[str, tuple[ConnectErrorCode, str]] = {
         ConnectErrorCode.DEVICE_AUTH_SIGNATURE_INVALID,
         "device signature invalid",
     ),
-    "device-public-key": (
-        ConnectErrorCode.DEVICE_AUTH_PUBLIC_KEY_INVALID,
-        "device public key invalid",
-    ),
 }
 
 

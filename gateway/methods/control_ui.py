@@ -26,7 +26,6 @@ from gateway.errors import MethodError, invalid_params, invalid_request
 from gateway.methods import chat as chat_methods
 from gateway.methods import control_ui_lists
 from gateway.methods.closed import derived_schema, hand_read, model_checked, schema_problems
-from gateway.methods.control_ui_params import string_items
 from gateway.methods.sessions import slash_commands
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
@@ -294,11 +293,10 @@ async def sessions_viewers_set(gw: ControlUiServices, peer: Peer, params: dict[s
     """``sessions.viewers.set {sessionKeys, agentId?}``: the sessions this connection shows,
     acknowledged with their canonical keys (viewer presence is not broadcast here)."""
     method = "sessions.viewers.set"
-    keys = string_items(method, "sessionKeys", params["sessionKeys"], max_items=32, max_length=512)
     service = _service(gw)
     _known_agent(service, params.get("agentId"))
     canonical: list[str] = []
-    for raw in keys:
+    for raw in params["sessionKeys"]:
         if not raw.strip():
             raise invalid_request(f"invalid {method} params")
         canonical.append(_canonical(service, raw.strip()))

@@ -9,11 +9,11 @@ A family module makes a :class:`MethodTable` and declares each handler on it::
 
 The name is a :class:`~openclaw_desktop.protocol.Method` member and the scope an
 :class:`~openclaw_desktop.protocol.OperatorScope` member (``gateway.scopes`` names them);
-plain strings are still accepted while the family modules move to the enums, and the
-table stores the wire strings. ``params`` names the method's params model
-(:mod:`openclaw_desktop.protocol.methods`): the dispatcher checks the request against the
-schema derived from it, refusing in the real gateway's words, and hands the handler the
-checked dict (:meth:`MethodSpec.checked_params`).
+a plain string is refused (``TypeError``), and the table stores the wire strings.
+``params`` names the method's params model (:mod:`openclaw_desktop.protocol.methods`):
+the dispatcher checks the request against the schema derived from it, refusing in the
+real gateway's words, and hands the handler the checked dict
+(:meth:`MethodSpec.checked_params`).
 The handler's first argument is the gateway's services, typed by each family as the
 protocol of the part it uses (``ChatServices``), never the whole application.
 
@@ -44,7 +44,6 @@ from openclaw_desktop.protocol.base import WireModel
 
 __all__ = [
     "CURRENT_REQUEST_ID",
-    "UNSERVED_NODE_METHODS",
     "Handler",
     "MethodSpec",
     "MethodTable",
@@ -66,10 +65,6 @@ _H = TypeVar("_H", bound=Handler)
 Role = Literal["operator", "node", "any"]
 #: The operator scope a method needs, or a function of the params that says which.
 ScopeRule = OperatorScope | Callable[[Any], str]
-
-#: Node-role methods of the real gateway this one does not serve: a node calling one is
-#: told the method is unknown, any other role that its role is unauthorized (as the reference).
-UNSERVED_NODE_METHODS: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -196,7 +191,7 @@ class MethodTable:
         return merged
 
     def _add(self, spec: MethodSpec) -> None:
-        if spec.name in self._specs or spec.name in UNSERVED_NODE_METHODS:
+        if spec.name in self._specs:
             raise TypeError(f"{spec.name}: declared twice")
         self._specs[spec.name] = spec
 
@@ -225,12 +220,8 @@ class MethodTable:
         return {spec.name: spec.handler for spec in self}
 
     def node_methods(self) -> frozenset[str]:
-        """Methods only the node role may call (with the unserved ones)."""
-        return UNSERVED_NODE_METHODS | {s.name for s in self if s.role == "node"}
-
-    def operator_scopes(self) -> dict[str, OperatorScope]:
-        """Each method with a fixed scope and that scope."""
-        return {s.name: s.scope for s in self if isinstance(s.scope, OperatorScope)}
+        """Methods only the node role may call."""
+        return frozenset(s.name for s in self if s.role == "node")
 
     def required_scope(self, name: str, params: Any) -> str:
         """The operator scope ``name`` needs; an unknown method needs admin (as the
@@ -247,7 +238,7 @@ class MethodTable:
         spec = self._specs.get(name)
         if spec is not None and spec.role == "any":
             return None
-        if name in UNSERVED_NODE_METHODS or (spec is not None and spec.role == "node"):
+        if spec is not None and spec.role == "node":
             if role != "node":
                 return error_shape(ErrorCode.INVALID_REQUEST, f"unauthorized role: {role}")
             return None

@@ -117,14 +117,6 @@ ADMIN_APPROVAL_COMMANDS: Final = frozenset(
 
 _REFUSED = "node command not allowed"
 _DESKTOP_IDS = frozenset({"macos", "windows", "linux"})
-_CAP_FAMILIES = {
-    "camera": frozenset(
-        _words("camera.list camera.ptz.status camera.snap camera.clip camera.ptz.control")
-    ),
-    "computer": frozenset({"computer.act"}),
-    "location": frozenset({"location.get"}),
-    "screen": frozenset({*_DESKTOP_SCREEN, "screen.record"}),
-}
 _FAMILIES: dict[str, tuple[str, ...]] = {
     "ios": ("iphone", "ipad", "ios"),
     "watchos": ("apple watch", "watchos"),
@@ -344,20 +336,6 @@ class CommandPolicy:
             if command and command not in seen and command in allowed:
                 seen.add(command)
                 kept.append(command)
-        return kept
-
-    @staticmethod
-    def retain_caps(
-        caps: Sequence[str], admitted: Sequence[str], withheld: Sequence[str]
-    ) -> list[str]:
-        """Drop a cap (camera, computer, location, screen) whose commands were all withheld."""
-        kept: list[str] = []
-        for cap in (c.strip() for c in caps):
-            family = _CAP_FAMILIES.get(cap)
-            if not cap:
-                continue
-            if family is None or not family & set(withheld) or family & set(admitted):
-                kept.append(cap)
         return kept
 
     def check_invoke(

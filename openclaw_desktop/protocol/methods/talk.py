@@ -90,10 +90,9 @@ class TalkAudioParams(ClosedModel):
 
 
 class TalkSessionCreateParams(ClosedModel):
-    """``talk.session.create``. The handler checks what this schema cannot say: the
-    ``language`` pattern (the derived schema has no ``pattern`` yet; the client model
-    checks it), which mode, transport and brain go together, and the ``audio``
-    extension's contents (:class:`TalkAudioParams`)."""
+    """``talk.session.create``. The handler checks what this schema cannot say: which
+    mode, transport and brain go together, and the ``audio`` extension's contents
+    (:class:`TalkAudioParams`)."""
 
     session_key: NonEmpty | None = None
     voice_change_id: Taken = None

@@ -1,4 +1,4 @@
-"""The chat engine's pure parts: params checks, event shapes and delta coalescing, the
+"""The chat engine's pure parts: event shapes and delta coalescing, the
 model context (compaction summary, interrupted tool calls), the sessions index."""
 
 from __future__ import annotations
@@ -12,55 +12,7 @@ import pytest
 from gateway.chat.compaction import build_context, estimate_tokens
 from gateway.chat.events import DELTA_INTERVAL_S, RunEvents
 from gateway.chat.offline import is_slash_command
-from gateway.chat.params import Field, check
-from gateway.errors import MethodError
 from gateway.state import GatewayState
-
-
-def message_of(exc: pytest.ExceptionInfo[MethodError]) -> str:
-    """The wire message of a MethodError."""
-    return str(exc.value.shape["message"])
-
-
-@pytest.mark.parametrize(
-    ("params", "message"),
-    [
-        ({"message": "x"}, "invalid m params: must have required property 'sessionKey'"),
-        (
-            {"sessionKey": "", "message": "x"},
-            "at /sessionKey: must NOT have fewer than 1 character",
-        ),
-        ({"sessionKey": "k", "message": 5}, "at /message: must be string"),
-        ({"sessionKey": "k", "message": "x", "extra": 1}, "at root: unexpected property 'extra'"),
-        ({"sessionKey": "k", "message": "x", "limit": 0}, "at /limit: must be >= 1"),
-        ({"sessionKey": "k", "message": "x", "limit": 1001}, "at /limit: must be <= 1000"),
-        ({"sessionKey": "k", "message": "x", "limit": True}, "at /limit: must be integer"),
-        ({"sessionKey": "k", "message": "x", "mode": "loud"}, "must be equal to one of"),
-        ("not an object", "invalid m params: must be object"),
-    ],
-)
-def test_params_are_checked_with_the_reference_wording(params: Any, message: str) -> None:
-    """Closed objects, required properties, types and bounds, worded like the real gateway."""
-    fields = {
-        "sessionKey": Field("string", required=True, min_length=1),
-        "message": Field("string", required=True),
-        "limit": Field("integer", minimum=1, maximum=1000),
-        "mode": Field("string", enum=("a", "b")),
-    }
-    with pytest.raises(MethodError) as caught:
-        check("m", params, fields)
-    assert message in message_of(caught)
-
-
-def test_ignored_properties_are_accepted_and_dropped() -> None:
-    """Properties the reference accepts but this gateway does not act on pass through."""
-    out = check(
-        "m",
-        {"a": "x", "deliver": True, "n": 3.0},
-        {"a": Field("string"), "n": Field("integer")},
-        ignored=("deliver",),
-    )
-    assert out == {"a": "x", "n": 3}
 
 
 class Recorder:

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from gateway import handshake as hs
 from gateway.handshake import (
     ConnectRejection,
     admit_connect,
@@ -115,12 +114,6 @@ def test_admission_result() -> None:
     assert admission.uses_legacy_node_protocol is True
     assert admission.is_control_ui is False
     assert admit_connect(_params(client_id="openclaw-tui", mode="ui")).is_control_ui is True
-
-
-def test_shortcut_aliases() -> None:
-    """check_protocol and check_role are the admission checks under the server's names."""
-    assert hs.check_protocol(_params()) is False
-    assert hs.check_role(_params(role="node")) is Role.NODE
 
 
 # ------------------------------------------------------------------ browser clients

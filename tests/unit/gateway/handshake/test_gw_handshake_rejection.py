@@ -249,11 +249,6 @@ def test_protocol_mismatch_closes_with_1002() -> None:
             "DEVICE_AUTH_SIGNATURE_INVALID",
             "device-signature",
         ),
-        (
-            ConnectRejection.device_public_key_invalid,
-            "DEVICE_AUTH_PUBLIC_KEY_INVALID",
-            "device-public-key",
-        ),
     ],
 )
 def test_device_auth_rows(make: Any, code: str, reason: str) -> None:
@@ -380,7 +375,6 @@ def test_pairing_upgrade_waiting_for_approval() -> None:
         (ConnectRejection.worker_handshake, 1008, "invalid-handshake", False),
         (ConnectRejection.preauth_payload_too_large, 1009, "", False),
         (ConnectRejection.invalid_role, 1008, "invalid role", True),
-        (ConnectRejection.gateway_starting, 1013, "gateway starting", True),
     ],
 )
 def test_close_rows(make: Any, code: int, reason: str, respond: bool) -> None:
@@ -438,17 +432,6 @@ def test_browser_rows() -> None:
         "reason": "origin missing or invalid",
     }
     assert origin.close_reason.startswith("origin not allowed (open the Control UI")
-
-
-def test_client_version_mismatch() -> None:
-    """A stale local node host gets both versions."""
-    details = ConnectRejection.client_version_mismatch("2026.9.1", "2026.9.6").details
-
-    assert details == {
-        "code": "CLIENT_VERSION_MISMATCH",
-        "clientVersion": "2026.9.1",
-        "gatewayVersion": "2026.9.6",
-    }
 
 
 @pytest.mark.parametrize(

@@ -353,12 +353,3 @@ def test_plugin_defaults_can_be_turned_off() -> None:
 def test_required_approve_scopes(commands: list[str], expected: list[str]) -> None:
     assert required_approve_scopes(commands) == expected
     assert CommandPolicy.required_approve_scopes(commands) == expected
-
-
-def test_retain_caps_drops_caps_whose_commands_were_all_withheld() -> None:
-    kept = CommandPolicy.retain_caps(
-        ["camera", "screen", "talk", "location"],
-        admitted=["screen.snapshot"],
-        withheld=["camera.snap", "screen.record", "location.get"],
-    )
-    assert kept == ["screen", "talk"]

@@ -404,6 +404,21 @@ REFUSED: list[tuple[str, Any, str]] = [
     ("sessions.viewers.set", {}, "@must have required property 'sessionKeys'"),
     ("sessions.viewers.set", {"sessionKeys": "main"}, "@at /sessionKeys: must be array"),
     ("sessions.viewers.set", {"sessionKeys": [5]}, "@at /sessionKeys/0: must be string"),
+    (
+        "sessions.viewers.set",
+        {"sessionKeys": [f"k{i}" for i in range(33)]},
+        "@at /sessionKeys: must not have more than 32 items",
+    ),
+    (
+        "sessions.viewers.set",
+        {"sessionKeys": [""]},
+        "@at /sessionKeys/0: must not have fewer than 1 characters",
+    ),
+    (
+        "sessions.viewers.set",
+        {"sessionKeys": ["k" * 513]},
+        "@at /sessionKeys/0: must not have more than 512 characters",
+    ),
     ("sessions.observer.visibility", {"visible": "x"}, "@at /visible: must be boolean"),
     (
         "sessions.catalog.list",
@@ -444,6 +459,12 @@ REFUSED: list[tuple[str, Any, str]] = [
     ("users.prefs.get", {"keys": "x"}, "@at /keys: must be array"),
     ("users.prefs.get", {"keys": ["a", "a"]}, "@at /keys: must not have duplicate items"),
     ("users.prefs.get", {"keys": [""]}, '@at /keys/0: must match pattern "^.{1,256}$"'),
+    ("users.prefs.get", {"keys": [5]}, "@at /keys/0: must be string"),
+    (
+        "users.prefs.get",
+        {"keys": [f"k{i}" for i in range(33)]},
+        "@at /keys: must not have more than 32 items",
+    ),
     ("plugins.controlUi.list", {"x": 1}, "@at root: unexpected property 'x'"),
     ("system.info", {"x": 1}, "@at root: unexpected property 'x'"),
     ("system.info", 5, "@must be object"),

@@ -110,6 +110,16 @@ REFUSED: list[tuple[str, Any, str]] = [
         "at /scopes: must be array",
     ),
     (
+        "device.token.rotate",
+        {"deviceId": "d", "role": "r", "scopes": ["operator.read", 5]},
+        "at /scopes/1: must be string",
+    ),
+    (
+        "device.token.rotate",
+        {"deviceId": "d", "role": "r", "scopes": [""]},
+        "at /scopes/0: must not have fewer than 1 characters",
+    ),
+    (
         "device.token.revoke",
         {"deviceId": "d", "role": "r", "x": 1},
         "at root: unexpected property 'x'",
