@@ -12,6 +12,7 @@ from gateway.chat.service import ChatService, ProviderChoice
 from gateway.chat.session_rows import session_row
 from gateway.hub import Hub, now_ms
 from gateway.scopes import ADMIN_NODE_COMMANDS
+from openclaw_desktop.protocol import EventName
 
 if TYPE_CHECKING:
     from gateway.app import GatewayApp
@@ -96,10 +97,10 @@ async def start_chat(app: GatewayApp) -> ChatService:
     """Create the chat service of the gateway ``app``."""
     providers = await load_provider_choice(app)
 
-    def broadcast(event: str, payload: dict[str, Any], tool_events: bool) -> None:
+    def broadcast(event: EventName, payload: dict[str, Any], tool_events: bool) -> None:
         app.hub.broadcast(event, payload, cap="tool-events" if tool_events else None)
         app.hub.send_timings.observe(event, payload)
-        data = payload.get("data") if event == "agent" else None
+        data = payload.get("data") if event == EventName.AGENT else None
         phase = data.get("phase") if isinstance(data, dict) else None
         if payload.get("stream") == "lifecycle" and phase in _SESSION_PHASES:
             # As the real gateway: a run's start, model and end reach session subscribers.
@@ -137,7 +138,7 @@ async def start_chat(app: GatewayApp) -> ChatService:
             payload["session"] = entry
             payload["updatedAt"] = row.updated_at_ms
             payload["sessionId"] = row.session_id
-        app.hub.broadcast("sessions.changed", payload)
+        app.hub.broadcast(EventName.SESSIONS_CHANGED, payload)
 
     service = ChatService(
         app.config.state_dir / "sessions",

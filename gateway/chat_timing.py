@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from openclaw_desktop.protocol import EventName
+
 __all__ = ["UI_CLIENTS", "SendTimings"]
 
 #: The client ids the real gateway times ``chat.send`` for.
@@ -30,7 +32,7 @@ UI_CLIENTS = frozenset({"openclaw-control-ui", "openclaw-browser-copilot", "open
 MAX_TIMED_RUNS = 512
 
 #: Sends ``(conn_id, event, payload)`` to one connection, if it is still there.
-SendTo = Callable[[str, str, dict[str, Any]], None]
+SendTo = Callable[[str, EventName, dict[str, Any]], None]
 
 
 def _ms(seconds: float) -> float:
@@ -90,9 +92,9 @@ class SendTimings:
             timing.dispatch_started = self._clock()
             self._emit(run_id, timing, "dispatch-started")
 
-    def observe(self, event: str, payload: Mapping[str, Any]) -> None:
+    def observe(self, event: EventName, payload: Mapping[str, Any]) -> None:
         """Follow the chat engine's ``agent`` events of the timed runs."""
-        if event != "agent":
+        if event != EventName.AGENT:
             return
         run_id = payload.get("runId")
         timing = self._runs.get(run_id) if isinstance(run_id, str) else None
@@ -141,4 +143,4 @@ class SendTimings:
         if timing.dispatch_started is not None and phase != "dispatch-started":
             payload["dispatchStartedToPhaseMs"] = _ms(now - timing.dispatch_started)
         payload.update(extra or {})
-        self._send_to(timing.conn_id, "chat.send_timing", payload)
+        self._send_to(timing.conn_id, EventName.CHAT_SEND_TIMING, payload)

@@ -8,6 +8,7 @@ from typing import Any
 from gateway.errors import invalid_request
 from gateway.hub import Hub, now_ms
 from gateway.state import ApprovalKind, GatewayState
+from openclaw_desktop.protocol import EventName
 
 __all__ = ["DevicePairing"]
 
@@ -31,7 +32,7 @@ class DevicePairing:
         if device is None:
             raise invalid_request("unknown requestId")
         self.hub.broadcast(
-            "device.pair.resolved",
+            EventName.DEVICE_PAIR_RESOLVED,
             {
                 "requestId": request_id,
                 "deviceId": request.device_id,
@@ -47,7 +48,7 @@ class DevicePairing:
         request = self.state.pairing.resolve(request_id, "rejected", now)
         if request is not None:
             self.hub.broadcast(
-                "device.pair.resolved",
+                EventName.DEVICE_PAIR_RESOLVED,
                 {
                     "requestId": request_id,
                     "deviceId": request.device_id,

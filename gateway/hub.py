@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from gateway import __version__
 from gateway.chat_timing import SendTimings
-from gateway.scopes import scope_satisfied
+from gateway.scopes import PAIRING, READ, TALK, scope_satisfied
 from gateway.subscriptions import SessionSubscriptions
 from gateway.wire_check import check_event, checking_events
+from openclaw_desktop.protocol import EventName, OperatorScope
 
 if TYPE_CHECKING:
     from gateway.peer import Peer
@@ -25,22 +26,21 @@ __all__ = ["EVENT_SCOPES", "Hub", "now_ms"]
 log = logging.getLogger("gateway.hub")
 
 #: Events that need a scope (others go to every authenticated operator).
-EVENT_SCOPES: dict[str, str] = {
-    "chat": "operator.read",
-    "agent": "operator.read",
-    "node.pair.requested": "operator.pairing",
-    "node.pair.resolved": "operator.pairing",
-    "device.pair.requested": "operator.pairing",
-    "device.pair.resolved": "operator.pairing",
-    "node.presence": "operator.read",
-    "node.hostStats": "operator.read",
-    "sessions.changed": "operator.read",
-    "session.compacted": "operator.read",
-    "session.message": "operator.read",
-    "presence": "operator.read",
-    "talk.mode": "operator.talk",
-    "talk.event": "operator.read",
-    "chat.send_timing": "operator.read",
+EVENT_SCOPES: dict[EventName, OperatorScope] = {
+    EventName.CHAT: READ,
+    EventName.AGENT: READ,
+    EventName.NODE_PAIR_REQUESTED: PAIRING,
+    EventName.NODE_PAIR_RESOLVED: PAIRING,
+    EventName.DEVICE_PAIR_REQUESTED: PAIRING,
+    EventName.DEVICE_PAIR_RESOLVED: PAIRING,
+    EventName.NODE_HOST_STATS: READ,
+    EventName.SESSIONS_CHANGED: READ,
+    EventName.SESSION_COMPACTED: READ,
+    EventName.SESSION_MESSAGE: READ,
+    EventName.PRESENCE: READ,
+    EventName.TALK_MODE: TALK,
+    EventName.TALK_EVENT: READ,
+    EventName.CHAT_SEND_TIMING: READ,
 }
 
 
@@ -65,7 +65,7 @@ class Hub:
         #: Whether each event sent is checked against its model (:func:`check_event`).
         self.check_events = checking_events()
 
-    def send_to(self, conn_id: str, event: str, payload: Any) -> None:
+    def send_to(self, conn_id: str, event: EventName, payload: Any) -> None:
         """Send an event to one connection, if it is still there and may see it."""
         if self.check_events:
             check_event(event, payload)
@@ -145,16 +145,16 @@ class Hub:
     def presence_changed(self) -> None:
         """Bump the presence version and tell operators."""
         self.presence_version += 1
-        self.broadcast("presence", {"presence": self.presence()}, state_version=True)
+        self.broadcast(EventName.PRESENCE, {"presence": self.presence()}, state_version=True)
 
     def health_changed(self, snapshot: dict[str, Any]) -> None:
         """Bump the health version and send operators the new ``health`` snapshot."""
         self.health_version += 1
-        self.broadcast("health", snapshot, state_version=True)
+        self.broadcast(EventName.HEALTH, snapshot, state_version=True)
 
     def broadcast(
         self,
-        event: str,
+        event: EventName,
         payload: Any,
         *,
         state_version: bool = False,

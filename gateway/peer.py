@@ -13,7 +13,7 @@ import orjson
 
 from gateway.nodes.inventory import NodeInventory
 from gateway.wire_check import check_event, check_frame, checking_events
-from openclaw_desktop.protocol import ErrorCode, error_shape
+from openclaw_desktop.protocol import ErrorCode, EventName, error_shape
 
 __all__ = ["Peer", "PeerTransport"]
 
@@ -169,7 +169,7 @@ class Peer:
 
     def send_event(
         self,
-        event: str,
+        event: EventName,
         payload: Any,
         *,
         seq: bool = True,

@@ -37,6 +37,7 @@ from openclaw_desktop.protocol import (
     MAX_PAYLOAD_BYTES,
     MAX_PREAUTH_PAYLOAD_BYTES,
     ErrorCode,
+    EventName,
     error_shape,
 )
 
@@ -177,7 +178,7 @@ class GatewayServer:
                     await self._advertiser.stop()
         peers = list(self.app.hub.peers.values())
         for peer in peers:
-            peer.send_event("shutdown", {"reason": reason}, seq=not peer.is_node)
+            peer.send_event(EventName.SHUTDOWN, {"reason": reason}, seq=not peer.is_node)
         self.app.router.fail_all("gateway shutting down")
         if self._tick is not None:
             self._tick.cancel()
@@ -221,7 +222,7 @@ class GatewayServer:
             await asyncio.sleep(interval)
             payload = {"ts": now_ms()}
             for peer in list(self.app.hub.peers.values()):
-                peer.send_event("tick", payload)
+                peer.send_event(EventName.TICK, payload)
             self.app.hub.health_changed(self.app.health_snapshot())
 
     def _attribute(self, connection: ServerConnection, request: Request) -> Response | None:
@@ -265,11 +266,11 @@ class GatewayServer:
         nonce, ts = str(uuid.uuid4()), now_ms()
         challenge = {
             "type": "event",
-            "event": "connect.challenge",
+            "event": EventName.CONNECT_CHALLENGE,
             "payload": {"nonce": nonce, "ts": ts},
         }
         if checking_events():  # as every event sent
-            check_event("connect.challenge", challenge["payload"])
+            check_event(EventName.CONNECT_CHALLENGE, challenge["payload"])
         try:
             await ws.send(_dumps(challenge))
             self.preauth.challenged(address, ws)

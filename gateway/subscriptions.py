@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from openclaw_desktop.protocol import EventName
+
 __all__ = ["ROUTED_EVENTS", "SessionSubscriptions"]
 
 #: The events this registry decides the receivers of.
-ROUTED_EVENTS = frozenset({"sessions.changed", "session.message"})
+ROUTED_EVENTS = frozenset({EventName.SESSIONS_CHANGED, EventName.SESSION_MESSAGE})
 
 
 class SessionSubscriptions:
@@ -59,11 +61,11 @@ class SessionSubscriptions:
         """The session keys ``conn_id`` follows the messages of, sorted."""
         return sorted(k for k, conns in self._by_key.items() if conn_id in conns)
 
-    def receivers(self, event: str, payload: Any) -> set[str] | None:
+    def receivers(self, event: EventName, payload: Any) -> set[str] | None:
         """The connection ids that may get ``event``, or None when it is not routed here."""
         if event not in ROUTED_EVENTS:
             return None
-        if event == "sessions.changed":
+        if event == EventName.SESSIONS_CHANGED:
             return set(self._all)
         key = payload.get("sessionKey") if isinstance(payload, dict) else None
         return self._all | self._by_key.get(key, set()) if isinstance(key, str) else set()

@@ -15,6 +15,7 @@ from typing import Any
 
 from gateway.chat.checkpoint import ReplyCheckpoint
 from gateway.hub import now_ms
+from openclaw_desktop.protocol import EventName
 
 __all__ = ["DELTA_INTERVAL_S", "Broadcast", "RunEvents", "now_ms"]
 
@@ -22,7 +23,7 @@ __all__ = ["DELTA_INTERVAL_S", "Broadcast", "RunEvents", "now_ms"]
 DELTA_INTERVAL_S = 0.07
 
 #: ``broadcast(event, payload, tool_events_only)``.
-Broadcast = Callable[[str, dict[str, Any], bool], None]
+Broadcast = Callable[[EventName, dict[str, Any], bool], None]
 
 
 class RunEvents:
@@ -66,7 +67,7 @@ class RunEvents:
             "seq": seq,
             **fields,
         }
-        self._broadcast("chat", payload, False)
+        self._broadcast(EventName.CHAT, payload, False)
 
     def _agent(
         self, stream: str, data: dict[str, Any], *, seq: int | None = None, tools: bool = False
@@ -82,7 +83,7 @@ class RunEvents:
             "ts": now_ms(),
             "isHeartbeat": False,
         }
-        self._broadcast("agent", payload, tools)
+        self._broadcast(EventName.AGENT, payload, tools)
 
     def assistant_message(self, text: str | None = None) -> dict[str, Any]:
         """The cumulative assistant snapshot carried by deltas and the final event."""
@@ -255,7 +256,7 @@ class RunEvents:
         """A message steered into this run (its own run ``run_id``) was taken in: that run
         ends here, as the real gateway ends it (``chat`` ``final``, seq 1, no message)."""
         payload = {"runId": run_id, "sessionKey": self.session_key, "seq": 1, "state": "final"}
-        self._broadcast("chat", payload, False)
+        self._broadcast(EventName.CHAT, payload, False)
 
     def aborted(self, message: dict[str, Any] | None, stop_reason: str = "aborted") -> None:
         """The run was stopped by the user."""

@@ -25,6 +25,7 @@ from gateway.chat.transcript_file import MAX_RECORD_BYTES, record_size
 from gateway.chat.transcript_store import TranscriptStore
 from gateway.errors import BundledGatewayError
 from gateway.state import ChatSessions
+from openclaw_desktop.protocol import EventName
 
 __all__ = ["ChatRun", "ChatService", "MessageTooLargeError", "ProviderChoice"]
 
@@ -418,7 +419,7 @@ class ChatService:
         if row is not None:
             self.sessions.update(run.session_key, now_ms(), compactions=row.compactions + 1)
         payload = {"sessionKey": run.session_key, "runId": run.run_id, "ts": now_ms(), **info}
-        self.broadcast("session.compacted", payload, False)
+        self.broadcast(EventName.SESSION_COMPACTED, payload, False)
 
     async def _canned(self, events: RunEvents, transcript: Transcript, text: str) -> str:
         """A reply that needs no model (slash commands, offline mode), streamed the same way."""

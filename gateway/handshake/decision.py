@@ -24,7 +24,7 @@ from gateway.state.records import (
     PairingRequest,
     TokenRecord,
 )
-from openclaw_desktop.protocol import ClientInfo
+from openclaw_desktop.protocol import ClientInfo, EventName
 
 __all__ = [
     "Admitted",
@@ -234,7 +234,7 @@ class ResolvePairing:
 class Broadcast:
     """An event to every operator allowed to see it. Result: None."""
 
-    event: str
+    event: EventName
     payload: dict[str, Any]
 
 

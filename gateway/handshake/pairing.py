@@ -27,7 +27,7 @@ from gateway.handshake.proof import VerifiedDevice
 from gateway.handshake.setup_profile import setup_profile, token_covers
 from gateway.handshake.shortcuts import pairing_required
 from gateway.state.records import DeviceRecord, PairingRequest, PendingOutcome
-from openclaw_desktop.protocol import ClientInfo, ConnectParams
+from openclaw_desktop.protocol import ClientInfo, ConnectParams, EventName
 
 __all__ = ["GateOutcome", "pairing_gate", "role_in_force"]
 
@@ -205,7 +205,7 @@ class _Gate:
             if approved is not None:
                 yield _resolved(request.request_id, device.device_id, "approved", now)
         elif outcome.created:
-            yield Broadcast("device.pair.requested", request.to_wire())
+            yield Broadcast(EventName.DEVICE_PAIR_REQUESTED, request.to_wire())
         live = self.view.device(device.device_id)
         if live is not None and self._allows(live):
             return
@@ -218,7 +218,7 @@ class _Gate:
             ]
             pending = others[0] if others else None
         if inline and pending is not None and pending.request_id == request.request_id:
-            yield Broadcast("device.pair.requested", pending.to_wire())
+            yield Broadcast(EventName.DEVICE_PAIR_REQUESTED, pending.to_wire())
         raise pairing_required(
             request_id=pending.request_id if pending is not None else None,
             device_id=device.device_id,
@@ -258,7 +258,7 @@ class _Gate:
 
 def _resolved(request_id: str, device_id: str, decision: str, ts: int) -> Broadcast:
     return Broadcast(
-        "device.pair.resolved",
+        EventName.DEVICE_PAIR_RESOLVED,
         {"requestId": request_id, "deviceId": device_id, "decision": decision, "ts": ts},
     )
 

@@ -19,6 +19,7 @@ from openclaw_desktop.protocol import (
     MAX_ATTACHMENT_BYTES,
     MAX_ATTACHMENT_IMAGE_BYTES,
     ErrorCode,
+    EventName,
     Method,
     error_shape,
 )
@@ -272,7 +273,7 @@ async def chat_inject(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
     message_id = stored["id"]
     event = {k: v for k, v in message.items() if k != "label"}
     gw.hub.broadcast(
-        "chat",
+        EventName.CHAT,
         {
             "runId": f"inject-{message_id}",
             "sessionKey": key,

@@ -27,7 +27,7 @@ from gateway.nodes.inventory import (
 from gateway.nodes.invoke import InvokeError, InvokeRouter
 from gateway.peer import Peer
 from gateway.state import DeviceRegistry, NodeSurfaces
-from openclaw_desktop.protocol import ErrorCode, Method, error_shape
+from openclaw_desktop.protocol import ErrorCode, EventName, Method, error_shape
 from openclaw_desktop.protocol.methods.control_ui import PluginSurfaceRefreshParams
 from openclaw_desktop.protocol.methods.nodes import (
     MAX_PROGRESS_CHUNK,
@@ -170,7 +170,7 @@ def _host_stats(gw: NodeRoleServices, peer: Peer, p: dict[str, Any]) -> dict[str
     stats["updatedAtMs"] = now_ms()
     peer.inventory.host_stats = stats
     gw.node_surfaces.record_host_stats(node_id, stats)
-    gw.hub.broadcast("node.hostStats", {"nodeId": node_id, "hostStats": dict(stats)})
+    gw.hub.broadcast(EventName.NODE_HOST_STATS, {"nodeId": node_id, "hostStats": dict(stats)})
     return {"ok": True, "event": NODE_HOST_STATS_EVENT, "handled": True, "reason": "updated"}
 
 

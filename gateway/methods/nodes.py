@@ -23,7 +23,7 @@ from gateway.scopes import (
     scope_satisfied,
 )
 from gateway.state import DeviceRegistry, NodePairRequest, NodeSurfaces
-from openclaw_desktop.protocol import Method
+from openclaw_desktop.protocol import EventName, Method
 from openclaw_desktop.protocol.methods.nodes import (
     NodeDescribeParams,
     NodeInvokeParams,
@@ -166,7 +166,7 @@ async def node_pair_remove(gw: NodeServices, peer: Peer, params: dict[str, Any])
     if not removed:
         raise invalid_request("unknown nodeId")
     gw.hub.broadcast(
-        "node.pair.resolved",
+        EventName.NODE_PAIR_RESOLVED,
         {"requestId": "", "nodeId": node_id, "decision": "removed", "ts": now_ms()},
     )
     # As the real gateway: the node's sessions are closed (4001) after this answer; it

@@ -24,7 +24,7 @@ from gateway.methods.sessions import list_result, requested_agent
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import APPROVALS, READ, scope_satisfied
-from openclaw_desktop.protocol import Method
+from openclaw_desktop.protocol import EventName, Method
 from openclaw_desktop.protocol.methods import SessionsListParams
 from openclaw_desktop.protocol.methods.lenient import js_trim
 from openclaw_desktop.protocol.methods.sessions import (
@@ -69,7 +69,7 @@ class _MessageForwarder:
 
     def emit(self, key: str, stored: dict[str, Any], seq: int) -> None:
         """On the loop: send the event to whoever follows ``key`` now."""
-        if not self.hub.sessions.receivers("session.message", {"sessionKey": key}):
+        if not self.hub.sessions.receivers(EventName.SESSION_MESSAGE, {"sessionKey": key}):
             return
         payload: dict[str, Any] = {
             "sessionKey": key,
@@ -83,7 +83,7 @@ class _MessageForwarder:
             payload["session"] = session_row(self.service, row)
             payload["updatedAt"] = row.updated_at_ms
             payload["sessionId"] = row.session_id
-        self.hub.broadcast("session.message", payload)
+        self.hub.broadcast(EventName.SESSION_MESSAGE, payload)
 
 
 def _forward_messages(hub: Hub, service: ChatService) -> None:

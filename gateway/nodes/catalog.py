@@ -15,6 +15,7 @@ from gateway.nodes.invoker import NodeInvoker
 from gateway.nodes.policy import CommandPolicy
 from gateway.peer import Peer
 from gateway.state import GatewayState, NodePairRequest
+from openclaw_desktop.protocol import EventName
 
 __all__ = ["NodeCatalog", "node_request_wire", "reported_ip"]
 
@@ -273,11 +274,11 @@ class NodeCatalog:
         )
         for old in outcome.superseded:
             self.hub.broadcast(
-                "node.pair.resolved",
+                EventName.NODE_PAIR_RESOLVED,
                 {"requestId": old, "nodeId": node_id, "decision": "rejected", "ts": now_ms()},
             )
         if outcome.created:
-            self.hub.broadcast("node.pair.requested", node_request_wire(outcome.request))
+            self.hub.broadcast(EventName.NODE_PAIR_REQUESTED, node_request_wire(outcome.request))
 
     def resolve_surface(self, request_id: str, *, approved: bool) -> dict[str, Any]:
         """Approve or reject a node surface; the live node is told and updated at once."""
@@ -301,7 +302,7 @@ class NodeCatalog:
         else:
             self.state.nodes.reject(request_id, now)
             result = {"requestId": request_id, "decision": "rejected"}
-        self.hub.broadcast("node.pair.resolved", event)
+        self.hub.broadcast(EventName.NODE_PAIR_RESOLVED, event)
         if peer is not None:
-            peer.send_event("node.pair.resolved", event, seq=False)
+            peer.send_event(EventName.NODE_PAIR_RESOLVED, event, seq=False)
         return result

@@ -17,7 +17,7 @@ from gateway.memory import LARGE_MESSAGE_BYTES, trim_soon
 from gateway.nodes.plugin_policy import POLICY_PLUGINS, dispatched_failure
 from gateway.nodes.progress import INVOKE_PROGRESS, ProgressOrder
 from gateway.peer import Peer
-from openclaw_desktop.protocol import ErrorCode, error_shape
+from openclaw_desktop.protocol import ErrorCode, EventName, error_shape
 
 __all__ = ["InvokeError", "InvokeRouter"]
 
@@ -337,7 +337,7 @@ class InvokeRouter:
             request["paramsJSON"] = params_json
         del params_json
         try:
-            peer.send_event("node.invoke.request", request, seq=False)
+            peer.send_event(EventName.NODE_INVOKE_REQUEST, request, seq=False)
             # The frame is encoded and queued: the JSON copy is not needed while waiting
             # (the caller's frame holds the same dict, so it is emptied, not just let go).
             request.clear()
@@ -345,14 +345,14 @@ class InvokeRouter:
                 outcome = await pending.future
         except TimeoutError:
             peer.send_event(
-                "node.invoke.cancel", {"invokeId": invoke_id, "nodeId": node_id}, seq=False
+                EventName.NODE_INVOKE_CANCEL, {"invokeId": invoke_id, "nodeId": node_id}, seq=False
             )
             timed_out = {"code": "TIMEOUT", "message": "node invoke timed out"}
             raise _node_failure(timed_out, command) from None
         except asyncio.CancelledError:
             # The caller went away (a chat run was aborted mid tool call): stop the node too.
             peer.send_event(
-                "node.invoke.cancel", {"invokeId": invoke_id, "nodeId": node_id}, seq=False
+                EventName.NODE_INVOKE_CANCEL, {"invokeId": invoke_id, "nodeId": node_id}, seq=False
             )
             raise
         finally:

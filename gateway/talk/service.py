@@ -23,6 +23,7 @@ from gateway.talk.session import SessionSpec, TalkSession
 from gateway.talk.stt.base import SpeechRecognizer
 from gateway.talk.tts.base import SpeakRequest, SpeechError, SpeechProvider
 from gateway.talk.voice_transcript import VoiceTranscripts
+from openclaw_desktop.protocol import EventName
 
 __all__ = ["DEFAULT_TTL_MS", "TalkService"]
 
@@ -32,8 +33,8 @@ log = logging.getLogger("gateway.talk")
 DEFAULT_TTL_MS = 10 * 60 * 1000
 #: Open sessions one connection may hold (each holds a recognizer).
 
-SendTo = Callable[[str, str, dict[str, Any]], None]
-Broadcast = Callable[[str, dict[str, Any]], None]
+SendTo = Callable[[str, EventName, dict[str, Any]], None]
+Broadcast = Callable[[EventName, dict[str, Any]], None]
 
 
 def _now_ms() -> int:
@@ -81,7 +82,7 @@ class TalkService:
         """Set talk mode and tell every operator (``talk.mode`` event)."""
         self.mode = TalkMode(enabled, phase, _now_ms())
         payload = {"enabled": enabled, "phase": phase, "ts": self.mode.ts}
-        self._broadcast("talk.mode", payload)
+        self._broadcast(EventName.TALK_MODE, payload)
         return payload
 
     # ------------------------------------------------------------------ sessions
@@ -101,7 +102,7 @@ class TalkService:
         expires_at = _now_ms() + ttl
 
         def send(envelope: dict[str, Any]) -> None:
-            self._send_to(conn_id, "talk.event", envelope)
+            self._send_to(conn_id, EventName.TALK_EVENT, envelope)
 
         events = TalkEvents(
             send,

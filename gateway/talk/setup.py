@@ -12,6 +12,7 @@ from gateway.talk.config import TalkConfigError, TalkSettings, load_talk_setting
 from gateway.talk.service import TalkService
 from gateway.talk.stt import SpeechRecognizer
 from gateway.talk.tts import SpeechProvider
+from openclaw_desktop.protocol import EventName
 
 if TYPE_CHECKING:
     from gateway.hub import Hub
@@ -90,11 +91,11 @@ async def start_talk(state_dir: Path, hub: Hub) -> TalkService:
     for note in notes:
         log.info("talk %s", note)
 
-    def send_to(conn_id: str, event: str, payload: dict[str, Any]) -> None:
+    def send_to(conn_id: str, event: EventName, payload: dict[str, Any]) -> None:
         # Through the hub, which sends talk.event only to a reader (as the real gateway).
         hub.send_to(conn_id, event, payload)
 
-    def broadcast(event: str, payload: dict[str, Any]) -> None:
+    def broadcast(event: EventName, payload: dict[str, Any]) -> None:
         hub.broadcast(event, payload)
 
     return TalkService(settings, recognizer, speech, send_to, broadcast)
