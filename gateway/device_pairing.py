@@ -8,7 +8,7 @@ from typing import Any
 from gateway.errors import invalid_request
 from gateway.hub import Hub, now_ms
 from gateway.state import ApprovalKind, GatewayState
-from openclaw_desktop.protocol import EventName
+from openclaw_desktop.protocol import CloseCode, EventName
 
 __all__ = ["DevicePairing"]
 
@@ -58,7 +58,12 @@ class DevicePairing:
             )
 
     def disconnect(
-        self, device_id: str, reason: str, *, role: str | None = None, code: int = 1008
+        self,
+        device_id: str,
+        reason: str,
+        *,
+        role: str | None = None,
+        code: int = CloseCode.POLICY_VIOLATION,
     ) -> None:
         """Close the device's connections (only ``role``'s, when given) in the background,
         after whatever they were sent so far, including the response being answered now (a

@@ -13,7 +13,7 @@ import orjson
 
 from gateway.nodes.inventory import NodeInventory
 from gateway.wire_check import check_event, check_frame, checking_events
-from openclaw_desktop.protocol import ErrorCode, EventName, error_shape
+from openclaw_desktop.protocol import CloseCode, ErrorCode, EventName, error_shape
 
 __all__ = ["Peer", "PeerTransport"]
 
@@ -163,7 +163,7 @@ class Peer:
         frame cannot be written in time, cut the connection."""
         try:
             async with asyncio.timeout(SLOW_CONSUMER_CLOSE_S):
-                await self.transport.close(1008, "slow consumer")
+                await self.transport.close(CloseCode.POLICY_VIOLATION, "slow consumer")
         except TimeoutError:
             self.transport.abort()
 

@@ -36,6 +36,7 @@ from gateway.wire_check import check_event, checking_events
 from openclaw_desktop.protocol import (
     MAX_PAYLOAD_BYTES,
     MAX_PREAUTH_PAYLOAD_BYTES,
+    CloseCode,
     ErrorCode,
     EventName,
     error_shape,
@@ -253,7 +254,7 @@ class GatewayServer:
         wait_s = self.config.handshake_timeout_ms / 1000
         if not await self.preauth.acquire(address, ws, wait_s):
             if not ws.gone:
-                await ws.close(1013, "too many pending handshakes")
+                await ws.close(CloseCode.TRY_AGAIN_LATER, "too many pending handshakes")
             return
         try:
             peer = await self._handshake(ws, address)
@@ -277,7 +278,7 @@ class GatewayServer:
             async with asyncio.timeout(self.config.handshake_timeout_ms / 1000):
                 data = await ws.recv()
         except TimeoutError:
-            await ws.close(1008, "handshake timeout")
+            await ws.close(CloseCode.POLICY_VIOLATION, "handshake timeout")
             return None
         except websockets.ConnectionClosed:
             return None
@@ -295,7 +296,7 @@ class GatewayServer:
             return None
         except Exception:  # a bug must not take the server down: close this one socket
             log.exception("connect from %s failed", address)
-            await ws.close(1011, "internal error")
+            await ws.close(CloseCode.INTERNAL_ERROR, "internal error")
             return None
 
     async def _serve_peer(self, ws: ServerConnection, peer: Peer) -> None:

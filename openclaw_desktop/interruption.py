@@ -13,11 +13,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from openclaw_desktop.errors import ConnectionClosed, OpenClawError
+from openclaw_desktop.protocol import GOING_AWAY_CLOSE_CODES
 
 __all__ = ["CutCause", "Interruption", "classify_drop"]
-
-#: Close codes a gateway sends when it goes away on purpose (shutdown, restart, overload).
-_GOING_AWAY = frozenset({1001, 1012, 1013})
 
 
 class CutCause(StrEnum):
@@ -61,6 +59,6 @@ def classify_drop(
     """
     if gateway_exited or bundled:
         return CutCause.GATEWAY_STOPPED
-    if isinstance(error, ConnectionClosed) and error.code in _GOING_AWAY:
+    if isinstance(error, ConnectionClosed) and error.code in GOING_AWAY_CLOSE_CODES:
         return CutCause.GATEWAY_STOPPED
     return CutCause.CONNECTION_LOST

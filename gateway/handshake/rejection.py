@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gateway.errors import BundledGatewayError
-from openclaw_desktop.protocol import ConnectErrorCode, ErrorCode, error_shape
+from openclaw_desktop.protocol import CloseCode, ConnectErrorCode, ErrorCode, error_shape
 
 from .texts import (
     CLOSE_REASON_MAX_BYTES,
@@ -50,11 +50,6 @@ __all__ = [
     "ConnectRejection",
     "truncate_close_reason",
 ]
-
-_POLICY = 1008
-_PROTOCOL_ERROR = 1002
-_TOO_BIG = 1009
-_NORMAL = 1000
 
 
 class ConnectRejection(BundledGatewayError):
@@ -120,20 +115,28 @@ class ConnectRejection(BundledGatewayError):
     def not_json(cls) -> ConnectRejection:
         """The first frame is not JSON: plain close 1000 with no reason and no ``res``."""
         return cls(
-            error_shape(ErrorCode.INVALID_REQUEST, "invalid json"), _NORMAL, "", respond=False
+            error_shape(ErrorCode.INVALID_REQUEST, "invalid json"),
+            CloseCode.NORMAL,
+            "",
+            respond=False,
         )
 
     @classmethod
     def invalid_request_frame(cls) -> ConnectRejection:
         """The first frame is JSON but not a request frame: close 1008, no ``res``."""
         message = "invalid request frame"
-        return cls(error_shape(ErrorCode.INVALID_REQUEST, message), _POLICY, message, respond=False)
+        return cls(
+            error_shape(ErrorCode.INVALID_REQUEST, message),
+            CloseCode.POLICY_VIOLATION,
+            message,
+            respond=False,
+        )
 
     @classmethod
     def worker_handshake(cls) -> ConnectRejection:
         """Params claim the worker identity on the normal endpoint: close 1008, no ``res``."""
         error = error_shape(ErrorCode.INVALID_REQUEST, "invalid worker handshake")
-        return cls(error, _POLICY, "invalid-handshake", respond=False)
+        return cls(error, CloseCode.POLICY_VIOLATION, "invalid-handshake", respond=False)
 
     @classmethod
     def preauth_payload_too_large(cls) -> ConnectRejection:
@@ -143,7 +146,7 @@ class ConnectRejection(BundledGatewayError):
         ``preauth payload too large`` check can run, so the reason is empty.
         """
         error = error_shape(ErrorCode.INVALID_REQUEST, "preauth payload too large")
-        return cls(error, _TOO_BIG, "", respond=False)
+        return cls(error, CloseCode.MESSAGE_TOO_BIG, "", respond=False)
 
     @classmethod
     def first_request_not_connect(cls, request_id: str | None = None) -> ConnectRejection:
@@ -170,7 +173,9 @@ class ConnectRejection(BundledGatewayError):
         }
         message = "protocol mismatch"
         return cls(
-            error_shape(ErrorCode.INVALID_REQUEST, message, details), _PROTOCOL_ERROR, message
+            error_shape(ErrorCode.INVALID_REQUEST, message, details),
+            CloseCode.PROTOCOL_ERROR,
+            message,
         )
 
     @classmethod
@@ -220,7 +225,9 @@ class ConnectRejection(BundledGatewayError):
         """No ``device`` and no path that may skip it: top-level ``NOT_PAIRED``."""
         message = "device identity required"
         details = {"code": ConnectErrorCode.DEVICE_IDENTITY_REQUIRED.value}
-        return cls(error_shape(ErrorCode.NOT_PAIRED, message, details), _POLICY, message)
+        return cls(
+            error_shape(ErrorCode.NOT_PAIRED, message, details), CloseCode.POLICY_VIOLATION, message
+        )
 
     @classmethod
     def device_auth(cls, reason: str) -> ConnectRejection:
@@ -307,7 +314,7 @@ class ConnectRejection(BundledGatewayError):
             retryable=True if limited else None,
             retry_after_ms=retry_after_ms if limited else None,
         )
-        return cls(error, _POLICY, truncate_close_reason(message))
+        return cls(error, CloseCode.POLICY_VIOLATION, truncate_close_reason(message))
 
     # ------------------------------------------------------------------ pairing
     @classmethod
@@ -348,7 +355,7 @@ class ConnectRejection(BundledGatewayError):
             wait_then_retry=wait_then_retry,
         )
         error = error_shape(ErrorCode.NOT_PAIRED, message, details)
-        return cls(error, _POLICY, close)
+        return cls(error, CloseCode.POLICY_VIOLATION, close)
 
     # ------------------------------------------------------------------ helpers
     @classmethod
@@ -362,4 +369,4 @@ class ConnectRejection(BundledGatewayError):
     ) -> ConnectRejection:
         close = truncate_close_reason(message) if truncate else message
         error = error_shape(ErrorCode.INVALID_REQUEST, message, details)
-        return cls(error, _POLICY, close, request_id=request_id)
+        return cls(error, CloseCode.POLICY_VIOLATION, close, request_id=request_id)

@@ -31,9 +31,11 @@ from openclaw_desktop.protocol.connect import (
     WorkerRuns,
 )
 from openclaw_desktop.protocol.enums import (
+    GOING_AWAY_CLOSE_CODES,
     ClientCap,
     ClientId,
     ClientMode,
+    CloseCode,
     ConnectErrorCode,
     ErrorCode,
     EventName,
@@ -86,6 +88,7 @@ __all__ = [
     "DEFAULT_GATEWAY_PORT",
     "DEFAULT_TICK_INTERVAL_MS",
     "DEVICE_SIGNATURE_SKEW_MS",
+    "GOING_AWAY_CLOSE_CODES",
     "HANDSHAKE_TIMEOUT_MS",
     "MAX_ATTACHMENT_BYTES",
     "MAX_ATTACHMENT_IMAGE_BYTES",
@@ -106,6 +109,7 @@ __all__ = [
     "ClientId",
     "ClientInfo",
     "ClientMode",
+    "CloseCode",
     "ConnectAuth",
     "ConnectChallenge",
     "ConnectErrorCode",

@@ -1,13 +1,16 @@
-"""Wire strings as enums: client ids and modes, roles, scopes, caps, error codes, names."""
+"""Wire strings as enums: client ids and modes, roles, scopes, caps, error codes, names;
+and the WebSocket close codes the gateways use."""
 
 from __future__ import annotations
 
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 
 __all__ = [
+    "GOING_AWAY_CLOSE_CODES",
     "ClientCap",
     "ClientId",
     "ClientMode",
+    "CloseCode",
     "ConnectErrorCode",
     "ErrorCode",
     "EventName",
@@ -17,6 +20,32 @@ __all__ = [
     "OperatorScope",
     "Role",
 ]
+
+
+class CloseCode(IntEnum):
+    """WebSocket close codes (RFC 6455 section 7.4.1) as both gateways use them."""
+
+    NORMAL = 1000
+    #: The gateway shuts down.
+    GOING_AWAY = 1001
+    #: No protocol version in common.
+    PROTOCOL_ERROR = 1002
+    #: Refused: a bad handshake, auth or pairing, a slow consumer, a handshake timeout.
+    POLICY_VIOLATION = 1008
+    #: A frame over the size limit.
+    MESSAGE_TOO_BIG = 1009
+    INTERNAL_ERROR = 1011
+    #: The gateway restarts.
+    SERVICE_RESTART = 1012
+    #: Overloaded (too many pending handshakes): try again later.
+    TRY_AGAIN_LATER = 1013
+
+
+#: A gateway closing on purpose and meaning to come back (shutdown, restart, overload): a
+#: client says "restarting", not "connection lost".
+GOING_AWAY_CLOSE_CODES = frozenset(
+    {CloseCode.GOING_AWAY, CloseCode.SERVICE_RESTART, CloseCode.TRY_AGAIN_LATER}
+)
 
 
 class ClientId(StrEnum):

@@ -21,13 +21,13 @@ from openclaw_desktop.errors import (
     RequestTimeout,
     TrustError,
 )
-from openclaw_desktop.protocol import ConnectErrorCode, ErrorCode, NextStep, Role
+from openclaw_desktop.protocol import CloseCode, ConnectErrorCode, ErrorCode, NextStep, Role
 from openclaw_desktop.session.plan import AuthSource
 
 __all__ = ["ErrorCategory", "FailureDecision", "decide_after_failure"]
 
 #: Close codes meaning "service restarting / try again later".
-SERVER_BUSY_CLOSE_CODES = frozenset({1012, 1013})
+SERVER_BUSY_CLOSE_CODES = frozenset({CloseCode.SERVICE_RESTART, CloseCode.TRY_AGAIN_LATER})
 
 _PAUSE_DETAIL_CODES = frozenset(
     {

@@ -43,6 +43,7 @@ from openclaw_desktop.errors import (
 from openclaw_desktop.protocol import (
     DEFAULT_TICK_INTERVAL_MS,
     MAX_PREAUTH_PAYLOAD_BYTES,
+    CloseCode,
     ConnectChallenge,
     EventName,
     FrameDecodeError,
@@ -82,7 +83,7 @@ __all__ = [
 TICK_TIMEOUT_CLOSE_CODE = 4000
 
 #: Close code for an inbound frame over the size limit (RFC 6455 "message too big").
-MESSAGE_TOO_BIG_CLOSE_CODE = 1009
+MESSAGE_TOO_BIG_CLOSE_CODE = CloseCode.MESSAGE_TOO_BIG
 
 #: Default inbound frame limit (bytes); the adapter passes its own.
 DEFAULT_MAX_INBOUND_BYTES = 64 * 1024 * 1024

@@ -21,7 +21,7 @@ from openclaw_desktop.errors import (
     ReconnectPaused,
     TrustError,
 )
-from openclaw_desktop.protocol import ConnectErrorCode
+from openclaw_desktop.protocol import GOING_AWAY_CLOSE_CODES, ConnectErrorCode
 from openclaw_desktop.transport import ConnectionState, ConnectionStatus
 
 __all__ = ["StatusLine", "plain_reason", "session_line", "status_lines"]
@@ -95,7 +95,7 @@ def plain_reason(error: OpenClawError | BaseException | None) -> str:
     if isinstance(error, ConnectionClosed):
         if error.code is None:
             return "the gateway cannot be reached"
-        if error.code in (1001, 1012, 1013):
+        if error.code in GOING_AWAY_CLOSE_CODES:
             return "the gateway is restarting"
         return "the connection was lost"
     if isinstance(error, OSError | TimeoutError):
