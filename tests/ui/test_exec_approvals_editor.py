@@ -24,6 +24,7 @@ import pytest
 from PySide6.QtWidgets import QApplication, QComboBox, QDialog, QTableWidgetItem
 
 from openclaw_desktop.config import AppPaths, NodeSettings, Settings, SettingsStore
+from openclaw_desktop.node.exec.access import LocalApprovals
 from openclaw_desktop.node.exec.approvals import FILE_NAME, ApprovalsStore
 from openclaw_desktop.node.exec.policy import DecisionKind
 from tests.helpers.bundled_gateway import ALL_OPERATOR_SCOPES, BundledGateway, RawClient
@@ -35,7 +36,7 @@ from tests.ui.test_chat_window import until
 from tests.ui.test_chat_window_more import new_app
 from tests.ui.test_exec_prompt import Operator, _approve_surface, _denied, _prompted
 from ui.app import DesktopApp
-from ui.dialogs.exec_approvals import CONFLICT, ExecApprovalsEditor, LocalApprovals
+from ui.dialogs.exec_approvals import CONFLICT, ExecApprovalsEditor
 from ui.dialogs.exec_prompt import ask_exec
 from ui.dialogs.settings import SettingsDialog
 from ui.widgets.activity import DECISION_ROLE, ActivityView

@@ -1,7 +1,7 @@
-"""Every exception class the project defines is rooted: the core's (and the SDK's) derive
-from :class:`openclaw_desktop.errors.OpenClawError`, the bundled gateway's from
-:class:`gateway.errors.BundledGatewayError`, so ``except`` on the root catches all of a
-package's own errors and nothing else. The wire layer (``openclaw_desktop.protocol``)
+"""Every exception class the project defines is rooted: the core's (and the SDK's) and the
+window's (``ui``) derive from :class:`openclaw_desktop.errors.OpenClawError`, the bundled
+gateway's from :class:`gateway.errors.BundledGatewayError`, so ``except`` on the root catches
+all of a package's own errors and nothing else. The wire layer (``openclaw_desktop.protocol``)
 imports nothing of the project, so its frame errors, the computer-use params error and the
 refusal of a hand-read method's params stay plain ``ValueError``."""
 
@@ -16,6 +16,7 @@ import pytest
 
 import gateway
 import openclaw_desktop
+import ui
 from gateway.errors import BundledGatewayError
 from openclaw_desktop.errors import OpenClawError
 
@@ -47,12 +48,18 @@ def _own_exceptions(package: ModuleType) -> list[type[BaseException]]:
 
 
 @pytest.mark.parametrize(
-    ("package", "root"), [(openclaw_desktop, OpenClawError), (gateway, BundledGatewayError)]
+    ("package", "root", "at_least"),
+    [
+        (openclaw_desktop, OpenClawError, 11),
+        (gateway, BundledGatewayError, 11),
+        (ui, OpenClawError, 0),
+    ],
 )
 def test_every_exception_of_a_package_derives_from_its_root(
-    package: ModuleType, root: type[BaseException]
+    package: ModuleType, root: type[BaseException], at_least: int
 ) -> None:
+    assert len(_modules(package)) > 10  # the walk found the package's modules
     classes = _own_exceptions(package)
-    assert len(classes) > 10  # the walk found the package's modules
+    assert len(classes) >= at_least  # and found their classes
     unrooted = [f"{c.__module__}.{c.__qualname__}" for c in classes if not issubclass(c, root)]
     assert unrooted == []

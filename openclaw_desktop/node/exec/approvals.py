@@ -31,7 +31,9 @@ from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.protocol import NodeErrorCode
 
 __all__ = [
+    "CHANGED",
     "SECURITIES",
+    "ApprovalsChanged",
     "ApprovalsSnapshot",
     "ApprovalsStore",
     "ResolvedPolicy",
@@ -237,6 +239,14 @@ def resolve_policy(file: dict[str, Any], agent_id: str | None) -> ResolvedPolicy
     )
 
 
+class ApprovalsChanged(DeviceError):
+    """A compare-and-swap found the stored document's hash is not its base hash any more
+    (``INVALID_REQUEST``, :data:`CHANGED`, as the reference says it)."""
+
+    def __init__(self) -> None:
+        super().__init__(NodeErrorCode.INVALID_REQUEST, CHANGED)
+
+
 def _storage_error(exc: OSError) -> DeviceError:
     return DeviceError(NodeErrorCode.UNAVAILABLE, f"exec approvals storage: {exc.strerror or exc}")
 
@@ -316,18 +326,19 @@ class ApprovalsStore:
         """Write ``file`` (normalized) if the stored document still has ``base_hash``.
 
         Raises:
-            DeviceError: ``INVALID_REQUEST`` when the base hash is missing or stale.
+            ApprovalsChanged: the base hash is stale.
+            DeviceError: ``INVALID_REQUEST`` when the base hash is missing.
         """
         normalized = normalize_document(file)
         async with self.lock:
             snapshot = await asyncio.to_thread(self.read)
             if not snapshot.exists:
                 if base_hash and base_hash != snapshot.hash:
-                    raise DeviceError(NodeErrorCode.INVALID_REQUEST, CHANGED)
+                    raise ApprovalsChanged()
             elif not base_hash:
                 raise DeviceError(NodeErrorCode.INVALID_REQUEST, BASE_REQUIRED)
             elif base_hash != snapshot.hash:
-                raise DeviceError(NodeErrorCode.INVALID_REQUEST, CHANGED)
+                raise ApprovalsChanged()
             try:
                 await asyncio.to_thread(self._write, self._with_socket(normalized, snapshot.file))
                 return await asyncio.to_thread(self.read)
