@@ -30,7 +30,6 @@ from openclaw_desktop.cli_integration import (
 from openclaw_desktop.cli_launch import GATEWAY_PORT_ENV, launch_gateway, port_number
 from openclaw_desktop.cli_settings import add_settings_parser, doctor, settings_command
 from openclaw_desktop.config import AppPaths
-from openclaw_desktop.config.client_profile import cli_client, user_agent
 from openclaw_desktop.embedded import GatewayKeepsStopping
 from openclaw_desktop.errors import (
     AuthError,
@@ -47,16 +46,13 @@ from openclaw_desktop.errors import (
     TrustError,
 )
 from openclaw_desktop.identity import (
-    CredentialStore,
-    DeviceIdentity,
     IdentityStore,
     gateway_key,
-    open_secret_store,
 )
 from openclaw_desktop.integration.command import gateway_argv
 from openclaw_desktop.log import configure_logging
-from openclaw_desktop.protocol import DEFAULT_GATEWAY_PORT, Method, OperatorScope, Role
-from openclaw_desktop.runtime import DesktopRuntime, RuntimeTarget
+from openclaw_desktop.protocol import DEFAULT_GATEWAY_PORT, Method, OperatorScope
+from openclaw_desktop.runtime import DesktopRuntime, RuntimeTarget, bundled_token, operator_options
 from openclaw_desktop.supervisor import GatewaySupervisor, SupervisorState, SupervisorStatus
 from openclaw_desktop.transport import (
     ConnectionOptions,
@@ -195,10 +191,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load_identity(paths: AppPaths) -> DeviceIdentity:
-    return IdentityStore(paths.identity_file).load_or_create()
-
-
 def _cli_trust_callback() -> TrustCallback | None:
     if not sys.stdin.isatty():
         return None
@@ -227,10 +219,7 @@ def _bundled_token(args: argparse.Namespace, paths: AppPaths) -> str | None:
         return None
     if not endpoint.loopback:
         return None
-    try:
-        return paths.gateway_token_file.read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
+    return bundled_token(paths)
 
 
 def _pin(args: argparse.Namespace) -> str | None:
@@ -243,22 +232,21 @@ def _pin(args: argparse.Namespace) -> str | None:
         raise ConfigError(f"--tls-fingerprint: {exc}") from None
 
 
-def _operator_options(args: argparse.Namespace, paths: AppPaths) -> ConnectionOptions:
-    return ConnectionOptions(
+def _target(args: argparse.Namespace, paths: AppPaths) -> RuntimeTarget:
+    """The gateway ``--url`` names, with the connection flags given for this run."""
+    return RuntimeTarget(
         url=args.url,
-        role=Role.OPERATOR,
-        client=cli_client(),
-        signer=_load_identity(paths),
-        credentials=CredentialStore(open_secret_store(paths.secrets_file)),
-        shared_token=_bundled_token(args, paths),
+        token=_bundled_token(args, paths),
         # A token typed for this run (--token or OPENCLAW_GATEWAY_TOKEN) goes ahead of the
         # stored device token; refused on a trusted endpoint, one retry adds the stored one.
-        shared_token_first=bool(args.token),
+        token_first=bool(args.token),
         password=args.password,
         tls_fingerprint=_pin(args),
-        trust_callback=_cli_trust_callback(),
-        user_agent=user_agent(),
     )
+
+
+def _operator_options(args: argparse.Namespace, paths: AppPaths) -> ConnectionOptions:
+    return operator_options(paths, _target(args, paths), _cli_trust_callback())
 
 
 def _remember_pin(options: ConnectionOptions) -> None:
@@ -352,16 +340,8 @@ def _exec_gateway(argv: Sequence[str]) -> int:
 
 async def _node(args: argparse.Namespace, paths: AppPaths) -> int:
     """``openclaw-desktop node``: this computer as a node of ``--url`` (see :func:`_run_node`)."""
-    target = RuntimeTarget(
-        url=args.url,
-        token=_bundled_token(args, paths),
-        # A token typed for this run (--token or OPENCLAW_GATEWAY_TOKEN) goes ahead of the
-        # stored device token; refused on a trusted endpoint, one retry adds the stored one.
-        token_first=bool(args.token),
-        password=args.password,
-        tls_fingerprint=_pin(args),
-        display_name=args.display_name,
-    )
+    target = _target(args, paths)
+    target.display_name = args.display_name
     return await _run_node(paths, target)
 
 

@@ -23,7 +23,7 @@ from openclaw_desktop.config.paths import AppPaths
 from openclaw_desktop.errors import ConnectionClosed, OpenClawError
 from openclaw_desktop.identity import IdentityStore
 from openclaw_desktop.integration.command import EMBEDDED_ALLOW
-from openclaw_desktop.protocol import OperatorScope, Role
+from openclaw_desktop.protocol import Method, OperatorScope, Role
 from openclaw_desktop.session import EventReceived
 from openclaw_desktop.supervisor import (
     SupervisorStatus,
@@ -58,12 +58,12 @@ class GatewayKeepsStopping(ConnectionClosed):
 
 async def _approve_mine(conn: GatewayConnection, node_id: str) -> int:
     """Approve every pending surface request of this computer's node; returns how many."""
-    pending = (await conn.request("node.pair.list", {}))["pending"]
+    pending = (await conn.request(Method.NODE_PAIR_LIST, {}))["pending"]
     approved = 0
     for request in pending:
         if request.get("nodeId") != node_id:
             continue
-        await conn.request("node.pair.approve", {"requestId": request["requestId"]})
+        await conn.request(Method.NODE_PAIR_APPROVE, {"requestId": request["requestId"]})
         log.info("approved this computer's node surface on its bundled gateway")
         approved += 1
     return approved

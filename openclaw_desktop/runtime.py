@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openclaw_desktop.config import AppPaths, SettingsStore
-from openclaw_desktop.config.client_profile import node_client, user_agent
+from openclaw_desktop.config.client_profile import cli_client, node_client, user_agent
 from openclaw_desktop.embedded import approve_own_surface
 from openclaw_desktop.errors import ConfigError, OpenClawError
 from openclaw_desktop.identity import (
@@ -39,6 +40,7 @@ from openclaw_desktop.protocol import (
     Role,
 )
 from openclaw_desktop.sdk import OpenClaw
+from openclaw_desktop.sdk.client import operator_caps
 from openclaw_desktop.sdk.resources import PairingKind
 from openclaw_desktop.supervisor import (
     GatewaySupervisor,
@@ -54,7 +56,14 @@ if TYPE_CHECKING:  # the node pulls in the device adapters (OpenCV, numpy): load
     from openclaw_desktop.session import EventReceived
     from openclaw_desktop.transport import GatewayConnection
 
-__all__ = ["PAIRING_EVENTS", "WINDOW_SCOPES", "DesktopRuntime", "RuntimeTarget"]
+__all__ = [
+    "PAIRING_EVENTS",
+    "WINDOW_SCOPES",
+    "DesktopRuntime",
+    "RuntimeTarget",
+    "bundled_token",
+    "operator_options",
+]
 
 log = logging.getLogger("openclaw.runtime")
 
@@ -102,6 +111,39 @@ class RuntimeTarget:
     password: str | None = field(default=None, repr=False)
     tls_fingerprint: str | None = None
     display_name: str | None = None
+
+
+def bundled_token(paths: AppPaths) -> str | None:
+    """The bundled gateway's shared token (its token file), None when unreadable or empty."""
+    try:
+        return paths.gateway_token_file.read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
+def operator_options(
+    paths: AppPaths, target: RuntimeTarget, trust_callback: TrustCallback | None = None
+) -> ConnectionOptions:
+    """An operator session's options for ``target``'s gateway, as this installation (the
+    window's session and the CLI's one-shot calls alike): its URL (the bundled gateway's on
+    ``target.port`` when None), its token (sent ahead of the stored device token when
+    ``token_first``), password and TLS pin, this installation's device identity and keyring
+    in ``paths``; ``trust_callback`` asks about an unpinned certificate. Scopes, caps,
+    reconnecting and waiting for pairing are the caller's."""
+    token = target.token
+    return ConnectionOptions(
+        url=target.url if target.url is not None else f"ws://127.0.0.1:{target.port}",
+        role=Role.OPERATOR,
+        client=cli_client(),
+        signer=IdentityStore(paths.identity_file).load_or_create(),
+        credentials=CredentialStore(open_secret_store(paths.secrets_file)),
+        shared_token=token,
+        shared_token_first=target.token_first and bool(token),
+        password=target.password,
+        tls_fingerprint=target.tls_fingerprint,
+        trust_callback=trust_callback,
+        user_agent=user_agent(),
+    )
 
 
 class DesktopRuntime:
@@ -212,18 +254,14 @@ class DesktopRuntime:
         return self._gateway
 
     def _open_operator(self, url: str, token: str | None) -> None:
-        client = OpenClaw.connect(
-            url,
-            token=token,
-            password=self.target.password,
-            tls_fingerprint=self.target.tls_fingerprint,
-            scopes=WINDOW_SCOPES,
-            identity="installation",
-            trust_callback=self.trust_callback,
-            tls_hint=getattr(self.target, "tls_hint", None),
-            bootstrap_token=getattr(self.target, "bootstrap_token", None),
-            timeout=CONNECT_WAIT_S,
-        )
+        gateway = dataclasses.replace(self.target, url=url, token=token)
+        options = operator_options(self.paths, gateway, self.trust_callback)
+        options.scopes = WINDOW_SCOPES
+        options.caps = operator_caps(WINDOW_SCOPES)
+        options.tls_hint = getattr(self.target, "tls_hint", None)
+        options.bootstrap_token = getattr(self.target, "bootstrap_token", None)
+        options.wait_for_pairing = True
+        client = OpenClaw(options)
         self._watch(client.connection, self.operator_status_listeners)
         self.client = client
         self._stack.push_async_callback(client.aclose)

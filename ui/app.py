@@ -19,12 +19,13 @@ from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.devices.notify import Notice, Notifier
 from openclaw_desktop.errors import OpenClawError, ReconnectPaused
 from openclaw_desktop.known_gateways import LastGateway, first_run, launch_target
+from openclaw_desktop.node.exec.access import node_approvals
+from openclaw_desktop.protocol import Method
 from openclaw_desktop.sdk import Approval, Event
 from openclaw_desktop.sdk.normalize import Normalizer
 from openclaw_desktop.sdk.resources import PairingKind
 from openclaw_desktop.session import EventReceived
 from ui.dialogs import PairingWaitPanel, ask_approval, ask_exec, ask_pairing, ask_trust
-from ui.dialogs.exec_approvals import node_approvals
 from ui.dialogs.settings import SettingsDialog, unavailable_capabilities
 from ui.gateway_choice import GatewayChoice, pin_mismatch
 from ui.main_window import MainWindow
@@ -377,7 +378,7 @@ class DesktopApp(GatewayChoice):
     async def _follow_approvals(self) -> None:
         """Exec approvals: backfill the pending ones, then ask as they come."""
         client = self.runtime.client
-        if client is None or not client.supports("exec.approval.list"):
+        if client is None or not client.supports(Method.EXEC_APPROVAL_LIST):
             return
         try:
             pending = await client.approvals.list()

@@ -28,7 +28,7 @@ from openclaw_desktop.identity import (
     MemorySecretStore,
     open_secret_store,
 )
-from openclaw_desktop.protocol import HelloOk, Role
+from openclaw_desktop.protocol import HelloOk, Method, Role
 from openclaw_desktop.sdk.errors import Unsupported
 from openclaw_desktop.sdk.events import Event, now_ms
 from openclaw_desktop.sdk.normalize import Normalizer
@@ -53,20 +53,30 @@ from openclaw_desktop.transport import (
 )
 from openclaw_desktop.trust import TrustCallback
 
-__all__ = ["DEFAULT_SCOPES", "FINISHED_KEPT", "OpenClaw"]
+__all__ = ["DEFAULT_SCOPES", "FINISHED_KEPT", "OpenClaw", "operator_caps"]
 
 log = logging.getLogger("openclaw.sdk")
 
 #: What the SDK asks for unless told otherwise: read and write (chat), nothing more.
 DEFAULT_SCOPES = ("operator.read", "operator.write")
 #: Methods every gateway has even when its feature list is conservative.
-_ALWAYS = frozenset({"health", "status"})
+_ALWAYS = frozenset({Method.HEALTH, Method.STATUS})
 #: A run created this long before the gateway (re)started is one it never finished.
 _RESTART_SLACK_MS = 1_000
 # How long a catch-up after a reconnect waits for a gateway that says it is still starting.
 _CATCH_UP_PATIENCE_S = 5.0
 #: How a session's status ends a run whose end was missed and left no final message.
 _ENDS = {"aborted": "run.cancelled", "failed": "run.failed", "error": "run.failed"}
+
+
+def operator_caps(scopes: Sequence[str]) -> tuple[str, ...]:
+    """The client caps an operator with ``scopes`` announces: tool events, and the approval
+    requests when it may answer them (gateways send those only to clients that say they
+    handle them)."""
+    caps = ["tool-events"]
+    if {"operator.approvals", "operator.admin"} & set(scopes):
+        caps += ["exec-approvals", "plugin-approvals"]
+    return tuple(caps)
 
 
 class OpenClaw:
@@ -139,10 +149,6 @@ class OpenClaw:
         else:
             signer = DeviceIdentity.generate() if identity == "ephemeral" else identity
             creds = credentials or CredentialStore(MemorySecretStore())
-        caps = ["tool-events"]
-        if {"operator.approvals", "operator.admin"} & set(scopes):
-            # Gateways send approval requests only to clients that say they handle them.
-            caps += ["exec-approvals", "plugin-approvals"]
         options = ConnectionOptions(
             url=url,
             role=Role.OPERATOR,
@@ -150,7 +156,7 @@ class OpenClaw:
             signer=signer,
             credentials=creds,
             scopes=tuple(scopes),
-            caps=tuple(caps),
+            caps=operator_caps(scopes),
             shared_token=token,
             password=password,
             tls_fingerprint=tls_fingerprint,
