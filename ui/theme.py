@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
-__all__ = ["apply_theme", "dark_palette", "follow_system", "is_dark"]
+__all__ = ["apply_theme", "dark_palette", "follow_system"]
 
 _ORIGINAL: dict[int, tuple[str, QPalette]] = {}
 _CHOICE: dict[int, str] = {}
@@ -46,11 +46,6 @@ def dark_palette() -> QPalette:
 def system_prefers_dark() -> bool:
     """Whether the desktop asks for dark colours (unknown counts as light)."""
     return QGuiApplication.styleHints().colorScheme() == Qt.ColorScheme.Dark
-
-
-def is_dark(app: QApplication) -> bool:
-    """Whether the app currently paints dark."""
-    return app.palette().color(QPalette.ColorRole.Window).lightness() < 128
 
 
 def apply_theme(app: QApplication, choice: str) -> bool:

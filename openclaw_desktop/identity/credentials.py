@@ -137,11 +137,6 @@ class CredentialStore:
         gw = _gw(gateway)
         self._put(gw, f"gateway/{gw}/shared-token", {"token": _non_empty(token, "token")})
 
-    def clear_shared_token(self, gateway: str) -> None:
-        """Forget the shared gateway token."""
-        gw = _gw(gateway)
-        self._remove(gw, f"gateway/{gw}/shared-token")
-
     def password(self, gateway: str) -> str | None:
         """The gateway password, or None."""
         return self._field(_gw(gateway), "password", "password")
@@ -151,11 +146,6 @@ class CredentialStore:
         gw = _gw(gateway)
         document = {"password": _non_empty(password, "password")}
         self._put(gw, f"gateway/{gw}/password", document)
-
-    def clear_password(self, gateway: str) -> None:
-        """Forget the gateway password."""
-        gw = _gw(gateway)
-        self._remove(gw, f"gateway/{gw}/password")
 
     # ------------------------------------------------------------------ TLS pins
 
@@ -168,11 +158,6 @@ class CredentialStore:
         gw = _gw(gateway)
         document = {"fingerprint": _non_empty(fingerprint, "fingerprint")}
         self._put(gw, f"gateway/{gw}/tls-pin", document)
-
-    def clear_tls_pin(self, gateway: str) -> None:
-        """Remove the TLS pin."""
-        gw = _gw(gateway)
-        self._remove(gw, f"gateway/{gw}/tls-pin")
 
     # ------------------------------------------------------------------ gateways
 

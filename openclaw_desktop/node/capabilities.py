@@ -21,7 +21,6 @@ from dataclasses import dataclass
 __all__ = [
     "CAPABILITIES",
     "Capability",
-    "capability_of",
     "embedded_allow",
     "toggleable",
 ]
@@ -56,6 +55,19 @@ class Capability:
     def key(self) -> str | None:
         """The setting's full key (``node.camera``), as ``openclaw-desktop config`` names it."""
         return None if self.setting is None else f"node.{self.setting}"
+
+    @property
+    def command_prefix(self) -> str:
+        """The namespace its commands share, up to and with its last dot (``camera.``,
+        ``talk.ptt.``, ``computer.`` for ``computer.act``): what cancels its running
+        commands."""
+        namespaces = [command.split(".")[:-1] for command in self.commands]
+        shared: list[str] = []
+        for parts in zip(*namespaces, strict=False):
+            if len(set(parts)) > 1:
+                break
+            shared.append(parts[0])
+        return "".join(f"{part}." for part in shared)
 
     @property
     def menu_text(self) -> str:
@@ -151,11 +163,6 @@ CAPABILITIES: tuple[Capability, ...] = (
 def toggleable(table: Iterable[Capability] = CAPABILITIES) -> list[Capability]:
     """The capabilities the user turns on and off (Settings, the tray), in table order."""
     return [cap for cap in table if cap.setting is not None]
-
-
-def capability_of(command: str, table: Iterable[Capability] = CAPABILITIES) -> Capability | None:
-    """The capability that gates ``command``, or None when no row lists it."""
-    return next((cap for cap in table if command in cap.commands), None)
 
 
 def embedded_allow(table: Iterable[Capability] = CAPABILITIES) -> tuple[str, ...]:

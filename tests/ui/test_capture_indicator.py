@@ -6,7 +6,17 @@ import threading
 
 from pytestqt.qtbot import QtBot
 
-from ui.widgets.capture import CaptureIndicator
+from ui.widgets.capture import PREFIXES, CaptureIndicator
+
+
+def test_stop_prefixes_come_from_the_capability_table() -> None:
+    """Each capture kind is stopped by its capability's command namespace."""
+    assert {kind: PREFIXES[kind] for kind in ("camera", "microphone", "screen", "computer")} == {
+        "camera": "camera.",
+        "microphone": "talk.ptt.",
+        "screen": "screen.",
+        "computer": "computer.",
+    }
 
 
 def test_indicator_follows_captures_and_stops_them(qtbot: QtBot) -> None:
@@ -27,7 +37,7 @@ def test_indicator_follows_captures_and_stops_them(qtbot: QtBot) -> None:
     indicator.report("microphone", "talk.ptt.start", True)
     qtbot.waitUntil(lambda: "microphone" in indicator.label.text(), timeout=2000)
     indicator.stop_button.click()
-    assert sorted(stopped) == ["camera.", "talk.ptt"]
+    assert sorted(stopped) == ["camera.", "talk.ptt."]
     indicator.report("camera", "camera.clip", False)
     indicator.report("microphone", "talk.ptt.start", False)
     qtbot.waitUntil(indicator.isHidden, timeout=2000)

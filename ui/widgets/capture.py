@@ -11,15 +11,13 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
+from openclaw_desktop.node.capabilities import toggleable
+
 __all__ = ["PREFIXES", "CaptureIndicator"]
 
-#: Capture kind -> the command prefix Stop cancels.
-PREFIXES = {
-    "camera": "camera.",
-    "microphone": "talk.ptt",
-    "screen": "screen.",
-    "computer": "computer.",
-}
+#: Capture kind (the capability's setting: ``camera``, ``microphone``, ``screen``,
+#: ``computer``) -> the command prefix Stop cancels: its capability's command namespace.
+PREFIXES = {cap.setting: cap.command_prefix for cap in toggleable() if cap.setting is not None}
 CONTROL_TEXT = "● The agent is controlling this computer"
 
 

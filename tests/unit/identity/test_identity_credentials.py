@@ -134,7 +134,7 @@ def test_clear_device_token() -> None:
 
 
 def test_shared_token_password_and_pin() -> None:
-    """Shared token, password and TLS pin are stored, read and cleared per gateway."""
+    """Shared token, password and TLS pin are stored and read per gateway."""
     creds, _ = _store()
     creds.save_shared_token(GW, SECRET)
     creds.save_password(GW, "pw")
@@ -142,13 +142,10 @@ def test_shared_token_password_and_pin() -> None:
     assert creds.shared_token(GW) == SECRET
     assert creds.password(GW) == "pw"
     assert creds.tls_pin(GW) == "sha256:AB:CD"
-    creds.clear_shared_token(GW)
-    creds.clear_password(GW)
-    creds.clear_tls_pin(GW)
-    assert creds.shared_token(GW) is None
-    assert creds.password(GW) is None
-    assert creds.tls_pin(GW) is None
-    assert creds.known_gateways() == []
+    assert creds.shared_token("other.local:18789") is None
+    assert creds.password("other.local:18789") is None
+    assert creds.tls_pin("other.local:18789") is None
+    assert creds.known_gateways() == [GW]
 
 
 def test_forget_gateway_removes_everything() -> None:

@@ -15,10 +15,14 @@ from openclaw_desktop.node import CommandSpec, NodeContext, build_surface
 from openclaw_desktop.node.capabilities import (
     CAPABILITIES,
     Capability,
-    capability_of,
     embedded_allow,
     toggleable,
 )
+
+
+def exec_capability() -> Capability:
+    """The row that gates ``system.run``."""
+    return next(cap for cap in CAPABILITIES if "system.run" in cap.commands)
 
 
 def registered() -> list[CommandSpec]:
@@ -96,8 +100,8 @@ def test_an_old_settings_file_reads_with_the_same_keys(tmp_path: Path) -> None:
 def test_exec_is_a_toggle_off_by_default() -> None:
     """Running commands is a capability of its own, off until enabled, shown as a toggle,
     with a label that does not promise more than the approvals document does."""
-    cap = capability_of("system.run")
-    assert cap is not None and cap in toggleable()
+    cap = exec_capability()
+    assert cap in toggleable()
     assert cap.setting == "exec" and cap.default is False
     assert set(cap.commands) == {
         "system.run.prepare",
@@ -114,25 +118,33 @@ def test_embedded_allowlist_is_the_table_written_out() -> None:
     """The gateway-side literal equals the table's allowlist (order included); exec stays out
     because the gateway's desktop defaults already carry it once the surface is approved."""
     assert embedded_allow() == EMBEDDED_ALLOW
-    exec_cap = capability_of("system.run")
-    assert exec_cap is not None and not set(embedded_allow()) & set(exec_cap.commands)
+    assert not set(embedded_allow()) & set(exec_capability().commands)
     args = bundled_gateway_args(18789, allow=["canvas.present", "camera.snap"])
     assert args[-1].split(",") == [*embedded_allow(), "canvas.present"]
 
 
 def test_helpers_read_any_table() -> None:
-    """capability_of, toggleable and embedded_allow work on the table they are given."""
+    """toggleable and embedded_allow work on the table they are given."""
     table = (
         Capability(None, "Always", "always on", True, ("a.one",)),
         Capability("x", "X", "x help", False, ("x.one", "x.two"), embedded_allow=False),
         Capability("y", "Y long", "y help", True, ("y.one",), menu_label="Y"),
     )
-    assert capability_of("x.two", table) is table[1]
-    assert capability_of("nope", table) is None
     assert toggleable(table) == [table[1], table[2]]
     assert embedded_allow(table) == ("a.one", "y.one")
     assert (table[0].key, table[1].key) == (None, "node.x")
     assert (table[1].menu_text, table[2].menu_text) == ("X", "Y")
+    assert [cap.command_prefix for cap in table] == ["a.", "x.", "y."]
+
+
+def test_a_capture_capability_command_prefix_covers_exactly_its_commands() -> None:
+    """The prefix the capture indicator's Stop cancels by (the namespace a capability's
+    commands share) covers exactly the capability's commands for the captures."""
+    every = [cmd for cap in CAPABILITIES for cmd in cap.commands]
+    for cap in toggleable():
+        assert cap.command_prefix and all(c.startswith(cap.command_prefix) for c in cap.commands)
+        if cap.setting in ("camera", "microphone", "screen", "computer"):
+            assert {c for c in every if c.startswith(cap.command_prefix)} == set(cap.commands)
 
 
 def test_the_table_loads_without_the_handlers_or_device_libraries() -> None:
