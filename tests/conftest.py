@@ -103,9 +103,10 @@ def wire_misfits() -> Iterator[list[str]]:
 
 _HERE = Path(__file__).resolve().parent
 #: The kind of test each top folder holds: its tests get the marker (``-m "not interop"``
-#: selects by folder). A test may add a kind (a journey on the real gateway is ``interop``
-#: too), but a unit test is only that: ``unit`` outside ``tests/unit`` or another kind
-#: inside it is an error.
+#: selects by folder), and only from here: a test that marks its own folder's kind by hand
+#: is an error. A test may add a kind (a journey on the real gateway is ``interop`` too),
+#: but a unit test is only that: ``unit`` outside ``tests/unit`` or another kind inside it
+#: is an error.
 FOLDER_MARKERS = {
     "unit": "unit",
     "integration": "integration",
@@ -134,9 +135,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         kind = folder_kind(item.path)
         if kind is None:
             continue
-        other = {m.name for m in item.iter_markers() if m.name in _KINDS} - {kind}
+        marked = {m.name for m in item.iter_markers() if m.name in _KINDS}
+        other = marked - {kind}
         if other and (kind == "unit" or "unit" in other):
             wrong.append(f"{item.nodeid}: marked {', '.join(sorted(other))} in a {kind} folder")
+        if kind in marked:
+            wrong.append(f"{item.nodeid}: marked {kind} by hand (its folder gives it)")
         item.add_marker(getattr(pytest.mark, kind))
     if wrong:
         raise pytest.UsageError("tests marked against their folder:\n" + "\n".join(wrong))

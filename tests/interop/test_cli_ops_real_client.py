@@ -40,7 +40,7 @@ from tests.interop.test_gw_real_clients import eventually
 #: Bound of a real node host's connect and pairing steps (it takes seconds to start).
 NODE_HOST_S = 90.0
 
-pytestmark = [pytest.mark.interop, pytest.mark.timeout(600)]
+pytestmark = pytest.mark.timeout(600)
 
 
 class Side:

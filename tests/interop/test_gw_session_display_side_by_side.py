@@ -12,7 +12,7 @@ import pytest
 from tests.helpers.bundled_gateway import BundledGateway, RawClient, raw_operator
 from tests.helpers.real_openclaw import RealGateway
 
-pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 KEY = "agent:main:display-probe"
 #: The row fields of the display metadata, by JSON kind (their values are times).

@@ -26,7 +26,7 @@ from openclaw_desktop.config import NodeSettings, Settings, SettingsStore
 from tests.helpers.bundled_gateway import BundledGateway, DesktopNode, RawClient, raw_operator
 from tests.helpers.real_openclaw import OpenClawInstall, RemoteCli, strip_ansi
 
-pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 EXEC = {
     "system.run.prepare",

@@ -41,7 +41,7 @@ from ui.dialogs.exec_prompt import ask_exec
 from ui.dialogs.settings import SettingsDialog
 from ui.widgets.activity import DECISION_ROLE, ActivityView
 
-pytestmark = [pytest.mark.ui, pytest.mark.timeout(150)]
+pytestmark = pytest.mark.timeout(150)
 
 SH = os.path.realpath(shutil.which("sh") or "/bin/sh")
 ECHO = os.path.realpath(shutil.which("echo") or "/bin/echo")

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from openclaw_desktop.config import AppPaths
 from openclaw_desktop.known_gateways import (
     ConnectTarget,
@@ -17,8 +15,6 @@ from openclaw_desktop.known_gateways import (
     remember_bundled_choice,
 )
 from openclaw_desktop.runtime import RuntimeTarget
-
-pytestmark = pytest.mark.unit
 
 
 def test_the_first_run_asks_until_a_gateway_was_chosen(tmp_path: Path) -> None:

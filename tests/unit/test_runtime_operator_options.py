@@ -14,8 +14,6 @@ from openclaw_desktop.identity import IdentityStore
 from openclaw_desktop.protocol import Role
 from openclaw_desktop.runtime import RuntimeTarget, bundled_token, operator_options
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.fixture
 def paths(tmp_path: Path) -> Iterator[AppPaths]:

@@ -22,7 +22,7 @@ from openclaw_desktop.config import NodeSettings, Settings, SettingsStore
 from openclaw_desktop.node.exec.approvals import FILE_NAME
 from tests.helpers.bundled_gateway import BundledGateway, DesktopNode, RawClient, raw_operator
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+pytestmark = pytest.mark.timeout(180)
 
 SECRET = "hunter2-s3cr3t-value"
 ECHO = os.path.realpath(shutil.which("echo") or "/bin/echo")

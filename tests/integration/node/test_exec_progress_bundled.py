@@ -41,7 +41,7 @@ from openclaw_desktop.transport import GatewayConnection
 from tests.helpers.approved_node import ApprovedNode, approved_node
 from tests.helpers.bundled_gateway import bundled_gateway, operator_options, raw_node
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
+pytestmark = pytest.mark.timeout(90)
 
 LINES = 6
 SCRIPT = f'for i in $(seq 1 {LINES}); do echo "line $i é€"; sleep 0.2; done'

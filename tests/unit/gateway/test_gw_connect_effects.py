@@ -19,8 +19,6 @@ from openclaw_desktop.identity import DeviceIdentity, build_payload_v3, signatur
 from tests.helpers.bundled_gateway import TOKEN
 from tests.helpers.method_dispatch import gateway_app
 
-pytestmark = pytest.mark.unit
-
 NONCE = "5c1d9f1e-7a64-4c1e-8d0f-1a2b3c4d5e6f"
 IDENTITY = DeviceIdentity.from_seed(bytes(range(1, 33)), created_at_ms=0)
 

@@ -8,8 +8,6 @@ from pydantic import ValidationError
 from gateway.hello import hello_ok
 from openclaw_desktop.protocol import PROTOCOL_VERSION, HelloOk, ServerInfo
 
-pytestmark = pytest.mark.unit
-
 
 def test_hello_ok_holds_what_was_given_and_nothing_defaulted_in() -> None:
     payload = hello_ok(

@@ -8,11 +8,8 @@ from __future__ import annotations
 import asyncio
 
 import orjson
-import pytest
 
 from gateway.peer import Peer
-
-pytestmark = pytest.mark.unit
 
 
 class Recorder:

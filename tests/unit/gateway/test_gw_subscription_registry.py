@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
 from gateway.subscriptions import SessionSubscriptions
-
-pytestmark = pytest.mark.unit
 
 
 def test_sessions_changed_reaches_only_sessions_subscribe() -> None:

@@ -11,8 +11,6 @@ import pytest
 
 from gateway.wire_check import check_frame, check_result
 
-pytestmark = pytest.mark.unit
-
 
 def test_a_misfit_answer_is_logged_by_field_never_by_value(
     caplog: pytest.LogCaptureFixture, wire_misfits: list[str]

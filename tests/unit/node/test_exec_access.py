@@ -16,8 +16,6 @@ from openclaw_desktop.node.exec.approvals import FILE_NAME, ApprovalsStore
 from openclaw_desktop.node.handlers.exec import exec_area
 from openclaw_desktop.node.registry import CommandRegistry
 
-pytestmark = pytest.mark.unit
-
 
 def _accesses(path: Path) -> list[LocalApprovals]:
     """The file's own access, and one through the node's handlers (exec commands on)."""

@@ -20,8 +20,6 @@ from openclaw_desktop.node.exec.policy import (
 )
 from openclaw_desktop.node.handlers.exec import ExecHost
 
-pytestmark = pytest.mark.unit
-
 SECRET = "Bearer abcdefghijklmnop1234"
 ECHO = shutil.which("echo") or "/bin/echo"
 

@@ -14,7 +14,7 @@ from openclaw_desktop.node.exec.chunker import (
     split_utf8,
 )
 
-pytestmark = [pytest.mark.unit, pytest.mark.timeout(20)]
+pytestmark = pytest.mark.timeout(20)
 
 
 def test_split_never_cuts_a_character_and_keeps_the_bound() -> None:

@@ -14,8 +14,6 @@ import pytest
 from openclaw_desktop.protocol import EventName, Method, OperatorScope
 from openclaw_desktop.protocol.events import EVENTS, UNADVERTISED_EVENTS, event_names
 
-pytestmark = pytest.mark.unit
-
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 

@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from gateway.methods import HANDLERS
+from gateway.methods import TABLE
 from openclaw_desktop.protocol import MAX_FRAME_DEPTH, ErrorCode
 from tests.helpers.bundled_gateway import RawClient, bundled_gateway, raw_node, raw_operator
 
@@ -313,7 +313,7 @@ WRONG_TYPES: list[Any] = [[], {}, None, -1, 1.5, True, "", "é" * 200, Nested(MA
 
 def fields_of(method: str) -> list[str]:
     """The known fields that ``method``'s handler module names."""
-    handler = HANDLERS.get(method)
+    handler = TABLE.handlers().get(method)
     module = inspect.getmodule(handler) if handler is not None else None
     source = inspect.getsource(module) if module is not None else ""
     return [name for name in FIELDS if f'"{name}"' in source]

@@ -12,7 +12,7 @@ import pytest
 
 from tests.integration.gateway.chat.test_gw_chat_runs import Chat, chat_gateway
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 
 async def _keys(chat: Chat, **params: Any) -> list[str]:

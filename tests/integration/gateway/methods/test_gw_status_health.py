@@ -14,7 +14,7 @@ from gateway.scopes import ADMIN, READ
 from tests.helpers.bundled_gateway import bundled_gateway, raw_operator, wait_for
 from tests.integration.gateway.chat.test_gw_chat_runs import chat_gateway
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 
 async def test_health_reports_the_agent_its_sessions_and_no_heartbeat(tmp_path: Path) -> None:

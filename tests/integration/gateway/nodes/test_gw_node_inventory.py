@@ -17,7 +17,7 @@ import pytest
 from openclaw_desktop.identity import DeviceIdentity
 from tests.helpers.bundled_gateway import RawClient, bundled_gateway, raw_node, raw_operator
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 STATS = {
     "cpuCount": 4,

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from gateway.methods import HANDLERS
+from gateway.methods import TABLE
 from gateway.server import GatewayServer
 from openclaw_desktop.identity import DeviceIdentity
 from openclaw_desktop.protocol import MAX_FRAME_DEPTH
@@ -57,7 +57,7 @@ json_values = st.recursive(
     ),
     max_leaves=16,
 )
-methods = st.sampled_from([*sorted(HANDLERS), "connect", "bogus.method", "", "node.invoke "])
+methods = st.sampled_from([*sorted(TABLE.handlers()), "connect", "bogus.method", "", "node.invoke "])
 requests = st.fixed_dictionaries(
     {"type": st.just("req"), "id": st.text(min_size=1, max_size=8), "method": methods},
     optional={

@@ -27,7 +27,7 @@ from tests.helpers.bundled_gateway import (
     wait_for,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
 
 FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "gateway" / "real-node-methods.json"
 REAL = json.loads(FIXTURE.read_text())

@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import pytest
-
 from gateway.handshake import ConnectRejection, validate_connect_params
 from gateway.handshake import decision as d
 from gateway.handshake.decide import decide
@@ -25,8 +23,6 @@ from gateway.state.records import (
     TokenRecord,
 )
 from openclaw_desktop.identity import DeviceIdentity, build_payload_v3, signature_token
-
-pytestmark = pytest.mark.unit
 
 NONCE = "0b7e3c9a-5a1f-4e55-9a55-3f0c2b7d9e11"
 NOW = 1_796_023_931_231

@@ -33,8 +33,6 @@ from openclaw_desktop.protocol import (
 from openclaw_desktop.protocol.base import ClosedModel
 from openclaw_desktop.protocol.methods.schema import RECORD, REQUIRED, params_schema
 
-pytestmark = pytest.mark.unit
-
 #: Today's hand-written ConnectParams schema (2026.9.6), frozen before it was derived.
 FROZEN_CONNECT_PARAMS_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -17,8 +17,6 @@ from openclaw_desktop.protocol.methods import PARAMS
 from tests.helpers.method_dispatch import gateway_app
 from tests.unit.protocol.methods.test_protocol_agent_params import answer
 
-pytestmark = pytest.mark.unit
-
 _KEY = "agent:main:nosuch-probe"
 
 #: (method, params, the real gateway's answer).

@@ -19,8 +19,6 @@ from gateway.methods import TABLE
 from openclaw_desktop.protocol.methods import PARAMS
 from tests.helpers.method_dispatch import gateway_app
 
-pytestmark = pytest.mark.unit
-
 _METHODS_DIR = Path(gateway.methods.__file__).parent
 
 

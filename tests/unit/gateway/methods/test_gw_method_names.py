@@ -16,8 +16,6 @@ from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from openclaw_desktop.protocol import Method, OperatorScope
 
-pytestmark = pytest.mark.unit
-
 #: Method members the bundled gateway does not serve: the handshake and the real gateway's
 #: methods the client (``openclaw_desktop.sdk``) calls.
 CLIENT_ONLY = {

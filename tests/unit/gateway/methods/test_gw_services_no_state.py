@@ -13,8 +13,6 @@ import pytest
 
 import gateway.methods
 
-pytestmark = pytest.mark.unit
-
 _METHODS_DIR = Path(gateway.methods.__file__).parent
 _MODULES = sorted(_METHODS_DIR.glob("*.py"))
 

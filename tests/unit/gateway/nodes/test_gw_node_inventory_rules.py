@@ -20,8 +20,6 @@ from gateway.nodes.inventory import (
 )
 from gateway.state import GatewayState
 
-pytestmark = pytest.mark.unit
-
 STATS: dict[str, Any] = {
     "cpuCount": 8,
     "loadAverage": [1.25, 1.1, 0.9],

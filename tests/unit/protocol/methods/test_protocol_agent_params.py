@@ -18,8 +18,6 @@ from openclaw_desktop.protocol.methods import PARAMS, unchecked_fields
 from openclaw_desktop.protocol.methods.agent import PARAMS as AGENT_PARAMS
 from tests.helpers.method_dispatch import answer
 
-pytestmark = pytest.mark.unit
-
 _NON_EMPTY = {"type": "string", "minLength": 1}
 _STRING = {"type": "string"}
 _BOOLEAN = {"type": "boolean"}

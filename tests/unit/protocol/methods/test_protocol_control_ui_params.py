@@ -27,8 +27,6 @@ from openclaw_desktop.protocol.methods.control_ui import (
 )
 from tests.helpers.method_dispatch import answer, assert_hand_read
 
-pytestmark = pytest.mark.unit
-
 #: The reference's params schema of each method with a model here, key for key.
 REAL_SCHEMAS: dict[str, Any] = {
     "agent.identity.get": {

@@ -18,8 +18,6 @@ from openclaw_desktop.protocol.methods import PARAMS
 from openclaw_desktop.protocol.methods.devices import PARAMS as DEVICE_PARAMS
 from tests.helpers.method_dispatch import answer
 
-pytestmark = pytest.mark.unit
-
 _NON_EMPTY = {"type": "string", "minLength": 1}
 
 

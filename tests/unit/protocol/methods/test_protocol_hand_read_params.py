@@ -35,8 +35,6 @@ from openclaw_desktop.protocol.methods.ops import (
 )
 from tests.helpers.method_dispatch import answer
 
-pytestmark = pytest.mark.unit
-
 #: Each hand-read (or unread) method: its model and what it reads, in the reference's order.
 HAND_READ: dict[str, tuple[type[Any], list[str]]] = {
     "diagnostics.stability": (DiagnosticsStabilityParams, ["limit", "type", "sinceSeq"]),

@@ -22,8 +22,6 @@ from openclaw_desktop.protocol.methods.nodes import (
 )
 from tests.helpers.method_dispatch import answer, assert_hand_read
 
-pytestmark = pytest.mark.unit
-
 _NON_EMPTY = {"type": "string", "minLength": 1}
 
 

@@ -25,8 +25,6 @@ from openclaw_desktop.protocol.methods.ops import (
 )
 from tests.helpers.method_dispatch import answer
 
-pytestmark = pytest.mark.unit
-
 #: Declared on the table with their model.
 DECLARED = [
     "logs.tail",

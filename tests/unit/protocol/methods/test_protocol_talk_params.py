@@ -24,8 +24,6 @@ from openclaw_desktop.protocol.methods.talk import (
 from openclaw_desktop.voice.talk_session import AudioContract
 from tests.helpers.method_dispatch import answer
 
-pytestmark = pytest.mark.unit
-
 _STR = {"type": "string"}
 _NON_EMPTY = {"type": "string", "minLength": 1}
 _ID = {"type": "string", "minLength": 1}
