@@ -52,6 +52,7 @@ from openclaw_desktop.identity import (
 from openclaw_desktop.integration.command import gateway_argv
 from openclaw_desktop.log import configure_logging
 from openclaw_desktop.protocol import DEFAULT_GATEWAY_PORT, Method, OperatorScope
+from openclaw_desktop.protocol.version import loopback_url
 from openclaw_desktop.runtime import DesktopRuntime, RuntimeTarget, bundled_token, operator_options
 from openclaw_desktop.supervisor import GatewaySupervisor, SupervisorState, SupervisorStatus
 from openclaw_desktop.transport import (
@@ -75,7 +76,7 @@ __all__ = ["build_parser", "main"]
 
 log = logging.getLogger("openclaw.cli")
 
-DEFAULT_URL = f"ws://127.0.0.1:{DEFAULT_GATEWAY_PORT}"
+DEFAULT_URL = loopback_url(DEFAULT_GATEWAY_PORT)
 DEFAULT_CALL_SCOPES = (
     OperatorScope.READ,
     OperatorScope.WRITE,

@@ -1,9 +1,9 @@
 """The gateways the user chose: the known gateways file the connect screen lists, the one
 chosen last (the next launch connects to it), and the rules of which gateway a launch uses.
 
-Qt-free: the window (:mod:`ui.app`, :mod:`ui.gateway_choice`, the connect screen) reads and
-writes through it. Neither file ever holds a token (a typed one is kept in the keyring by
-the runtime).
+Qt-free: the window (:mod:`ui.app`, :mod:`ui.gateway_choice`, the connect screen) remembers
+and forgets through :class:`SavedGateways`. Neither file ever holds a token (a typed one is
+kept in the keyring by the runtime); forgetting a gateway drops its pin and tokens too.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from openclaw_desktop.config import AppPaths
+from openclaw_desktop.identity import CredentialStore, gateway_key, open_secret_store
 from openclaw_desktop.runtime import RuntimeTarget
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "KnownGateway",
     "KnownGateways",
     "LastGateway",
+    "SavedGateways",
     "first_run",
     "launch_target",
     "remember_bundled_choice",
@@ -197,7 +199,62 @@ def first_run(target: RuntimeTarget, paths: AppPaths) -> bool:
 def remember_bundled_choice(paths: AppPaths) -> None:
     """Choosing this computer's gateway ends the first run too (an empty known gateways
     file: the bundled gateway is not listed there)."""
-    path = paths.known_gateways_file
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists():
-        path.write_text("[]\n", encoding="utf-8")
+    SavedGateways.of(paths).remember(RuntimeTarget())
+
+
+class SavedGateways:
+    """The one place the app remembers and forgets the gateways the user chose.
+
+    * :meth:`remember`: a gateway chosen on the connect screen. A remote one goes to the top
+      of the known gateways file (renamed when listed already); this computer's is not
+      listed, but choosing it ends the first run (the file exists from then on).
+    * :meth:`remember_connected`: the gateway the app connected to, for the next launch
+      (the last gateway file; needs ``last_file``).
+    * :meth:`forget`: a known gateway leaves the list, and its TLS pin and tokens leave the
+      secret store (when ``secrets_file`` is given).
+
+    Args:
+        known_file: The known gateways JSON file (``AppPaths.known_gateways_file``).
+        last_file: The last gateway file (``AppPaths.last_gateway_file``).
+        secrets_file: The secret store's fallback file (``AppPaths.secrets_file``).
+    """
+
+    def __init__(
+        self, known_file: Path, last_file: Path | None = None, secrets_file: Path | None = None
+    ) -> None:
+        self.known = KnownGateways(known_file)
+        self.last_file = last_file
+        self.secrets_file = secrets_file
+
+    @classmethod
+    def of(cls, paths: AppPaths) -> SavedGateways:
+        """The saved gateways of an app folder (all three files)."""
+        return cls(paths.known_gateways_file, paths.last_gateway_file, paths.secrets_file)
+
+    def load(self) -> list[KnownGateway]:
+        """The known gateways, in the order the connect screen lists them."""
+        return self.known.load()
+
+    def remember(self, target: RuntimeTarget) -> list[KnownGateway]:
+        """The user chose ``target``; returns the known gateways now."""
+        if target.url is None:
+            path = self.known.path
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists():
+                path.write_text("[]\n", encoding="utf-8")
+            return self.known.load()
+        name = getattr(target, "name", None) or target.url
+        return self.known.add(str(name), target.url)
+
+    def remember_connected(self, target: RuntimeTarget) -> None:
+        """The app connected to ``target``: the next launch uses it (never its token)."""
+        if self.last_file is not None:
+            LastGateway(self.last_file).save(target)
+
+    def forget(self, url: str) -> list[KnownGateway]:
+        """Forget the gateway at ``url``: off the list, its pin and tokens dropped; returns
+        the known gateways now."""
+        entries = self.known.remove(url)
+        if self.secrets_file is not None:
+            CredentialStore(open_secret_store(self.secrets_file)).forget_gateway(gateway_key(url))
+        return entries

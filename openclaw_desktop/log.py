@@ -10,10 +10,19 @@ from __future__ import annotations
 import datetime
 import json
 import logging
+import logging.handlers
 import re
 import sys
+from pathlib import Path
 
-__all__ = ["LOGGER_NAMES", "JsonLinesFormatter", "RedactingFilter", "configure_logging"]
+__all__ = [
+    "LOGGER_NAMES",
+    "LOG_FILE_NAME",
+    "JsonLinesFormatter",
+    "RedactingFilter",
+    "configure_logging",
+    "log_to_folder",
+]
 
 LOGGER_NAMES = (
     "openclaw.transport",
@@ -24,6 +33,9 @@ LOGGER_NAMES = (
     "openclaw.cli",
     "gateway",
 )
+
+#: The window's log file, in its logs folder (``AppPaths.log_dir``).
+LOG_FILE_NAME = "desktop.log"
 
 _SECRET_FIELDS = re.compile(
     r'("?(?:token|password|deviceToken|bootstrapToken|privateKey|setupCode)"?\s*[:=]\s*"?)'
@@ -84,3 +96,21 @@ def configure_logging(verbosity: int = 0, *, json_lines: bool = False) -> None:
     # The node prints invokes and notifications at WARNING/INFO; keep them visible.
     logging.getLogger("openclaw.node").setLevel(min(level, logging.INFO))
     logging.getLogger("websockets").setLevel(max(level, logging.WARNING))
+
+
+def log_to_folder(folder: Path) -> Path | None:
+    """Also log to :data:`LOG_FILE_NAME` in ``folder`` (created if needed; rotated at 1 MB,
+    3 kept, secrets redacted like on stderr). Returns the file, or None when it cannot be
+    written."""
+    path = folder / LOG_FILE_NAME
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(
+            path, maxBytes=1_000_000, backupCount=3, encoding="utf-8"
+        )
+    except OSError:
+        return None
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter())
+    logging.getLogger().addHandler(handler)
+    return path

@@ -39,6 +39,7 @@ from openclaw_desktop.protocol import (
     OperatorScope,
     Role,
 )
+from openclaw_desktop.protocol.version import loopback_url
 from openclaw_desktop.sdk import OpenClaw
 from openclaw_desktop.sdk.client import operator_caps
 from openclaw_desktop.sdk.resources import PairingKind
@@ -132,7 +133,7 @@ def operator_options(
     reconnecting and waiting for pairing are the caller's."""
     token = target.token
     return ConnectionOptions(
-        url=target.url if target.url is not None else f"ws://127.0.0.1:{target.port}",
+        url=target.url if target.url is not None else loopback_url(target.port),
         role=Role.OPERATOR,
         client=cli_client(),
         signer=IdentityStore(paths.identity_file).load_or_create(),
@@ -246,7 +247,7 @@ class DesktopRuntime:
             self._stack.push_async_callback(supervisor.aclose)
             await supervisor.start()
             bundled_token = self._bundled_token()
-            url, token = f"ws://127.0.0.1:{port}", bundled_token
+            url, token = loopback_url(port), bundled_token
             self._approver = asyncio.create_task(
                 approve_own_surface(self.paths, url, bundled_token), name="own-surface-approver"
             )
@@ -303,7 +304,7 @@ class DesktopRuntime:
     @property
     def url(self) -> str:
         """The gateway's URL (the bundled one's on loopback)."""
-        return self.target.url or f"ws://127.0.0.1:{self.target.port}"
+        return self.target.url or loopback_url(self.target.port)
 
     def pairing_to_ask(self, event: EventReceived) -> tuple[PairingKind, dict[str, Any]] | None:
         """A pairing request the user decides, as ``(kind, request)`` (kind ``device`` or

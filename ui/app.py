@@ -7,7 +7,6 @@ import asyncio
 import functools
 import logging
 import sys
-import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -18,18 +17,19 @@ from openclaw_desktop.config import AppPaths, Settings, SettingsStore, WindowSta
 from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.devices.notify import Notice, Notifier
 from openclaw_desktop.errors import OpenClawError, ReconnectPaused
-from openclaw_desktop.known_gateways import LastGateway, first_run, launch_target
+from openclaw_desktop.known_gateways import SavedGateways, first_run, launch_target
+from openclaw_desktop.log import log_to_folder
 from openclaw_desktop.node.exec.access import node_approvals
 from openclaw_desktop.protocol import Method
-from openclaw_desktop.sdk import Approval, Event
-from openclaw_desktop.sdk.normalize import Normalizer
+from openclaw_desktop.protocol.session_keys import canonical_session_key, short_session_key
+from openclaw_desktop.sdk import Approval
 from openclaw_desktop.sdk.resources import PairingKind
 from openclaw_desktop.session import EventReceived
 from ui.dialogs import PairingWaitPanel, ask_approval, ask_exec, ask_pairing, ask_trust
 from ui.dialogs.settings import SettingsDialog, unavailable_capabilities
 from ui.gateway_choice import GatewayChoice, pin_mismatch
 from ui.main_window import MainWindow
-from ui.menus import MenuActions, build_menus, log_folder, log_to_folder, run_doctor, show_report
+from ui.menus import MenuActions, build_menus, run_doctor, show_report
 from ui.presenters.chat import ChatPresenter
 from ui.presenters.discovery import BrowserFactory
 from ui.presenters.sessions import SessionsPresenter, session_title
@@ -134,7 +134,7 @@ class DesktopApp(GatewayChoice):
         if self._wired is self.runtime:
             return
         self._wired = self.runtime
-        LastGateway(self.runtime.paths.last_gateway_file).save(self.runtime.target)
+        SavedGateways.of(self.runtime.paths).remember_connected(self.runtime.target)
         client.connection.on_event(self._gateway_event)
         self._spawn(self._follow_approvals())
         activity = ActivityView()
@@ -238,7 +238,7 @@ class DesktopApp(GatewayChoice):
             doctor=lambda: self._spawn(doctor()),
             theme=self._theme,
             set_theme=self.set_theme,
-            logs=log_folder(self.runtime.paths),
+            logs=self.runtime.paths.log_dir,
         )
 
     def _session_name(self, key: str) -> str:
@@ -337,7 +337,7 @@ class DesktopApp(GatewayChoice):
     async def open_session(self, key: str) -> ChatPresenter:
         """Show a session's chat (its presenter is created once and kept)."""
         assert self.runtime.client is not None
-        short = key.split(":", 2)[-1] if key.startswith("agent:main:") else key
+        short = short_session_key(key)
         presenter = self.presenters.get(short)
         if presenter is None:
             presenter = ChatPresenter(self.runtime.client, short)
@@ -353,7 +353,7 @@ class DesktopApp(GatewayChoice):
             self.window.show_chat(presenter)
         self.presenter = presenter
         if self.panel is not None:
-            self.panel.select(key if key.startswith("agent:") else f"agent:main:{short}")
+            self.panel.select(canonical_session_key(key))
         return presenter
 
     # ------------------------------------------------------------------ pairing and approvals
@@ -376,22 +376,13 @@ class DesktopApp(GatewayChoice):
             self.window.statusBar().showMessage(f"pairing {decision} failed: {exc}")
 
     async def _follow_approvals(self) -> None:
-        """Exec approvals: backfill the pending ones, then ask as they come."""
+        """Exec approvals: the pending ones, then ask as they come (where the gateway lists
+        them)."""
         client = self.runtime.client
         if client is None or not client.supports(Method.EXEC_APPROVAL_LIST):
             return
-        try:
-            pending = await client.approvals.list()
-        except OpenClawError as exc:
-            log.warning("could not backfill approvals: %s", exc)
-            pending = []
-        backfill = Normalizer()
-        for item in pending:
-            for event in backfill.feed("exec.approval.requested", item, int(time.time() * 1000)):
-                self._spawn(self._ask_approval(event))
-        async for event in client.events():
-            if event.type == "approval.requested":
-                self._spawn(self._ask_approval(event))
+        async for approval in client.approvals.follow():
+            self._spawn(self._ask_approval(approval))
 
     async def _follow_activity(self) -> None:
         client = self.runtime.client
@@ -400,9 +391,8 @@ class DesktopApp(GatewayChoice):
         async for event in client.events():
             self.activity.on_event(event)
 
-    async def _ask_approval(self, event: Event) -> None:
+    async def _ask_approval(self, approval: Approval) -> None:
         client = self.runtime.client
-        approval = Approval.from_event(event)
         decision = await ask_approval(approval, self.window)
         if self.activity is not None:
             self.activity.on_approval_decision(approval, decision)
@@ -443,7 +433,7 @@ def run(argv: Sequence[str], target: RuntimeTarget) -> int:
     loop = qt_event_loop(app)
     asyncio.set_event_loop(loop)
     paths = AppPaths.default()
-    log_to_folder(paths)
+    log_to_folder(paths.log_dir)
     desktop = DesktopApp(DesktopRuntime(paths, launch_target(target, paths)))
     desktop.window.show()
     closed = asyncio.Event()

@@ -18,9 +18,8 @@ from PySide6.QtWidgets import QMessageBox
 from openclaw_desktop.chat.attachments import Attachment
 from openclaw_desktop.config import SettingsStore
 from openclaw_desktop.errors import ConnectionClosed, OpenClawError, ReconnectPaused, TrustError
-from openclaw_desktop.identity import CredentialStore, gateway_key, open_secret_store
 from openclaw_desktop.interruption import CutCause
-from openclaw_desktop.known_gateways import remember_bundled_choice
+from openclaw_desktop.known_gateways import SavedGateways
 from openclaw_desktop.links import PairLink
 from openclaw_desktop.supervisor import SupervisorStatus
 from openclaw_desktop.transport import ConnectionState, ConnectionStatus
@@ -154,8 +153,9 @@ class GatewayChoice:
             camera = SettingsStore(paths.settings_file).load().node.camera_source or ""
         except OpenClawError:
             camera = ""
+        saved = SavedGateways.of(paths)
         screen = ConnectScreen(
-            paths.known_gateways_file,
+            saved,
             browser_factory=self.browser_factory or configured_browsers(paths.settings_file),
             parent=self.window,
             camera_source=camera,
@@ -185,7 +185,7 @@ class GatewayChoice:
         self.window.stack.removeWidget(screen)
         screen.deleteLater()
         if target.url is None:
-            remember_bundled_choice(paths)
+            saved.remember(target)
         await self.switch_gateway(target)
 
     async def switch_gateway(self, target: RuntimeTarget) -> None:
@@ -281,9 +281,7 @@ class GatewayChoice:
             await presenter.send(text, files)
 
     def _forget_gateway(self, url: str) -> None:
-        """Forget a gateway: its TLS pin and tokens go with it."""
-        paths = self.runtime.paths
-        CredentialStore(open_secret_store(paths.secrets_file)).forget_gateway(gateway_key(url))
+        """The connect screen forgot a gateway (its TLS pin and tokens went with it)."""
         self.window.statusBar().showMessage(f"forgot {url}")
 
     # ------------------------------------------------------------------ session states

@@ -2,14 +2,13 @@
 Settings, Quit), View (the docks, the theme) and Help (About, Doctor, the logs folder).
 
 The app hands in what each entry does (:class:`MenuActions`); this module only builds the
-menus, the About and Doctor windows, and the log file the logs folder holds.
+menus and the About and Doctor windows (the log file the logs folder holds is
+:func:`openclaw_desktop.log.log_to_folder`'s).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-import logging.handlers
 import platform
 import sys
 from collections.abc import Callable
@@ -33,7 +32,6 @@ from PySide6.QtWidgets import (
 )
 
 from openclaw_desktop import __version__
-from openclaw_desktop.config import AppPaths
 from ui.fonts import mono_font
 
 __all__ = [
@@ -42,8 +40,6 @@ __all__ = [
     "Menus",
     "about_text",
     "build_menus",
-    "log_folder",
-    "log_to_folder",
     "run_doctor",
 ]
 
@@ -231,27 +227,3 @@ def open_folder(folder: Path) -> bool:
     """Show ``folder`` in the file manager (created first if needed)."""
     folder.mkdir(parents=True, exist_ok=True)
     return QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
-
-
-def log_folder(paths: AppPaths) -> Path:
-    """Where the window's log file is kept."""
-    return paths.state_dir / "logs"
-
-
-def log_to_folder(paths: AppPaths) -> Path | None:
-    """Also log to ``desktop.log`` in :func:`log_folder` (rotated at 1 MB, 3 kept, secrets
-    redacted like on stderr). Returns the file, or None when it cannot be written."""
-    from openclaw_desktop.log import RedactingFilter
-
-    path = log_folder(paths) / "desktop.log"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(
-            path, maxBytes=1_000_000, backupCount=3, encoding="utf-8"
-        )
-    except OSError:
-        return None
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
-    handler.addFilter(RedactingFilter())
-    logging.getLogger().addHandler(handler)
-    return path

@@ -87,6 +87,11 @@ class AppPaths:
         return self.config_dir / "last_gateway.json"
 
     @property
+    def log_dir(self) -> Path:
+        """Where the window's log file is kept (Help > Logs folder opens it)."""
+        return self.state_dir / "logs"
+
+    @property
     def secrets_file(self) -> Path:
         """The fallback secret store used when no keyring backend exists, mode 0600."""
         return self.data_dir / "secrets.json"

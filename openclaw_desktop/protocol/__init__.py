@@ -82,6 +82,7 @@ from openclaw_desktop.protocol.version import (
     MIN_NODE_PROTOCOL_VERSION,
     MIN_PROBE_PROTOCOL_VERSION,
     PROTOCOL_VERSION,
+    loopback_url,
 )
 
 __all__ = [
@@ -152,5 +153,6 @@ __all__ = [
     "encode_frame",
     "error_shape",
     "exceeds_depth",
+    "loopback_url",
     "unparsed_frame_id",
 ]

@@ -17,6 +17,7 @@ __all__ = [
     "MIN_NODE_PROTOCOL_VERSION",
     "MIN_PROBE_PROTOCOL_VERSION",
     "PROTOCOL_VERSION",
+    "loopback_url",
 ]
 
 #: The protocol this code speaks (gateway 2026.9.x).
@@ -31,6 +32,13 @@ MIN_PROBE_PROTOCOL_VERSION = 3
 #: The gateway's default port, assumed when a URL has none (ws:// and wss:// alike); the one
 #: place the number is written (the CLIs, the configs and the credential keys read it here).
 DEFAULT_GATEWAY_PORT = 18789
+
+
+def loopback_url(port: int = DEFAULT_GATEWAY_PORT) -> str:
+    """``ws://127.0.0.1:<port>``: a gateway on this computer (the bundled one, a test one)."""
+    return f"ws://127.0.0.1:{port}"
+
+
 #: Frame cap before ``hello-ok``.
 MAX_PREAUTH_PAYLOAD_BYTES = 64 * 1024
 #: Frame cap after ``hello-ok`` (advertised as ``policy.maxPayload``).

@@ -95,7 +95,7 @@ class OpenClaw:
         self.models = Models(self)
         self.nodes = Nodes(self)
         self.pairing = Pairing(self)
-        self.approvals = Approvals(self)
+        self.approvals = Approvals(self, self.events)
         self.agents = Agents(self)
         self.tools = Tools(self)
         self.artifacts = Artifacts(self)

@@ -50,7 +50,34 @@ from openclaw_desktop.protocol.chat import AgentEvent, ChatEvent
 from openclaw_desktop.sdk.answers import problems
 from openclaw_desktop.sdk.events import Event
 
-__all__ = ["INTERRUPTED", "Normalizer", "is_interruption", "message_text", "run_event_id"]
+__all__ = [
+    "APPROVAL_EVENTS",
+    "EXEC_APPROVAL_REQUESTED",
+    "EXEC_APPROVAL_RESOLVED",
+    "INTERRUPTED",
+    "PLUGIN_APPROVAL_REQUESTED",
+    "PLUGIN_APPROVAL_RESOLVED",
+    "Normalizer",
+    "is_interruption",
+    "message_text",
+    "run_event_id",
+]
+
+#: The real gateway's approval events (to operators with the approval caps). They are not in
+#: the protocol's ``EventName`` / event table, which name what the bundled gateway sends and
+#: advertises in ``hello-ok.features.events``: the bundled gateway sends none of them.
+EXEC_APPROVAL_REQUESTED = "exec.approval.requested"
+EXEC_APPROVAL_RESOLVED = "exec.approval.resolved"
+PLUGIN_APPROVAL_REQUESTED = "plugin.approval.requested"
+PLUGIN_APPROVAL_RESOLVED = "plugin.approval.resolved"
+APPROVAL_EVENTS = frozenset(
+    {
+        EXEC_APPROVAL_REQUESTED,
+        EXEC_APPROVAL_RESOLVED,
+        PLUGIN_APPROVAL_REQUESTED,
+        PLUGIN_APPROVAL_RESOLVED,
+    }
+)
 
 #: What a run cut by the gateway stopping (or restarting) failed with.
 INTERRUPTED = "interrupted: the gateway stopped"

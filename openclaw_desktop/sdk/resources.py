@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from openclaw_desktop.errors import OpenClawError
 from openclaw_desktop.protocol.base import WireModel
 from openclaw_desktop.protocol.chat import ChatSendAck
 from openclaw_desktop.protocol.enums import Method
@@ -56,10 +58,12 @@ from openclaw_desktop.protocol.results.sessions import (
     SessionsListResult,
     SessionsPatchResult,
 )
+from openclaw_desktop.protocol.session_keys import session_key_forms
 from openclaw_desktop.sdk.answers import as_wire, parse_result, problems
 from openclaw_desktop.sdk.errors import InvalidParams
-from openclaw_desktop.sdk.events import now_ms
-from openclaw_desktop.sdk.run import Run
+from openclaw_desktop.sdk.events import Event, now_ms
+from openclaw_desktop.sdk.normalize import EXEC_APPROVAL_REQUESTED, Normalizer
+from openclaw_desktop.sdk.run import Approval, Run
 from openclaw_desktop.sdk.runbook import RunBook
 
 __all__ = [
@@ -133,7 +137,7 @@ class Sessions(_Namespace):
 
     async def get(self, key: str) -> dict[str, Any] | None:
         """One session's row by key (``main`` and ``agent:main:main`` alike), or None."""
-        wanted = {key, f"agent:main:{key}"}
+        wanted = session_key_forms(key)
         for row in await self.list(limit=1000):
             if row.get("key") in wanted:
                 return row
@@ -358,6 +362,12 @@ _PAIR_RESOLVE: dict[tuple[PairingKind, bool], tuple[Method, type[BaseModel]]] = 
 class Approvals(_Namespace):
     """Exec (and plugin) approvals: ``exec.approval.list`` / ``.resolve``."""
 
+    def __init__(
+        self, client: Caller, events: Callable[[], AsyncIterator[Event]] | None = None
+    ) -> None:
+        super().__init__(client)
+        self._events = events
+
     async def list(self) -> Rows:
         """Pending approvals."""
         answer = await self._call(Method.EXEC_APPROVAL_LIST, {})
@@ -369,6 +379,27 @@ class Approvals(_Namespace):
             Method.PLUGIN_APPROVAL_RESOLVE if kind == "plugin" else Method.EXEC_APPROVAL_RESOLVE
         )
         await self._call(method, {"id": approval_id, "decision": decision})
+
+    async def follow(self) -> AsyncGenerator[Approval, None]:
+        """Every approval this connection is asked to decide: the pending ones first
+        (``exec.approval.list``; a list that fails is logged and skipped), then each
+        ``approval.requested`` event as it comes (from the client's
+        :meth:`~openclaw_desktop.sdk.client.OpenClaw.events`). Ends only when the consumer
+        stops iterating."""
+        try:
+            pending = await self.list()
+        except OpenClawError as exc:
+            log.warning("could not backfill approvals: %s", exc)
+            pending = []
+        backfill = Normalizer()
+        for item in pending:
+            for event in backfill.feed(EXEC_APPROVAL_REQUESTED, item, now_ms()):
+                yield Approval.from_event(event)
+        if self._events is None:
+            return
+        async for event in self._events():
+            if event.type == "approval.requested":
+                yield Approval.from_event(event)
 
 
 class Agents(_Namespace):

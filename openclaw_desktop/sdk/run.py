@@ -189,7 +189,9 @@ class Run:
         self._changed.set()
         return True
 
-    def _feed(self, event: Event) -> bool:
+    def feed(self, event: Event) -> bool:
+        """The run book's hook: add one of this run's events (duplicates are dropped) and
+        start the approval handlers on an approval request. True when it was new."""
         added = self._add(event)
         if added and event.type == "approval.requested" and self._approval_handlers:
             self._spawn(self._approve(event))
@@ -202,8 +204,9 @@ class Run:
         )
         return event if self._add(event) else None
 
-    def _end_with(self, other: Event) -> Event | None:
-        """A steered message's run ends as the run that took it in ended."""
+    def end_with(self, other: Event) -> Event | None:
+        """The run book's hook: a steered message's run ends as the run that took it in
+        ended (``other`` is that run's terminal event; None when this run already ended)."""
         data = {**other.data, "absorbedBy": other.run_id}
         return self.synthesize(other.type, other.ts, data)
 

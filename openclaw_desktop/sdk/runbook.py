@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
+from openclaw_desktop.protocol.session_keys import same_session
 from openclaw_desktop.sdk.events import Event
 from openclaw_desktop.sdk.run import TERMINAL, Run
 
@@ -21,15 +22,6 @@ __all__ = ["FINISHED_KEPT", "LIVE_KEPT", "RunBook", "same_session"]
 FINISHED_KEPT = 32
 #: Runs of other clients followed (to know what a steered message joins).
 LIVE_KEPT = 64
-
-
-def same_session(gateway_key: str, wanted: str) -> bool:
-    """Whether the gateway's canonical key names the session the app called ``wanted``
-    (``main`` is ``agent:main:main``; ``agent:x:y`` only itself)."""
-    if gateway_key == wanted:
-        return True
-    parts = gateway_key.split(":", 2)
-    return len(parts) == 3 and parts[0] == "agent" and parts[2] == wanted
 
 
 class RunBook:
@@ -106,7 +98,7 @@ class RunBook:
         if run is None and event.type.startswith("approval."):
             run = self._run_for_session(event.session_key)
         if run is not None:
-            run._feed(event)
+            run.feed(event)
         self._follow_live(event)
         self._publish(event)
         if event.type in TERMINAL and event.run_id:
@@ -151,7 +143,7 @@ class RunBook:
         forgotten but for the last :data:`FINISHED_KEPT`."""
         for steered in self._absorbed.pop(run_id, []):
             if not steered.has_own_events:
-                synthesized = steered._end_with(terminal)
+                synthesized = steered.end_with(terminal)
                 if synthesized is not None:
                     self._publish(synthesized)
             self._retire(steered)

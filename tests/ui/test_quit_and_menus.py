@@ -5,7 +5,6 @@ the question before quitting, and the File / View / Help entries."""
 from __future__ import annotations
 
 import asyncio
-import logging
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -16,11 +15,10 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMenu, QMessage
 from pytestqt.qtbot import QtBot
 
 from openclaw_desktop.chat import ChatTimeline
-from openclaw_desktop.config import AppPaths
 from openclaw_desktop.sdk.events import Event
 from tests.helpers.qt import run_in_qt
 from ui.main_window import MainWindow
-from ui.menus import THEMES, MenuActions, build_menus, log_to_folder, run_doctor
+from ui.menus import THEMES, MenuActions, build_menus, run_doctor
 from ui.quitting import CLOSED_TO_TRAY, QuitFlow, Unfinished, notice_once, unfinished
 
 
@@ -239,21 +237,6 @@ def test_the_doctor_reports_what_works_here(
     report = run_in_qt(qapp, run_doctor, timeout=90)
     assert "identity:" in report and "node commands" in report, report
     assert " WARNING " not in report, report  # its findings, without its log lines
-
-
-def test_the_log_file_is_in_the_logs_folder(tmp_path: Path) -> None:
-    paths = AppPaths.under(tmp_path)
-    path = log_to_folder(paths)
-    assert path is not None and path.parent == paths.state_dir / "logs"
-    root = logging.getLogger()
-    handler = root.handlers[-1]
-    try:
-        logging.getLogger("openclaw.ui").warning("written to the log file")
-        handler.flush()
-        assert "written to the log file" in path.read_text(encoding="utf-8")
-    finally:
-        root.removeHandler(handler)
-        handler.close()
 
 
 def test_a_failing_doctor_shows_why(qapp: QApplication, monkeypatch: pytest.MonkeyPatch) -> None:

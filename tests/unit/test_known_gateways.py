@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from openclaw_desktop.config import AppPaths
+from openclaw_desktop.identity import CredentialStore, gateway_key, open_secret_store
 from openclaw_desktop.known_gateways import (
     ConnectTarget,
     KnownGateways,
     LastGateway,
+    SavedGateways,
     first_run,
     launch_target,
     remember_bundled_choice,
@@ -46,3 +50,33 @@ def test_the_last_choice_is_used_and_never_holds_the_token(tmp_path: Path) -> No
         19999,
         None,
     )
+
+
+def test_saved_gateways_remember_and_forget_in_one_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A remote choice is listed first (renamed when known), this computer's is not listed
+    but ends the first run; the connected one is the next launch's; forgetting drops the
+    entry and the gateway's pin and tokens."""
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    paths = AppPaths.under(tmp_path / "openclaw")
+    saved = SavedGateways.of(paths)
+    assert saved.remember(RuntimeTarget()) == []
+    assert not first_run(RuntimeTarget(), paths)
+    saved.remember(ConnectTarget(url="wss://10.0.0.7:1", name="Studio"))
+    saved.remember(ConnectTarget(url="ws://127.0.0.1:2"))
+    listed = saved.remember(ConnectTarget(url="wss://10.0.0.7:1", name="Lab"))
+    assert [(g.name, g.url) for g in listed] == [
+        ("Lab", "wss://10.0.0.7:1"),
+        ("ws://127.0.0.1:2", "ws://127.0.0.1:2"),
+    ]
+    saved.remember_connected(ConnectTarget(url="wss://10.0.0.7:1", token="tok", name="Lab"))
+    assert LastGateway(paths.last_gateway_file).load() == listed[0]
+
+    store = CredentialStore(open_secret_store(paths.secrets_file))
+    key = gateway_key("wss://10.0.0.7:1")
+    store.save_shared_token(key, "secret")
+    assert store.known_gateways() == [key]
+    assert [g.url for g in saved.forget("wss://10.0.0.7:1")] == ["ws://127.0.0.1:2"]
+    assert CredentialStore(open_secret_store(paths.secrets_file)).known_gateways() == []
+    assert [g.url for g in saved.load()] == ["ws://127.0.0.1:2"]

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from openclaw_desktop.log import configure_logging
+from openclaw_desktop.config import AppPaths
+from openclaw_desktop.log import configure_logging, log_to_folder
 
 
 @pytest.fixture(autouse=True)
@@ -49,3 +51,26 @@ def test_text_is_the_default_and_also_redacted(capsys: pytest.CaptureFixture[str
     assert "gateway.test" in text
     assert "hunter2" not in text
     assert '"password": "<redacted>' in text
+
+
+def test_the_log_file_is_in_the_logs_folder(tmp_path: Path) -> None:
+    """The window's log file: ``desktop.log`` in ``AppPaths.log_dir``, redacted."""
+    paths = AppPaths.under(tmp_path)
+    path = log_to_folder(paths.log_dir)
+    assert path is not None and path.parent == paths.state_dir / "logs"
+    root = logging.getLogger()
+    handler = root.handlers[-1]
+    try:
+        logging.getLogger("openclaw.ui").warning("written to the log file, token=abc")
+        handler.flush()
+        text = path.read_text(encoding="utf-8")
+        assert "written to the log file" in text and "abc" not in text
+    finally:
+        root.removeHandler(handler)
+        handler.close()
+
+
+def test_an_unwritable_log_folder_is_no_log_file(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    assert log_to_folder(blocker / "logs") is None

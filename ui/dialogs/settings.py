@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
 
 from openclaw_desktop.config import SettingsStore
 from openclaw_desktop.errors import ConfigError
+from openclaw_desktop.integration.autostart import set_autostart
 from openclaw_desktop.node.capabilities import Capability, toggleable
 from openclaw_desktop.node.exec.access import ApprovalsAccess
-from ui.autostart import set_autostart
 from ui.dialogs.exec_approvals import ExecApprovalsEditor
 
 if TYPE_CHECKING:  # the registry's survey; the dialog only reads its entries

@@ -14,6 +14,11 @@ from PySide6.QtCore import QObject, Signal
 
 from openclaw_desktop.chat.history import from_history
 from openclaw_desktop.errors import OpenClawError
+from openclaw_desktop.protocol.session_keys import (
+    MAIN_SESSION_KEY,
+    is_main_session,
+    session_key_forms,
+)
 from openclaw_desktop.sdk import OpenClaw, Unsupported
 
 __all__ = ["SessionsPresenter", "session_title", "short_title"]
@@ -91,7 +96,7 @@ class SessionsPresenter(QObject):
 
     def row(self, key: str) -> dict[str, Any] | None:
         """The row of ``key`` (``main`` and ``agent:main:main`` alike), if listed."""
-        wanted = {key, f"agent:main:{key}"}
+        wanted = session_key_forms(key)
         return next((r for r in self.rows if r.get("key") in wanted), None)
 
     async def start(self) -> None:
@@ -115,8 +120,8 @@ class SessionsPresenter(QObject):
         except OpenClawError as exc:
             self.failed.emit(f"sessions unavailable: {exc}")
             return
-        if not any(r.get("key") in ("agent:main:main", "main") for r in rows):
-            rows.insert(0, {"key": "agent:main:main"})  # the main session always exists
+        if not any(is_main_session(str(r.get("key"))) for r in rows):
+            rows.insert(0, {"key": MAIN_SESSION_KEY})  # the main session always exists
         self.rows = rows
         self.changed.emit()
         await self._look_up_first_messages()

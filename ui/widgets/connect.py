@@ -36,7 +36,7 @@ from openclaw_desktop.discovery import (
     decode_setup_code,
 )
 from openclaw_desktop.errors import ConfigError
-from openclaw_desktop.known_gateways import ConnectTarget, KnownGateways
+from openclaw_desktop.known_gateways import ConnectTarget, SavedGateways
 from openclaw_desktop.protocol import DEFAULT_GATEWAY_PORT
 from ui.presenters.discovery import (
     BrowserFactory,
@@ -80,7 +80,9 @@ class ConnectScreen(QWidget):
         forgotten: the URL of a known gateway the user forgot (drop its pin and tokens).
 
     Args:
-        known_file: The known gateways JSON file (read now, written on choose/forget).
+        known: The saved gateways (read now, written on choose/forget: a forgotten one's
+            pin and tokens go too when they know the secret store), or just the known
+            gateways JSON file.
         browser_factory: Makes the LAN browser; :meth:`start` starts it, :meth:`aclose`
             (or closing the widget) stops it.
         bundled_port: where *Use this computer* runs the bundled gateway (the app's
@@ -92,7 +94,7 @@ class ConnectScreen(QWidget):
 
     def __init__(
         self,
-        known_file: Path,
+        known: SavedGateways | Path,
         browser_factory: BrowserFactory = GatewayBrowser,
         parent: QWidget | None = None,
         camera_source: str = "",
@@ -102,7 +104,7 @@ class ConnectScreen(QWidget):
         #: The bundled gateway's port (``--gateway-port``) for *Use this computer*.
         self.bundled_port = bundled_port
         self.setWindowTitle("Connect to OpenClaw")
-        self.known = KnownGateways(known_file)
+        self.known = known if isinstance(known, SavedGateways) else SavedGateways(known)
         self.discovery = DiscoveryPresenter(browser_factory, self)
         self.discovery.changed.connect(self._refresh_discovered)
         self.discovery.failed.connect(self._discovery_failed)
@@ -273,7 +275,7 @@ class ConnectScreen(QWidget):
     def _choose(self, target: ConnectTarget) -> None:
         """Remember a remote gateway and emit it."""
         assert target.url is not None
-        self.known.add(target.name or target.url, target.url)
+        self.known.remember(target)
         self._reload_known()
         self.chosen.emit(target)
 
@@ -379,7 +381,7 @@ class ConnectScreen(QWidget):
         if known is None:
             return
         url = known[1]
-        self.known.remove(url)
+        self.known.forget(url)
         self._reload_known()
         self.forgotten.emit(url)
 

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from openclaw_desktop.protocol.session_keys import MAIN_SESSION_KEY
 from ui.presenters.sessions import SessionsPresenter
 from ui.tasks import TaskSet
 
@@ -42,7 +43,7 @@ class SessionsPanel(QWidget):
         super().__init__(parent)
         self.presenter = presenter
         self.on_switch = on_switch
-        self.current = "agent:main:main"
+        self.current = MAIN_SESSION_KEY
         self.list = QListWidget(self)
         self.list.setObjectName("sessions")
         self.list.setAccessibleName("Sessions")

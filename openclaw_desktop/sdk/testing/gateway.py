@@ -42,6 +42,7 @@ from types import TracebackType
 from typing import Literal, Self
 
 from openclaw_desktop.errors import InvalidState, OpenClawError
+from openclaw_desktop.protocol.version import loopback_url
 from openclaw_desktop.sdk.testing.fake_model import FakeLLM
 
 __all__ = ["MODEL_REF", "TestGateway", "TestGatewayError"]
@@ -173,7 +174,7 @@ class TestGateway:
         """``ws://127.0.0.1:<port>`` of the gateway."""
         if self.port is None:
             raise InvalidState("the test gateway has not been started")
-        return f"ws://127.0.0.1:{self.port}"
+        return loopback_url(self.port)
 
     @property
     def state_dir(self) -> Path:
@@ -193,7 +194,7 @@ class TestGateway:
         return "".join(self._output)
 
     def __repr__(self) -> str:
-        where = f"ws://127.0.0.1:{self.port}" if self.port is not None else "not started"
+        where = loopback_url(self.port) if self.port is not None else "not started"
         return f"TestGateway({where}, running={self.running})"
 
     # ------------------------------------------------------------------ sync lifecycle
