@@ -21,7 +21,7 @@ from gateway.methods import (
 from gateway.methods import config as config_methods
 from gateway.methods.table import Handler, MethodTable
 
-__all__ = ["HANDLERS", "TABLE", "Handler"]
+__all__ = ["TABLE", "Handler"]
 
 TABLE = MethodTable.merge(
     system.table,
@@ -40,6 +40,3 @@ TABLE = MethodTable.merge(
     control_ui.table,
 )
 """Every method this gateway serves, with the role and scope it needs."""
-
-#: Name to handler (derived from :data:`TABLE`).
-HANDLERS: dict[str, Handler] = TABLE.handlers()

@@ -34,7 +34,14 @@ from openclaw_desktop.protocol.methods import (
 if TYPE_CHECKING:
     from gateway.chat.service import ChatService
 
-__all__ = ["ATTACHMENT_LIMITS", "ChatEngine", "ChatServices", "history_message", "table"]
+__all__ = [
+    "ATTACHMENT_LIMITS",
+    "ChatEngine",
+    "ChatServices",
+    "canonical_key",
+    "history_message",
+    "table",
+]
 
 table = MethodTable()
 """The methods this module declares."""
@@ -73,7 +80,9 @@ def _too_large(exc: MessageTooLargeError) -> MethodError:
     return invalid_request(str(exc), {"sizeBytes": exc.size, "limitBytes": exc.limit})
 
 
-def _canonical(service: ChatService, key: str) -> str:
+def canonical_key(service: ChatService, key: str) -> str:
+    """``key`` as the session key ``service`` stores it under (``main`` ->
+    ``agent:main:main``), or ``INVALID_REQUEST invalid sessionKey: ...``."""
     try:
         return service.canonical(key)
     except ValueError as exc:
@@ -145,7 +154,7 @@ async def chat_send(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
     timings = gw.hub.send_timings
     received = timings.now()
     service = _service(gw)
-    key = _canonical(service, p["sessionKey"])
+    key = canonical_key(service, p["sessionKey"])
     loaded = timings.now() - received
     attachments = _attachments(p.get("attachments") or [])
     if not p["message"].strip() and not attachments:
@@ -180,7 +189,7 @@ async def chat_send(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
 async def chat_abort(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``chat.abort {sessionKey, runId?}``."""
     service = _service(gw)
-    stopped = service.abort(_canonical(service, p["sessionKey"]), p.get("runId"))
+    stopped = service.abort(canonical_key(service, p["sessionKey"]), p.get("runId"))
     return {"ok": True, "aborted": bool(stopped), "runIds": stopped}
 
 
@@ -197,7 +206,7 @@ def history_message(entry: dict[str, Any], position: int) -> dict[str, Any]:
 async def chat_history(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``chat.history {sessionKey, limit?, maxChars?}``: the visible path, bounded."""
     service = _service(gw)
-    key = _canonical(service, p["sessionKey"])
+    key = canonical_key(service, p["sessionKey"])
     transcript = await service.transcript(key)
     limit, max_chars = p.get("limit", 200), p.get("maxChars", 500_000)
     chat_rows = await asyncio.to_thread(transcript.history, limit, max_chars, CHAT_ROLES)
@@ -228,7 +237,7 @@ async def chat_history(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
 async def chat_message_get(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``chat.message.get {sessionKey, messageId, maxChars?}``: one message whole."""
     service = _service(gw)
-    transcript = await service.transcript(_canonical(service, p["sessionKey"]))
+    transcript = await service.transcript(canonical_key(service, p["sessionKey"]))
     entry = await asyncio.to_thread(transcript.get, p["messageId"])
     if entry is None or entry.get("role") not in ("user", "assistant", "toolResult"):
         return {"ok": False, "unavailableReason": "not_found"}
@@ -242,7 +251,7 @@ async def chat_message_get(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> A
 async def chat_inject(gw: ChatServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``chat.inject {sessionKey, message, label?}``: an assistant note, no run."""
     service = _service(gw)
-    key = _canonical(service, p["sessionKey"])
+    key = canonical_key(service, p["sessionKey"])
     if service.sessions.get(key) is None:
         raise invalid_request("session not found")  # as the real gateway: no run, no session
     transcript = await service.transcript(key)

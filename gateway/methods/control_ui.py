@@ -79,10 +79,6 @@ def _service(gw: ControlUiServices) -> ChatService:
     return gw.chat
 
 
-def _canonical(service: ChatService, key: str) -> str:
-    return chat_methods._canonical(service, key)
-
-
 def _known_agent(service: ChatService, agent_id: str | None) -> None:
     """Refuse an ``agentId`` that is not this gateway's one agent (the reference's words)."""
     if agent_id is not None and agent_id != service.agent_id:
@@ -93,7 +89,7 @@ def _session_target(gw: ControlUiServices, p: dict[str, Any]) -> tuple[ChatServi
     """Checked ``{sessionKey, agentId?}``: the service and the canonical key."""
     service = _service(gw)
     _known_agent(service, p.get("agentId"))
-    return service, _canonical(service, p["sessionKey"])
+    return service, chat_methods.canonical_key(service, p["sessionKey"])
 
 
 # ------------------------------------------------------------------------ the agent, chat
@@ -197,7 +193,7 @@ async def chat_startup(gw: ControlUiServices, peer: Peer, params: Any) -> Any:
     history = chat_methods.table["chat.history"]
     page = await history.handler(gw, peer, history.checked_params(history_params))
     service = _service(gw)
-    key = _canonical(service, p["sessionKey"])
+    key = chat_methods.canonical_key(service, p["sessionKey"])
     return {
         "sessionKey": page["sessionKey"],
         "messages": page["messages"],
@@ -299,7 +295,7 @@ async def sessions_viewers_set(gw: ControlUiServices, peer: Peer, params: dict[s
     for raw in params["sessionKeys"]:
         if not raw.strip():
             raise invalid_request(f"invalid {method} params")
-        canonical.append(_canonical(service, raw.strip()))
+        canonical.append(chat_methods.canonical_key(service, raw.strip()))
     return {"sessionKeys": list(dict.fromkeys(canonical))}
 
 

@@ -6,7 +6,6 @@ The operator's ``node.*`` methods are in :mod:`gateway.methods.nodes`.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.errors import MethodError, invalid_request, pairing_changed
@@ -40,6 +39,7 @@ from openclaw_desktop.protocol.methods.nodes import (
     NodePluginToolsUpdateParams,
     NodeRunnerInventoryUpdateParams,
     NodeSkillsUpdateParams,
+    node_event_payload,
 )
 
 if TYPE_CHECKING:
@@ -138,17 +138,11 @@ async def node_event(gw: NodeRoleServices, peer: Peer, params: dict[str, Any]) -
     return {"ok": True, "event": event, "handled": False, "reason": "unsupported_event"}
 
 
-def _payload_object(p: dict[str, Any]) -> Any:
-    """The event's payload as the real gateway reads it: ``payloadJSON`` when it is a
-    string, else ``payload`` (re-encoded); None unless it decodes to a JSON object."""
-    if isinstance(p.get("payloadJSON"), str):
-        text = p["payloadJSON"]
-    elif "payload" in p:
-        text = json.dumps(p["payload"])
-    else:
-        return None
+def _payload_object(p: dict[str, Any]) -> dict[str, Any] | None:
+    """The event's payload (:func:`node_event_payload`: ``payloadJSON`` when it is a string,
+    else ``payload``), None unless it is a JSON object."""
     try:
-        value = json.loads(text)
+        value = node_event_payload(p)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

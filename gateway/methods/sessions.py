@@ -10,7 +10,7 @@ from gateway.chat.events import now_ms
 from gateway.chat.offline import SLASH_HELP
 from gateway.chat.session_rows import session_row
 from gateway.errors import invalid_request
-from gateway.methods.chat import ChatEngine, _canonical, _service
+from gateway.methods.chat import ChatEngine, _service, canonical_key
 from gateway.methods.closed import model_checked
 from gateway.methods.session_display import (
     display_changes,
@@ -144,7 +144,7 @@ async def sessions_describe(gw: SessionsServices, peer: Peer, p: dict[str, Any])
     if not p["key"].strip():
         raise invalid_request("key required")
     requested_agent(service, p["key"].strip(), p.get("agentId"))
-    row = service.sessions.get(_canonical(service, p["key"].strip()))
+    row = service.sessions.get(canonical_key(service, p["key"].strip()))
     return {"session": session_row(service, row) if row is not None else None}
 
 
@@ -192,7 +192,7 @@ async def sessions_create(gw: SessionsServices, peer: Peer, p: dict[str, Any]) -
     """``sessions.create {key?, label?, model?, thinkingLevel?, message?}``."""
     service = _service(gw)
     raw_key = p.get("key") or f"agent:{service.agent_id}:dashboard:{uuid.uuid4()}"
-    key = _canonical(service, raw_key)
+    key = canonical_key(service, raw_key)
     model = _model_ref(service, p["model"]) if p.get("model") else None
     row = service.sessions.ensure(key, service.agent_id, now_ms(), label=p.get("label"))
     row = (
@@ -221,7 +221,7 @@ async def sessions_patch(gw: SessionsServices, peer: Peer, p: dict[str, Any]) ->
     icon?, color?, category?, expectedSessionId?}``: the other reference fields are accepted
     and not applied."""
     service = _service(gw)
-    key = _canonical(service, p["key"])
+    key = canonical_key(service, p["key"])
     current = service.sessions.get(key)
     if current is None:
         raise invalid_request(f"unknown session {key}")
@@ -244,7 +244,7 @@ async def sessions_reset(gw: SessionsServices, peer: Peer, p: dict[str, Any]) ->
     """``sessions.reset {key, reason?}``: a new session id and an empty transcript (the old
     one is archived, not deleted)."""
     service = _service(gw)
-    key = _canonical(service, p["key"])
+    key = canonical_key(service, p["key"])
     service.abort(key)
     service.sessions.ensure(key, service.agent_id, now_ms())
     await asyncio.to_thread(service.store.reset, key)
@@ -258,7 +258,7 @@ async def sessions_reset(gw: SessionsServices, peer: Peer, p: dict[str, Any]) ->
 async def sessions_delete(gw: SessionsServices, peer: Peer, p: dict[str, Any]) -> Any:
     """``sessions.delete {key}``: the index row goes, the transcript is archived."""
     service = _service(gw)
-    key = _canonical(service, p["key"])
+    key = canonical_key(service, p["key"])
     if p.get("archivedOnly") is True:
         require_archived(service.sessions.get(key), key)
     service.abort(key)

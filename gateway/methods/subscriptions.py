@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from gateway.chat.session_rows import session_row
 from gateway.errors import invalid_request
 from gateway.hub import Hub, now_ms
-from gateway.methods.chat import CHAT_ROLES, ChatEngine, _canonical, _service, history_message
+from gateway.methods.chat import CHAT_ROLES, ChatEngine, _service, canonical_key, history_message
 from gateway.methods.sessions import list_result, requested_agent
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
@@ -119,7 +119,7 @@ def _required_key(key: str) -> str:
 def _canonical_key(service: ChatService, key: str, agent_id: str | None) -> str:
     """``key`` of ``agent_id``'s (ours, when named) in its canonical form."""
     requested_agent(service, key, agent_id)
-    return _canonical(service, key)
+    return canonical_key(service, key)
 
 
 @table.method(

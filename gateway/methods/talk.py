@@ -130,26 +130,19 @@ async def talk_speak(gw: TalkServices, peer: Peer, p: dict[str, Any]) -> Any:
     return await service.speak(request)
 
 
-def _input_format(raw: Any) -> AudioFormat:
-    """The ``audio`` extension of ``talk.session.create`` as a wire format."""
-    if raw is None:
+def _input_format(audio: dict[str, Any] | None) -> AudioFormat:
+    """The ``audio`` extension of ``talk.session.create`` (checked against
+    :class:`~openclaw_desktop.protocol.methods.talk.TalkAudioParams`) as a wire format, or
+    ``INVALID_REQUEST`` when its encoding does not take its sample rate."""
+    if audio is None:
         return AUDIO_FORMATS[AudioEncoding.PCM16]
-    method = "talk.session.create"
-    unknown = set(raw) - {"inputEncoding", "inputSampleRateHz"}
-    if unknown:
-        raise invalid_params(method, f"at /audio: unexpected property '{sorted(unknown)[0]}'")
-    try:
-        encoding = AudioEncoding(raw.get("inputEncoding", "pcm16"))
-    except ValueError:
-        raise invalid_params(
-            method, "at /audio/inputEncoding: must be equal to one of the allowed values"
-        ) from None
+    encoding = AudioEncoding(audio.get("inputEncoding", "pcm16"))
     declared = AUDIO_FORMATS[encoding]
-    rate = raw.get("inputSampleRateHz", declared.sample_rate_hz)
+    rate = int(audio.get("inputSampleRateHz", declared.sample_rate_hz))  # 16000.0 is 16000
     allowed = _PCM16_RATES if encoding is AudioEncoding.PCM16 else {declared.sample_rate_hz}
-    if isinstance(rate, bool) or not isinstance(rate, int) or rate not in allowed:
+    if rate not in allowed:
         raise invalid_params(
-            method,
+            "talk.session.create",
             f"at /audio/inputSampleRateHz: {encoding.value} is accepted at "
             f"{', '.join(str(r) for r in sorted(allowed))} Hz",
         )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import collections
 import hashlib
-import json
 import logging
 import time
 import uuid
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.errors import MethodError, invalid_request
 from openclaw_desktop.protocol import ErrorCode, error_shape
+from openclaw_desktop.protocol.methods.nodes import VoiceTranscriptPayload, node_event_payload
 
 if TYPE_CHECKING:
     from gateway.chat.service import ChatService
@@ -26,23 +26,22 @@ __all__ = ["DUPLICATE_WINDOW_S", "MAX_TEXT_CHARS", "VoiceTranscripts"]
 log = logging.getLogger("gateway.talk")
 
 #: The reference's bound on the transcript text.
-MAX_TEXT_CHARS = 20_000
+MAX_TEXT_CHARS = VoiceTranscriptPayload.MAX_TEXT_CHARS
 #: A transcript equal to one seen this recently (same node and session) is a duplicate.
 DUPLICATE_WINDOW_S = 60.0
 _REMEMBERED = 256
 
 
-def _payload(params: dict[str, Any]) -> dict[str, Any]:
-    """``payload``, or ``payloadJSON`` parsed (the real node host sends the JSON string)."""
-    payload = params.get("payload")
-    if payload is None and isinstance(params.get("payloadJSON"), str):
-        try:
-            payload = json.loads(params["payloadJSON"])
-        except ValueError:
-            raise invalid_request("voice.transcript: payloadJSON is not valid JSON") from None
+def _payload(params: dict[str, Any]) -> VoiceTranscriptPayload:
+    """The event's payload (read as the reference reads it: ``payloadJSON`` first), or
+    ``INVALID_REQUEST`` when it is not a JSON object."""
+    try:
+        payload = node_event_payload(params)
+    except ValueError:
+        raise invalid_request("voice.transcript: payloadJSON is not valid JSON") from None
     if not isinstance(payload, dict):
         raise invalid_request("voice.transcript: payload must be an object with text")
-    return payload
+    return VoiceTranscriptPayload.model_validate(payload)
 
 
 class VoiceTranscripts:
@@ -69,14 +68,10 @@ class VoiceTranscripts:
         """The ``node.event`` result; starts the run (the chat service acks at once).
         ``chat`` is the gateway's chat service, None while it starts."""
         payload = _payload(params)
-        text = payload.get("text")
-        if not isinstance(text, str) or not text.strip():
-            raise invalid_request("voice.transcript: text is required")
-        if len(text) > MAX_TEXT_CHARS:
-            raise invalid_request(f"voice.transcript: text is longer than {MAX_TEXT_CHARS}")
-        raw_key = payload.get("sessionKey")
-        if raw_key is not None and (not isinstance(raw_key, str) or not raw_key.strip()):
-            raise invalid_request("voice.transcript: sessionKey must be a non-empty string")
+        try:
+            text, raw_key = payload.transcript(), payload.session()
+        except ValueError as exc:
+            raise invalid_request(str(exc)) from None
         if chat is None:
             raise MethodError(
                 error_shape(ErrorCode.UNAVAILABLE, "chat is starting", retryable=True)

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from gateway.methods import HANDLERS, TABLE
+from gateway.methods import TABLE
 from openclaw_desktop.identity import DeviceIdentity
 from openclaw_desktop.protocol.methods import PARAMS, params_schema
 from tests.helpers.bundled_gateway import BundledGateway, RawClient
@@ -31,6 +31,8 @@ from tests.helpers.real_openclaw import RealGateway
 
 pytestmark = pytest.mark.timeout(300)
 
+#: Name to handler, from the method table.
+HANDLERS = TABLE.handlers()
 SCOPES = ["operator.read", "operator.write", "operator.admin", "operator.pairing"]
 SCOPES += ["operator.talk"]
 #: Field names the handlers read; each method gets those its handler's module names.

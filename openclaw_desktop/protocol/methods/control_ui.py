@@ -169,10 +169,9 @@ TaskStatus = Literal["queued", "running", "completed", "failed", "cancelled", "t
 
 class TasksListParams(ClosedModel):
     """``tasks.list``: the task ledger, filtered. ``status`` is a :data:`TaskStatus` or a
-    list of them: that union of a union is checked by the gateway's handler, after the
-    other properties, in the reference's words."""
+    list of them (``anyOf`` of the two, as the reference declares it)."""
 
-    status: Any = None
+    status: TaskStatus | list[TaskStatus] | None = None
     agent_id: NonEmpty | None = None
     session_key: NonEmpty | None = None
     limit: Annotated[int | None, Field(ge=1, le=500)] = None

@@ -9,11 +9,13 @@ so it shares that model; the second's declaration is read by the gateway's runne
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import json
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
-from openclaw_desktop.protocol.base import ClosedModel, WireModel
+from openclaw_desktop.protocol.base import ClosedModel, OpenModel, WireModel
 from openclaw_desktop.protocol.methods.control_ui import PluginSurfaceRefreshParams
 from openclaw_desktop.protocol.methods.lenient import LenientParams
 from openclaw_desktop.protocol.methods.schema import RECORD
@@ -40,6 +42,8 @@ __all__ = [
     "NodeRunnerInventoryUpdateParams",
     "NodeSkillDescriptor",
     "NodeSkillsUpdateParams",
+    "VoiceTranscriptPayload",
+    "node_event_payload",
 ]
 
 NonEmpty = Annotated[str, Field(min_length=1)]
@@ -125,6 +129,59 @@ class NodeEventParams(ClosedModel):
     event: NonEmpty
     payload: Any = None
     payload_json: Annotated[str | None, Field(alias="payloadJSON")] = None
+
+
+class VoiceTranscriptPayload(OpenModel):
+    """The payload of ``node.event voice.transcript`` (node -> gateway): what the user said
+    and, optionally, the session it is for (the main one when absent). Read as it came
+    (any other property is kept; ``sessionKey`` only by its wire name): :meth:`transcript`
+    and :meth:`session` check the two."""
+
+    model_config = ConfigDict(populate_by_name=False)
+
+    #: The reference's bound on the transcript text.
+    MAX_TEXT_CHARS: ClassVar[int] = 20_000
+
+    text: Any = None
+    session_key: Any = None
+
+    def transcript(self) -> str:
+        """The text as said (not stripped).
+
+        Raises:
+            ValueError: no non-blank text, or a longer one than :attr:`MAX_TEXT_CHARS`
+                (the message is the gateway's answer).
+        """
+        text = self.text
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("voice.transcript: text is required")
+        if len(text) > self.MAX_TEXT_CHARS:
+            raise ValueError(f"voice.transcript: text is longer than {self.MAX_TEXT_CHARS}")
+        return text
+
+    def session(self) -> str | None:
+        """The session key, None when absent.
+
+        Raises:
+            ValueError: a session key that is not a non-blank string.
+        """
+        key = self.session_key
+        if key is not None and (not isinstance(key, str) or not key.strip()):
+            raise ValueError("voice.transcript: sessionKey must be a non-empty string")
+        return key
+
+
+def node_event_payload(params: Mapping[str, Any]) -> Any:
+    """A ``node.event``'s payload as the reference reads it: ``payloadJSON`` parsed when it
+    is a string (an empty one is no payload), else ``payload`` (None when neither came).
+
+    Raises:
+        ValueError: ``payloadJSON`` is not valid JSON.
+    """
+    text = params.get("payloadJSON")
+    if isinstance(text, str):
+        return json.loads(text) if text else None
+    return params.get("payload")
 
 
 class NodePluginToolMcp(ClosedModel):

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from openclaw_desktop.protocol.base import ClosedModel, WireModel
-from openclaw_desktop.protocol.methods.schema import UNCHECKED
+from openclaw_desktop.protocol.methods.schema import AS_ENUM, UNCHECKED
 
 __all__ = [
     "LANGUAGE_PATTERN",
@@ -82,17 +82,18 @@ class TalkSpeakParams(ClosedModel):
 
 class TalkAudioParams(ClosedModel):
     """``talk.session.create`` ``audio`` (this gateway's extension): the input audio
-    (``pcm16`` at 8, 16, 24 or 48 kHz, default 24 kHz; ``g711_ulaw`` at 8 kHz). The
-    gateway checks it in its own words (``at /audio/inputSampleRateHz: ...``)."""
+    (``pcm16`` at 8, 16, 24 or 48 kHz, default 24 kHz; ``g711_ulaw`` at 8 kHz). Its schema
+    says the properties and their types; which rates go with an encoding the gateway checks
+    in its own words (``at /audio/inputSampleRateHz: ...``)."""
 
-    input_encoding: Literal["pcm16", "g711_ulaw"] | None = None
+    input_encoding: Annotated[Literal["pcm16", "g711_ulaw"] | None, AS_ENUM] = None
     input_sample_rate_hz: int | None = None
 
 
 class TalkSessionCreateParams(ClosedModel):
     """``talk.session.create``. The handler checks what this schema cannot say: which
-    mode, transport and brain go together, and the ``audio`` extension's contents
-    (:class:`TalkAudioParams`)."""
+    mode, transport and brain go together, and which input sample rates the ``audio``
+    extension's encoding takes (:class:`TalkAudioParams`)."""
 
     session_key: NonEmpty | None = None
     voice_change_id: Taken = None
@@ -110,7 +111,7 @@ class TalkSessionCreateParams(ClosedModel):
     transport: TalkTransport | None = None
     brain: TalkBrain | None = None
     ttl_ms: Annotated[int | None, Field(ge=1000, le=3_600_000)] = None
-    audio: dict[str, Any] | None = None
+    audio: TalkAudioParams | None = None
 
 
 class TalkSessionAppendAudioParams(ClosedModel):

@@ -57,7 +57,9 @@ json_values = st.recursive(
     ),
     max_leaves=16,
 )
-methods = st.sampled_from([*sorted(TABLE.handlers()), "connect", "bogus.method", "", "node.invoke "])
+methods = st.sampled_from(
+    [*sorted(TABLE.handlers()), "connect", "bogus.method", "", "node.invoke "]
+)
 requests = st.fixed_dictionaries(
     {"type": st.just("req"), "id": st.text(min_size=1, max_size=8), "method": methods},
     optional={

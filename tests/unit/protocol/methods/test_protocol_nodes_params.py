@@ -6,6 +6,8 @@ method table and a real app), from an operator or, for the node role's methods, 
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import pytest
@@ -19,6 +21,8 @@ from openclaw_desktop.protocol.methods.nodes import PARAMS as NODE_PARAMS
 from openclaw_desktop.protocol.methods.nodes import (
     NodeInvokeProgressParams,
     NodeRunnerInventoryUpdateParams,
+    VoiceTranscriptPayload,
+    node_event_payload,
 )
 from tests.helpers.method_dispatch import answer, assert_hand_read
 
@@ -251,3 +255,60 @@ async def test_bad_params_get_the_reference_text(
     assert frame["ok"] is False
     assert frame["error"]["code"] == "INVALID_REQUEST"
     assert frame["error"]["message"] == f"invalid {method} params: {text}"
+
+
+@pytest.mark.parametrize(
+    ("params", "payload"),
+    [
+        ({"event": "e"}, None),
+        ({"event": "e", "payload": {"a": 1}}, {"a": 1}),
+        ({"event": "e", "payloadJSON": '{"a": 1}'}, {"a": 1}),
+        # As the reference reads it: a string payloadJSON wins over payload.
+        ({"event": "e", "payload": {"a": 1}, "payloadJSON": '{"b": 2}'}, {"b": 2}),
+        ({"event": "e", "payload": {"a": 1}, "payloadJSON": None}, {"a": 1}),
+        ({"event": "e", "payload": {"a": 1}, "payloadJSON": ""}, None),
+        ({"event": "e", "payloadJSON": "[1]"}, [1]),
+    ],
+)
+def test_a_node_event_payload_is_read_as_the_reference_reads_it(
+    params: dict[str, Any], payload: Any
+) -> None:
+    assert node_event_payload(params) == payload
+
+
+def test_a_node_event_payload_json_that_is_not_json_is_an_error() -> None:
+    with pytest.raises(json.JSONDecodeError):
+        node_event_payload({"event": "e", "payloadJSON": "{", "payload": {"a": 1}})
+
+
+@pytest.mark.parametrize(
+    ("payload", "text"),
+    [
+        ({}, "voice.transcript: text is required"),
+        ({"text": "  "}, "voice.transcript: text is required"),
+        ({"text": 5}, "voice.transcript: text is required"),
+        ({"text": "x" * 20_001}, "voice.transcript: text is longer than 20000"),
+        (
+            {"text": "hi", "sessionKey": 5},
+            "voice.transcript: sessionKey must be a non-empty string",
+        ),
+        (
+            {"text": "hi", "sessionKey": " "},
+            "voice.transcript: sessionKey must be a non-empty string",
+        ),
+    ],
+)
+def test_a_bad_voice_transcript_payload_is_refused_in_the_gateway_words(
+    payload: dict[str, Any], text: str
+) -> None:
+    read = VoiceTranscriptPayload.model_validate(payload)
+    with pytest.raises(ValueError, match=f"^{re.escape(text)}$"):
+        (read.transcript(), read.session())
+
+
+def test_a_voice_transcript_payload_reads_its_wire_names_only() -> None:
+    read = VoiceTranscriptPayload.model_validate({"text": " hi ", "sessionKey": "phone", "x": 1})
+    assert (read.transcript(), read.session()) == (" hi ", "phone")
+    assert (
+        VoiceTranscriptPayload.model_validate({"text": "hi", "session_key": "p"}).session() is None
+    )

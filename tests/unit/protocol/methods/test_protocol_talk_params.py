@@ -216,3 +216,30 @@ def test_the_client_builds_its_params_through_the_models() -> None:
         TalkSpeakParams(text="")
     with pytest.raises(ValidationError):
         AudioContract("opus", 48000).to_params()
+
+
+@pytest.mark.parametrize(
+    ("audio", "text"),
+    [
+        (5, "at /audio: must be object"),
+        ({"x": 1}, "at /audio: unexpected property 'x'"),
+        (
+            {"inputEncoding": "mp3"},
+            "at /audio/inputEncoding: must be equal to one of the allowed values",
+        ),
+        ({"inputSampleRateHz": "16000"}, "at /audio/inputSampleRateHz: must be integer"),
+        (
+            {"inputSampleRateHz": 44100},
+            "at /audio/inputSampleRateHz: pcm16 is accepted at 8000, 16000, 24000, 48000 Hz",
+        ),
+    ],
+)
+async def test_the_audio_extension_is_checked_through_its_model(
+    app: GatewayApp, audio: Any, text: str
+) -> None:
+    """``audio`` is a :class:`TalkAudioParams` in the schema (its properties and types);
+    which rates an encoding takes, the handler says."""
+    params = {"mode": "transcription", "transport": "gateway-relay", "brain": "none"}
+    frame = await answer(app, "talk.session.create", {**params, "audio": audio})
+    assert frame["ok"] is False
+    assert frame["error"]["message"] == f"invalid talk.session.create params: {text}"
