@@ -7,8 +7,9 @@ schema the same way (read from the TypeBox engine, then checked against the gate
 * keywords are checked in TypeBox's order: ``type``; for objects ``required``,
   ``additionalProperties``, ``patternProperties``, ``properties``; for arrays ``items``,
   ``maxItems``, ``minItems``, ``uniqueItems``; for strings ``maxLength``, ``minLength``,
-  ``pattern``; for numbers ``maximum``, ``minimum``; then ``const``, ``enum``, ``anyOf``.
-  A failing keyword does not stop the others.
+  ``pattern``; for numbers ``maximum``, ``minimum``; then ``const``, ``enum``, ``anyOf``,
+  ``allOf`` and ``not`` (``must not be valid``: a non-object passes ``required``, so it
+  fails a ``not`` of required properties). A failing keyword does not stop the others.
 * object keys are visited in JavaScript's order (array-index keys first, ascending);
 * ``additionalProperties: false`` first records one ``boolean`` error per extra key, then the
   ``additionalProperties`` error listing them; the boolean ones are dropped afterwards;
@@ -233,6 +234,10 @@ def _check(errors: _Errors, sp: str, path: str, schema: Any, value: Any) -> bool
         ok = errors.add("enum", sp, path, allowedValues=schema["enum"])
     if "anyOf" in schema:
         ok &= _check_any_of(errors, sp, path, schema["anyOf"], value)
+    for index, part in enumerate(schema.get("allOf", ())):
+        ok &= _check(errors, f"{sp}/allOf/{index}", path, part, value)
+    if "not" in schema and _check(_Errors(), f"{sp}/not", path, schema["not"], value):
+        ok = errors.add("not", sp, path)
     return ok
 
 
@@ -348,6 +353,7 @@ _MESSAGES: Mapping[str, str] = {
     "minItems": "must not have fewer than {limit} items",
     "minLength": "must not have fewer than {limit} characters",
     "minimum": "must be {comparison} {limit}",
+    "not": "must not be valid",
     "pattern": 'must match pattern "{pattern}"',
     "uniqueItems": "must not have duplicate items",
     "additionalProperties": "must not have additional properties",

@@ -124,25 +124,11 @@ def _models(service: ChatService) -> list[dict[str, Any]]:
     return out
 
 
-@_table.method(Method.CHAT_METADATA, scope=READ, params=ChatMetadataParams, check=False)
-async def chat_metadata(gw: ControlUiServices, peer: Peer, params: Any) -> Any:
+@_table.method(Method.CHAT_METADATA, scope=READ, params=ChatMetadataParams)
+async def chat_metadata(gw: ControlUiServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``chat.metadata {agentId?, authProfileId?, sessionKey?}``: the models a chat can
-    use and its slash commands.
-
-    Its params are checked here, not declared: the reference's schema adds
-    ``not: {required: [sessionKey, authProfileId]}`` to the model's, whose
-    ``must not be valid`` follows any problem of the properties. Both named, or params that
-    are not an object at all (``required`` holds for a non-object), fail it."""
-    method = "chat.metadata"
-    problems = schema_problems(derived_schema(ChatMetadataParams), params)
-    both = not isinstance(params, dict | None) or (
-        isinstance(params, dict) and "sessionKey" in params and "authProfileId" in params
-    )
-    if both:
-        problems = "must not be valid" if problems is None else f"{problems}; must not be valid"
-    if problems is not None:
-        raise invalid_params(method, problems)
-    p = model_checked(method, ChatMetadataParams, params)
+    use and its slash commands."""
+    p = params
     service = _service(gw)
     _known_agent(service, p.get("agentId"))
     result: dict[str, Any] = {"models": _models(service), "commands": slash_commands()}

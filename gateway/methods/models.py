@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.chat.events import now_ms
-from gateway.errors import invalid_params, invalid_request
+from gateway.errors import invalid_request
 from gateway.methods.chat import _service
-from gateway.methods.closed import model_checked
 from gateway.methods.table import MethodTable
 from gateway.peer import Peer
 from gateway.scopes import READ
@@ -44,18 +43,11 @@ def _js_type(value: object) -> str:
     return "number" if isinstance(value, int | float) else "object"
 
 
-@table.method(Method.MODELS_LIST, scope=READ, params=ModelsListParams, check=False)
-async def models_list(gw: ModelsServices, peer: Peer, params: Any) -> Any:
+@table.method(Method.MODELS_LIST, scope=READ, params=ModelsListParams)
+async def models_list(gw: ModelsServices, peer: Peer, params: dict[str, Any]) -> Any:
     """``models.list``: the models of the configured providers (``provider`` filters them;
     every agent and session sees the same catalog)."""
-    # Checked here, not declared on the table: the reference words params that are not an
-    # object with its allOf/not as well, which a declared check would not.
-    if params is not None and not isinstance(params, dict):
-        # Not an object: the negated branch holds vacuously, so its "not" fails too.
-        raise invalid_params("models.list", "must be object; must not be valid")
-    p = model_checked("models.list", ModelsListParams, params)
-    if p.get("preparedOnly") is True and p.get("refresh") is True:
-        raise invalid_params("models.list", "must not be valid")  # the schema's allOf/not
+    p = params
     service = _service(gw)
     default = service.providers.model
     provider = p.get("provider")

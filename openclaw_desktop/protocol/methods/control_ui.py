@@ -12,7 +12,7 @@ their models are read by hand (:mod:`~openclaw_desktop.protocol.methods.lenient`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -24,7 +24,7 @@ from openclaw_desktop.protocol.methods.lenient import (
     optional_string,
 )
 from openclaw_desktop.protocol.methods.ops import EmptyParams
-from openclaw_desktop.protocol.methods.schema import AS_ENUM, UNIQUE
+from openclaw_desktop.protocol.methods.schema import AS_ENUM, UNIQUE, NotTogether
 
 __all__ = [
     "PARAMS",
@@ -60,9 +60,12 @@ class AgentIdentityGetParams(ClosedModel):
 
 
 class ChatMetadataParams(ClosedModel):
-    """``chat.metadata`` without its ``not: {required: [sessionKey, authProfileId]}``
-    (both named is refused with ``must not be valid``, after any problem of the properties:
-    the gateway's handler adds it)."""
+    """``chat.metadata``: not a ``sessionKey`` with an ``authProfileId`` (the reference's
+    ``not: {required: [sessionKey, authProfileId]}``)."""
+
+    NOT_TOGETHER: ClassVar[tuple[NotTogether, ...]] = (
+        NotTogether(("session_key", "auth_profile_id")),
+    )
 
     agent_id: NonEmpty | None = None
     auth_profile_id: Annotated[str | None, Field(min_length=1, max_length=256)] = None

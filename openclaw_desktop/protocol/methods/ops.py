@@ -17,7 +17,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -30,6 +30,7 @@ from openclaw_desktop.protocol.methods.lenient import (
     optional_string,
     safe_integer,
 )
+from openclaw_desktop.protocol.methods.schema import NotTogether
 
 __all__ = [
     "PARAMS",
@@ -55,12 +56,17 @@ NonEmpty = Annotated[str, Field(min_length=1)]
 
 
 class ModelsListParams(ClosedModel):
-    """``models.list`` (its ``allOf``/``not`` refusing ``preparedOnly`` with ``refresh``
-    is not a property schema: the gateway's handler checks it)."""
+    """``models.list``: not ``preparedOnly`` with ``refresh``, nor a ``sessionKey`` with an
+    ``authProfileId`` (the reference's ``allOf`` of two ``not``)."""
+
+    NOT_TOGETHER: ClassVar[tuple[NotTogether, ...]] = (
+        NotTogether(("prepared_only", "refresh"), equal=(True, True)),
+        NotTogether(("session_key", "auth_profile_id")),
+    )
 
     agent_id: NonEmpty | None = None
     session_key: NonEmpty | None = None
-    auth_profile_id: NonEmpty | None = None
+    auth_profile_id: Annotated[str | None, Field(min_length=1, max_length=256)] = None
     provider: NonEmpty | None = None
     include_details: bool | None = None
     include_provider_capabilities: bool | None = None

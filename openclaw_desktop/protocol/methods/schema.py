@@ -28,7 +28,10 @@ what the reference's schema says:
   the bundled gateway takes without acting on it);
 * a field without a default is ``required`` (in declaration order), and so is one marked
   :data:`REQUIRED` (a frame's ``type``, which the model fills in when it builds one);
-  ``X | None = None`` is an optional property of type ``X``.
+  ``X | None = None`` is an optional property of type ``X``;
+* the model's ``NOT_TOGETHER: ClassVar[tuple[NotTogether, ...]]``: combinations of properties the
+  params may not hold at once, the reference's ``not`` (one rule) or ``allOf`` of ``not``
+  (several), refused as ``must not be valid``.
 
 :func:`params_schema` is the one function turning such a model into the schema dict.
 """
@@ -53,6 +56,7 @@ __all__ = [
     "REQUIRED",
     "UNCHECKED",
     "UNIQUE",
+    "NotTogether",
     "params_schema",
     "unchecked_fields",
 ]
@@ -75,6 +79,18 @@ UNCHECKED = _Marker("unchecked")
 RECORD = _Marker("record")
 #: Required on the wire although the model has a default.
 REQUIRED = _Marker("required")
+
+
+@dataclass(frozen=True)
+class NotTogether:
+    """A combination the params may not hold: every field of ``fields`` (model field names)
+    present, each equal to its value in ``equal`` where that is given. The reference says it
+    as ``not: {properties: {name: {const: value}}, required: [names]}``."""
+
+    fields: tuple[str, ...]
+    equal: tuple[Any, ...] | None = None
+
+
 #: TypeBox's key pattern of a ``Type.Record`` with string keys.
 _ANY_KEY = "^.*$"
 
@@ -198,7 +214,24 @@ def params_schema(model: type[WireModel]) -> dict[str, Any]:
     if required:
         schema["required"] = required
     schema["properties"] = properties
+    rules = [_not_schema(model, rule) for rule in getattr(model, "NOT_TOGETHER", ())]
+    if len(rules) == 1:
+        schema["not"] = rules[0]
+    elif rules:
+        schema["allOf"] = [{"not": rule} for rule in rules]
     return schema
+
+
+def _not_schema(model: type[WireModel], rule: NotTogether) -> dict[str, Any]:
+    """The schema a :class:`NotTogether` rule negates: the fields present (with their
+    values, where the rule names them)."""
+    names = [_wire_name(name, model.model_fields[name]) for name in rule.fields]
+    if rule.equal is None:
+        return {"required": names}
+    if len(rule.equal) != len(names):
+        raise TypeError(f"{model.__name__}: a NotTogether rule names a value per field")
+    consts = {name: {"const": value} for name, value in zip(names, rule.equal, strict=True)}
+    return {"properties": consts, "required": names}
 
 
 def unchecked_fields(model: type[WireModel]) -> frozenset[str]:

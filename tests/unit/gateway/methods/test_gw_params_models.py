@@ -64,7 +64,6 @@ DEVIATIONS: dict[tuple[str, str], str] = {
     ("sessions.patch", "category"): "may be empty here",
     ("sessions.reset", "agentId"): "no minLength here",
     ("sessions.delete", "agentId"): "no minLength here",
-    ("models.list", "authProfileId"): "no maxLength (256) here",
 }
 
 
@@ -144,11 +143,13 @@ def test_every_model_names_a_method_this_gateway_serves() -> None:
 
 @pytest.mark.parametrize("method", sorted(m for m in PARAMS if m in REAL_SCHEMAS))
 def test_derived_schema_is_the_reference_schema(method: str) -> None:
-    """Same closed object, same required list, the reference's property order, and each
-    checked property's schema key for key (except the deviations listed)."""
+    """Same closed object, same required list, the same combinations refused (``not`` /
+    ``allOf``), the reference's property order, and each checked property's schema key for
+    key (except the deviations listed)."""
     ours, real = derived_schema(PARAMS[method]), REAL_SCHEMAS[method]
     assert ours["additionalProperties"] is real["additionalProperties"] is False
     assert ours.get("required") == real.get("required")
+    assert (ours.get("not"), ours.get("allOf")) == (real.get("not"), real.get("allOf"))
     names = list(ours["properties"])
     assert names == [name for name in real["properties"] if name in ours["properties"]]
     skip = unchecked_fields(PARAMS[method])
@@ -163,8 +164,14 @@ def test_derived_schema_is_the_reference_schema(method: str) -> None:
 
 @pytest.mark.parametrize("method", sorted(HANDWRITTEN))
 def test_derived_schema_is_the_dict_the_gateway_wrote_by_hand(method: str) -> None:
-    """The dicts the method modules held before their models, key for key and in order."""
+    """The dicts the method modules held before their models, key for key and in order
+    (models.list's hand dict left its allOf to the handler, and had no maxLength on
+    authProfileId: the model says both, as the reference)."""
     ours, before = derived_schema(PARAMS[method]), HANDWRITTEN[method]
+    if method == "models.list":
+        ours = {key: value for key, value in ours.items() if key != "allOf"}
+        ours["properties"] = dict(ours["properties"])
+        ours["properties"]["authProfileId"] = {"type": "string", "minLength": 1}
     assert ours == before
     assert list(ours["properties"]) == list(before["properties"])
 
