@@ -297,7 +297,7 @@ class GatewayClientProtocol:
             PayloadTooLarge: the frame exceeds ``policy.maxPayload``.
         """
         if self.state is not READY:
-            raise InvalidState(f"cannot send {method!r}: session is {self.state.name}")
+            raise InvalidState(f"cannot send {str(method)!r}: session is {self.state.name}")
         if now is not None:
             self._now = now
         request_id = self._new_id()

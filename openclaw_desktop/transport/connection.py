@@ -217,7 +217,7 @@ class GatewayConnection:
         """
         core = self._core
         if core is None or not self._ready.is_set():
-            raise InvalidState(f"cannot send {method!r}: not connected ({self._status.state})")
+            raise InvalidState(f"cannot send {str(method)!r}: not connected ({self._status.state})")
         timeout = self.options.request_timeout_s if timeout_s is None else timeout_s
         request_id = core.send_request(
             method, params, timeout_s=timeout, now=asyncio.get_running_loop().time()

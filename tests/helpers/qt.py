@@ -11,6 +11,8 @@ from typing import Any, TypeVar
 import pytest
 from PySide6.QtWidgets import QApplication
 
+from tests.helpers.no_keyring import no_keyring
+
 __all__ = ["close_loops", "run_in_qt", "screenshot_folder", "shot", "window_home"]
 
 T = TypeVar("T")
@@ -68,17 +70,10 @@ def window_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Pat
 
     Autouse in the modules that import it (``from tests.helpers.qt import window_home``).
     """
-    import keyring
-    from keyring.backends import fail
-
     home = tmp_path / "home"
     monkeypatch.setenv("OPENCLAW_DESKTOP_HOME", str(home))
-    previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())  # type: ignore[no-untyped-call]
-    try:
+    with no_keyring():
         yield home
-    finally:
-        keyring.set_keyring(previous)
 
 
 def shot(window: Any, path: Path) -> None:

@@ -21,9 +21,15 @@ from zeroconf.asyncio import AsyncZeroconf
 
 from gateway.advertise import GatewayAdvertiser
 from openclaw_desktop.discovery import GatewayBrowser, encode_setup_code, endpoint_from_service
-from openclaw_desktop.known_gateways import ConnectTarget, KnownGateways, LastGateway
+from openclaw_desktop.known_gateways import (
+    ConnectTarget,
+    KnownGateways,
+    LastGateway,
+    SavedGateways,
+)
 from tests.helpers import mdns
 from tests.helpers.mdns import LOOPBACK
+from tests.helpers.no_keyring import no_keyring
 from tests.helpers.ports import free_port
 from tests.helpers.qt import run_in_qt, screenshot_folder
 from ui.presenters.discovery import DiscoveryPresenter
@@ -395,6 +401,28 @@ def test_known_gateways_add_connect_and_forget(qtbot: QtBot, tmp_path: Path) -> 
     ]
     assert screen.known_list.count() == 2
     assert not list(known_file.parent.glob("*.tmp"))
+
+
+def test_forgetting_when_the_credentials_cannot_be_dropped(qtbot: QtBot, tmp_path: Path) -> None:
+    """The gateway leaves the list, the screen says its pin and tokens stay (the secrets
+    file is corrupt: it is never overwritten), and nothing is reported as forgotten."""
+    known_file = tmp_path / "known.json"
+    known_file.write_text(json.dumps([{"name": "Studio", "url": "wss://10.0.0.7:18789"}]))
+    secrets_file = tmp_path / "secrets.json"
+    secrets_file.write_text("[1]")
+    with no_keyring():
+        screen = ConnectScreen(
+            SavedGateways(known_file, secrets_file=secrets_file), browser_factory=NoBrowser
+        )
+        qtbot.addWidget(screen)
+        _, forgotten = record(screen)
+        screen.known_list.setCurrentRow(0)
+        screen.forget_button.click()
+    assert forgotten == []
+    assert screen.known_list.count() == 0
+    assert json.loads(known_file.read_text()) == []
+    assert "off the list, but its credentials stay" in screen.url_error.text()
+    assert secrets_file.read_text() == "[1]"
 
 
 def test_a_corrupt_known_file_is_an_empty_list(qtbot: QtBot, tmp_path: Path) -> None:

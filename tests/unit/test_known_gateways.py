@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from openclaw_desktop.known_gateways import (
     remember_bundled_choice,
 )
 from openclaw_desktop.runtime import RuntimeTarget
+from tests.helpers.no_keyring import no_keyring
 
 
 def test_the_first_run_asks_until_a_gateway_was_chosen(tmp_path: Path) -> None:
@@ -52,13 +54,18 @@ def test_the_last_choice_is_used_and_never_holds_the_token(tmp_path: Path) -> No
     )
 
 
-def test_saved_gateways_remember_and_forget_in_one_place(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def file_secrets() -> Iterator[None]:
+    """Secrets in the installation's file, never the developer's keyring."""
+    with no_keyring():
+        yield
+
+
+@pytest.mark.usefixtures("file_secrets")
+def test_saved_gateways_remember_and_forget_in_one_place(tmp_path: Path) -> None:
     """A remote choice is listed first (renamed when known), this computer's is not listed
     but ends the first run; the connected one is the next launch's; forgetting drops the
     entry and the gateway's pin and tokens."""
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     paths = AppPaths.under(tmp_path / "openclaw")
     saved = SavedGateways.of(paths)
     assert saved.remember(RuntimeTarget()) == []

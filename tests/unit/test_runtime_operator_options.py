@@ -13,20 +13,14 @@ from openclaw_desktop.config import AppPaths
 from openclaw_desktop.identity import IdentityStore
 from openclaw_desktop.protocol import Role
 from openclaw_desktop.runtime import RuntimeTarget, bundled_token, operator_options
+from tests.helpers.no_keyring import no_keyring
 
 
 @pytest.fixture
 def paths(tmp_path: Path) -> Iterator[AppPaths]:
     """An installation under the test's folder, its secrets in the file fallback."""
-    import keyring
-    from keyring.backends import fail
-
-    previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())  # type: ignore[no-untyped-call]
-    try:
+    with no_keyring():
         yield AppPaths.under(tmp_path)
-    finally:
-        keyring.set_keyring(previous)
 
 
 def test_a_given_gateway_with_the_flags_of_this_run(paths: AppPaths) -> None:

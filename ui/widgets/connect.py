@@ -35,7 +35,7 @@ from openclaw_desktop.discovery import (
     SetupCodeError,
     decode_setup_code,
 )
-from openclaw_desktop.errors import ConfigError
+from openclaw_desktop.errors import ConfigError, OpenClawError
 from openclaw_desktop.known_gateways import ConnectTarget, SavedGateways
 from openclaw_desktop.protocol import DEFAULT_GATEWAY_PORT
 from ui.presenters.discovery import (
@@ -381,7 +381,12 @@ class ConnectScreen(QWidget):
         if known is None:
             return
         url = known[1]
-        self.known.forget(url)
+        try:
+            self.known.forget(url)
+        except OpenClawError as exc:  # off the list, but its pin or tokens are still stored
+            self._reload_known()
+            self.url_error.setText(f"{url} is off the list, but its credentials stay: {exc}")
+            return
         self._reload_known()
         self.forgotten.emit(url)
 

@@ -8,19 +8,13 @@ from pathlib import Path
 import pytest
 
 from openclaw_desktop.config import AppPaths
+from tests.helpers.no_keyring import no_keyring
 
 
 @pytest.fixture
 def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[AppPaths]:
     """The app's home under the test's folder; secrets in the 0600 file fallback."""
-    import keyring
-    from keyring.backends import fail
-
     monkeypatch.setenv("OPENCLAW_DESKTOP_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("OPENCLAW_GATEWAY_TOKEN", raising=False)
-    previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())  # type: ignore[no-untyped-call]
-    try:
+    with no_keyring():
         yield AppPaths.default()
-    finally:
-        keyring.set_keyring(previous)
