@@ -206,9 +206,13 @@ class OpenClaw:
         """Whether the gateway advertises ``method``."""
         return method in self.methods
 
-    async def call(self, method: str, params: Any = None, *, timeout: float = 30) -> Any:
-        """One RPC (the namespaces use this); :class:`Unsupported` / :class:`MissingScope`."""
-        if not self.supports(method):
+    async def call(
+        self, method: str, params: Any = None, *, timeout: float = 30, unadvertised: bool = False
+    ) -> Any:
+        """One RPC (the namespaces use this): :class:`Unsupported` when the gateway does not
+        advertise ``method``, unless ``unadvertised`` (a method gateways serve without
+        advertising it; one that does not serve it answers ``unknown method``)."""
+        if not unadvertised and not self.supports(method):
             raise Unsupported(method, str(self.connection.endpoint.display))
         return await self.connection.request(method, params, timeout_s=timeout)
 

@@ -98,7 +98,9 @@ class Caller(Protocol):
     """What the namespaces need of the client: one RPC (:meth:`OpenClaw.call
     <openclaw_desktop.sdk.client.OpenClaw.call>`)."""
 
-    async def call(self, method: str, params: Any = None, *, timeout: float = 30) -> Any: ...
+    async def call(
+        self, method: str, params: Any = None, *, timeout: float = 30, unadvertised: bool = False
+    ) -> Any: ...
 
 
 def _built(method: str, model: type[WireModel], fields: dict[str, Any]) -> dict[str, Any]:
@@ -329,9 +331,15 @@ class Pairing(_Namespace):
     """Pairing: setup codes for a phone (``device.pair.setupCode``) and the answers to
     pending device and node pairing requests (``device.pair.*`` / ``node.pair.*``)."""
 
-    async def setup_code(self) -> dict[str, Any]:
-        """A fresh single-use setup code (``setupCode``, ``qrDataUrl``, ``expiresAtMs``...)."""
-        answer = await self._call(Method.DEVICE_PAIR_SETUP_CODE, {})
+    async def setup_code(self, *, public_url: str | None = None) -> dict[str, Any]:
+        """A fresh single-use setup code (``setupCode``, ``qrDataUrl``, ``expiresAtMs``...),
+        naming ``public_url`` as the gateway's address when given (else the gateway's own
+        choice: a gateway bound to loopback only may refuse). Needs ``operator.admin``.
+
+        Asked whether or not the gateway advertises it: the real gateway serves it but
+        leaves it out of ``features.methods`` on purpose."""
+        params = {} if public_url is None else {"publicUrl": public_url}
+        answer = await self._client.call(Method.DEVICE_PAIR_SETUP_CODE, params, unadvertised=True)
         return as_wire(parse_result(Method.DEVICE_PAIR_SETUP_CODE, answer, DeviceSetupCodeResult))
 
     async def approve(self, kind: PairingKind, request_id: str) -> dict[str, Any]:

@@ -467,21 +467,24 @@ async def test_session_and_other_namespaces(target: Target) -> None:
 
 
 async def test_pairing_namespace(target: Target) -> None:
-    """pairing.setup_code hands out a code naming this gateway where the gateway offers
-    setup codes (ours; the real 2026.9 gateway serves none over the protocol: Unsupported,
-    nothing sent); approving or rejecting a request that is not pending is the gateway's
-    typed refusal, the same on both."""
+    """pairing.setup_code hands out a code naming the address it is given, on both gateways
+    (the real one serves device.pair.setupCode without advertising it: the SDK asks all the
+    same). Without an address, the real gateway on loopback refuses, and ours mints a
+    loopback code (the window shows it with a warning). Approving or rejecting a request
+    that is not pending is the same typed refusal on both."""
     async with connect(target, APPROVER_SCOPES) as oc:
+        assert oc.supports("device.pair.setupCode") is (target.kind == "ours")
+        setup = await oc.pairing.setup_code(public_url=target.url)
+        payload = decode_setup_code(setup["setupCode"])
+        assert (payload.url, setup["gatewayUrl"]) == (target.url, target.url)
+        assert payload.bootstrap_token
+        assert setup["expiresAtMs"] > now_ms()
         if target.kind == "ours":
-            setup = await oc.pairing.setup_code()
-            payload = decode_setup_code(setup["setupCode"])
-            assert payload.url is not None and payload.url.startswith("ws://")
-            assert payload.bootstrap_token
-            assert setup["expiresAtMs"] > now_ms()
+            assert (await oc.pairing.setup_code())["urlSource"] == "loopback"
         else:
-            assert not oc.supports("device.pair.setupCode")
-            with pytest.raises(Unsupported):
+            with pytest.raises(GatewayError, match="only bound to loopback") as refused:
                 await oc.pairing.setup_code()
+            assert refused.value.code == "INVALID_REQUEST"
         refusals = []
         for kind, answer in itertools.product(
             ("device", "node"), (oc.pairing.approve, oc.pairing.reject)

@@ -59,9 +59,12 @@ class PairPhoneDialog(QDialog):
         self.code.setAccessibleName("Setup code")
         self.code.setReadOnly(True)  # one long token: selectable, scrolls instead of widening
         layout.addWidget(self.code)
-        minutes = max(0, int((int(setup.get("expiresAtMs") or 0) / 1000 - time.time()) // 60))
         url = str(setup.get("gatewayUrl") or "")
-        details = f"Gateway: {url} · expires in about {minutes} min"
+        details = f"Gateway: {url}"
+        expires = setup.get("expiresAtMs")
+        if isinstance(expires, int):  # older gateways do not say
+            minutes = max(0, int((expires / 1000 - time.time()) // 60))
+            details += f" · expires in about {minutes} min"
         if setup.get("urlSource") == "loopback":
             details += (
                 "\nThis gateway only listens on this computer: a phone cannot reach it. "

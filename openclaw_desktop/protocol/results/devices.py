@@ -78,11 +78,12 @@ class DeviceTokenRevokeResult(OpenModel):
 
 
 class DeviceSetupCodeResult(OpenModel):
-    """``device.pair.setupCode``: a single-use setup code for a phone."""
+    """``device.pair.setupCode``: a single-use setup code for a phone (older protocol-4
+    gateways send no ``setupId`` and ``expiresAtMs``, the reference's docs say)."""
 
-    setup_id: str
-    expires_at_ms: int
     setup_code: str
+    setup_id: str | None = None
+    expires_at_ms: int | None = None
     qr_data_url: str | None = None
     gateway_url: str | None = None
     gateway_urls: list[str] | None = None
