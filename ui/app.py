@@ -16,7 +16,7 @@ from openclaw_desktop.chat.attachments import Attachment
 from openclaw_desktop.config import AppPaths, Settings, SettingsStore, WindowStateStore
 from openclaw_desktop.devices.errors import DeviceError
 from openclaw_desktop.devices.notify import Notice, Notifier
-from openclaw_desktop.errors import OpenClawError, ReconnectPaused
+from openclaw_desktop.errors import GatewayError, OpenClawError, ReconnectPaused
 from openclaw_desktop.known_gateways import SavedGateways, first_run, launch_target
 from openclaw_desktop.log import log_to_folder
 from openclaw_desktop.node.exec.access import node_approvals
@@ -44,7 +44,7 @@ from ui.widgets.capture import CaptureIndicator
 from ui.widgets.composer import DraftKeeper
 from ui.widgets.connect import ConnectScreen
 from ui.widgets.connection_status import ConnectionStatusView
-from ui.widgets.pair_phone import PairPhoneDialog
+from ui.widgets.pair_phone import PairPhoneDialog, setup_code_refused
 from ui.widgets.sessions import SessionsPanel
 
 __all__ = ["DesktopApp", "run"]
@@ -262,7 +262,9 @@ class DesktopApp(GatewayChoice):
         try:
             setup = await client.pairing.setup_code()
         except OpenClawError as exc:
-            self.window.statusBar().showMessage(f"no setup code: {exc}")
+            reason = exc.message if isinstance(exc, GatewayError) else str(exc)
+            self.window.statusBar().showMessage(f"no setup code: {reason}")
+            setup_code_refused(reason, self.window)
             return None
         dialog = PairPhoneDialog(setup, self.window)
         dialog.open()

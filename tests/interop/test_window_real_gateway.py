@@ -1,14 +1,15 @@
 """The desktop window against the REAL OpenClaw gateway with the fake model: the reply
 streams, an exec approval opens "Allow command?" and Allow once lets the tool run (its card
-fills in), Stop keeps the partial answer, and the pending approvals are backfilled after
-connecting. Screenshots go to the folder the test prints."""
+fills in), Stop keeps the partial answer, the pending approvals are backfilled after
+connecting, and Pair a phone shows why a loopback-only gateway mints no code. Screenshots
+go to the folder the test prints."""
 
 from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.qt import run_in_qt, screenshot_folder, shot, window_home  # noqa: F401 (autouse)
@@ -101,6 +102,19 @@ def test_window_on_the_real_gateway(
             assert assistant(app, "aborted")[-1].text
             keys = [i.key for i in presenter.timeline.items]
             assert len(keys) == len(set(keys))
+
+            # Pair a phone: the real gateway serves setup codes without advertising them;
+            # bound to loopback only it refuses, and the window says why, whole.
+            assert await app.pair_phone() is None
+            (box,) = [
+                w
+                for w in QApplication.topLevelWidgets()
+                if w.objectName() == "setup-code-refused" and w.isVisible()
+            ]
+            assert isinstance(box, QMessageBox)
+            assert box.informativeText().startswith("Gateway is only bound to loopback.")
+            box.grab().save(str(screens / "04-real-pair-phone-refused.png"))
+            box.close()
             await app.aclose()
 
         run_in_qt(qapp, scenario, timeout=280)

@@ -14,12 +14,13 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
-__all__ = ["PairPhoneDialog", "qr_pixmap"]
+__all__ = ["PairPhoneDialog", "qr_pixmap", "setup_code_refused"]
 
 
 def qr_pixmap(data_url: str) -> QPixmap:
@@ -29,6 +30,17 @@ def qr_pixmap(data_url: str) -> QPixmap:
     if data_url.startswith(prefix):
         pixmap.loadFromData(base64.b64decode(data_url[len(prefix) :]), "PNG")
     return pixmap
+
+
+def setup_code_refused(reason: str, parent: QWidget) -> QMessageBox:
+    """ "Pair a phone" when the gateway gives no setup code: its reason, whole (not modal)."""
+    box = QMessageBox(QMessageBox.Icon.Warning, "Pair a phone", "This gateway gives no setup code.")
+    box.setParent(parent, box.windowFlags())
+    box.setObjectName("setup-code-refused")
+    box.setAccessibleName("No setup code")
+    box.setInformativeText(reason)
+    box.open()
+    return box
 
 
 class PairPhoneDialog(QDialog):
