@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any, Literal
 
 from openclaw_desktop.config.client_profile import cli_client, user_agent
@@ -217,7 +217,7 @@ class OpenClaw:
         return await self.connection.request(method, params, timeout_s=timeout)
 
     # ------------------------------------------------------------------ events
-    async def events(self) -> AsyncIterator[Event]:
+    async def events(self) -> AsyncGenerator[Event, None]:
         """Every normalized event of this connection from now on."""
         queue: asyncio.Queue[Event] = asyncio.Queue(maxsize=10_000)
         self._listeners.append(queue)

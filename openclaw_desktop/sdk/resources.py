@@ -12,9 +12,11 @@ them): their answers are passed through as sent.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
@@ -371,7 +373,7 @@ class Approvals(_Namespace):
     """Exec (and plugin) approvals: ``exec.approval.list`` / ``.resolve``."""
 
     def __init__(
-        self, client: Caller, events: Callable[[], AsyncIterator[Event]] | None = None
+        self, client: Caller, events: Callable[[], AsyncGenerator[Event, None]] | None = None
     ) -> None:
         super().__init__(client)
         self._events = events
@@ -392,22 +394,47 @@ class Approvals(_Namespace):
         """Every approval this connection is asked to decide: the pending ones first
         (``exec.approval.list``; a list that fails is logged and skipped), then each
         ``approval.requested`` event as it comes (from the client's
-        :meth:`~openclaw_desktop.sdk.client.OpenClaw.events`). Ends only when the consumer
-        stops iterating."""
+        :meth:`~openclaw_desktop.sdk.client.OpenClaw.events`). The events are followed from
+        before the list is asked, so a request that comes while it is answered is not
+        missed, nor asked twice. Ends only when the consumer stops iterating."""
+        stream = self._events() if self._events is not None else None
+        # The first read subscribes the stream: it runs before the list's answer arrives.
+        first = asyncio.ensure_future(anext(stream)) if stream is not None else None
+        try:
+            backfilled: set[str] = set()
+            for approval in await self._pending():
+                backfilled.add(approval.id)
+                yield approval
+            if stream is None or first is None:
+                return
+            event = await first
+            while True:
+                if event.type == "approval.requested":
+                    approval = Approval.from_event(event)
+                    if approval.id not in backfilled:
+                        yield approval
+                event = await anext(stream)
+        finally:
+            if first is not None and not first.done():
+                first.cancel()
+                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                    await first
+            if stream is not None:
+                await stream.aclose()
+
+    async def _pending(self) -> tuple[Approval, ...]:
+        """The pending approvals as :class:`Approval` objects ([] when the list fails)."""
         try:
             pending = await self.list()
         except OpenClawError as exc:
             log.warning("could not backfill approvals: %s", exc)
-            pending = []
+            return ()
         backfill = Normalizer()
-        for item in pending:
-            for event in backfill.feed(EXEC_APPROVAL_REQUESTED, item, now_ms()):
-                yield Approval.from_event(event)
-        if self._events is None:
-            return
-        async for event in self._events():
-            if event.type == "approval.requested":
-                yield Approval.from_event(event)
+        return tuple(
+            Approval.from_event(event)
+            for item in pending
+            for event in backfill.feed(EXEC_APPROVAL_REQUESTED, item, now_ms())
+        )
 
 
 class Agents(_Namespace):

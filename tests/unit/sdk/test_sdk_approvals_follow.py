@@ -5,6 +5,7 @@ connects: the list answer is stubbed and events go in through its event listener
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -64,6 +65,49 @@ async def test_pending_approvals_come_first_then_new_ones(
     assert calls == ["exec.approval.list"]
     assert [a.id for a in seen] == ["pending-1", "pending-2", "live-1"]
     assert all(a.kind == "exec" and a.command == "ls" for a in seen)
+
+
+async def test_a_request_sent_while_the_list_is_answered_is_asked_once(
+    oc: OpenClaw, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gateway sends one request's event before its list answer (which holds it too) and
+    another's, which the list does not hold: each is asked once, none is missed."""
+
+    async def call(method: str, params: Any = None, *, timeout: float = 30) -> Any:
+        await asyncio.sleep(0)  # the answer comes after the events below
+        send(oc, "both")
+        send(oc, "event-only")
+        return [request("both")]
+
+    monkeypatch.setattr(oc, "call", call)
+    follow = oc.approvals.follow()
+    async with asyncio.timeout(BOUND_S):
+        seen = [await anext(follow), await anext(follow)]
+        following = asyncio.ensure_future(anext(follow))
+        send(oc, "live-1")
+        seen.append(await following)
+    await follow.aclose()
+    assert [a.id for a in seen] == ["both", "event-only", "live-1"]
+
+
+async def test_closing_before_anything_came_stops_following(
+    oc: OpenClaw, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A consumer that stops while the list is still unanswered leaves no listener behind."""
+
+    async def call(method: str, params: Any = None, *, timeout: float = 30) -> Any:
+        await asyncio.Event().wait()  # never answered
+
+    monkeypatch.setattr(oc, "call", call)
+    follow = oc.approvals.follow()
+    first = asyncio.ensure_future(anext(follow))
+    await asyncio.sleep(0.05)
+    assert len(oc._listeners) == 1
+    first.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await first
+    await follow.aclose()
+    assert oc._listeners == []
 
 
 async def test_a_failed_list_is_logged_and_new_ones_still_come(
