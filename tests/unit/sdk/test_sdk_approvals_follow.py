@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -29,15 +28,6 @@ def request(approval_id: str) -> dict[str, Any]:
         "createdAtMs": 1,
         "expiresAtMs": 1_800_001,
     }
-
-
-@pytest.fixture
-async def oc() -> AsyncIterator[OpenClaw]:
-    client = OpenClaw.connect("ws://127.0.0.1:9", token="t", identity="ephemeral")
-    try:
-        yield client
-    finally:
-        await client.aclose()
 
 
 def send(oc: OpenClaw, approval_id: str) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -64,16 +63,6 @@ def messages_of(run_id: str) -> list[dict[str, Any]]:
         for m in history()
         if m["__openclaw"].get("runId") == run_id or m.get("idempotencyKey") == f"{run_id}:user"
     ]
-
-
-@pytest.fixture
-async def oc() -> AsyncIterator[OpenClaw]:
-    """A client that is never connected."""
-    client = OpenClaw.connect("ws://127.0.0.1:9", token="t", identity="ephemeral")
-    try:
-        yield client
-    finally:
-        await client.aclose()
 
 
 def feed(oc: OpenClaw, items: list[tuple[str, Any]]) -> None:
