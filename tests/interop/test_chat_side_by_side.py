@@ -50,6 +50,8 @@ from tests.helpers.real_openclaw import GatewayFactory, OpenClawInstall
 pytestmark = pytest.mark.timeout(300)
 
 RUN_TIMEOUT_S = 120.0
+#: How long the real gateway may still answer a re-send "in_flight" after a run's final event.
+SETTLE_S = 5.0
 #: The largest ``chat.history`` limit the real gateway's schema accepts.
 HISTORY_MAX_LIMIT = 1000
 #: The chunk delay of both fakes: slow enough that a re-send while running is ``in_flight``
@@ -102,15 +104,28 @@ class ChatTrace:
 
 
 async def _send_run(
-    conn: GatewayConnection, recorder: ChatRecorder, message: str
+    conn: GatewayConnection, recorder: ChatRecorder, message: str, *, settles: bool
 ) -> tuple[list[dict[str, Any]], list[RunEvent]]:
-    """send / re-send while running / wait for the end / re-send: (acks, run events)."""
+    """send / re-send while running / wait for the end / re-send: (acks, run events).
+
+    ``settles``: the gateway records a run's end some time after it sends the final event
+    (the real one: under load a re-send came in between and was answered ``in_flight``), so
+    the last re-send is asked again until the answer changes, for at most
+    :data:`SETTLE_S`. Ours records the end in the same step as it sends that event, so it is
+    asked once and must say ``ok`` at once."""
     key = str(uuid.uuid4())
     params = {"sessionKey": "main", "message": message, "idempotencyKey": key}
     acks = [await conn.request("chat.send", params, timeout_s=30)]
     acks.append(await conn.request("chat.send", params, timeout_s=30))
     events = await recorder.wait_terminal(key, RUN_TIMEOUT_S)
-    acks.append(await conn.request("chat.send", params, timeout_s=30))
+    last = await conn.request("chat.send", params, timeout_s=30)
+    deadline = asyncio.get_running_loop().time() + SETTLE_S
+    while settles and last.get("status") == "in_flight":
+        if asyncio.get_running_loop().time() > deadline:
+            break
+        await asyncio.sleep(0.05)
+        last = await conn.request("chat.send", params, timeout_s=30)
+    acks.append(last)
     for ack in acks:
         ack["__key"] = key
     return acks, events
@@ -127,14 +142,14 @@ async def _error_of(
     return None
 
 
-async def run_scenario(url: str, token: str, tool_message: str) -> ChatTrace:
-    """Drive the whole scenario on one gateway."""
+async def run_scenario(url: str, token: str, tool_message: str, *, settles: bool) -> ChatTrace:
+    """Drive the whole scenario on one gateway (``settles``: see :func:`_send_run`)."""
     trace = ChatTrace()
     recorder = ChatRecorder()
     async with chat_operator(url, token) as conn:
         conn.on_event(recorder)
-        trace.acks, trace.plain = await _send_run(conn, recorder, "hello there")
-        trace.tool_acks, trace.tool = await _send_run(conn, recorder, tool_message)
+        trace.acks, trace.plain = await _send_run(conn, recorder, "hello there", settles=settles)
+        trace.tool_acks, trace.tool = await _send_run(conn, recorder, tool_message, settles=settles)
         trace.history = await conn.request(
             "chat.history", {"sessionKey": "main", "limit": 50}, timeout_s=30
         )
@@ -163,11 +178,15 @@ async def _both(install: OpenClawInstall, root: Path) -> tuple[ChatTrace, ChatTr
 
             async def real_side() -> ChatTrace:
                 gw = await asyncio.to_thread(factory, fake_llm_port=real_llm.port)
-                return await run_scenario(gw.url, gw.token, 'CALLTOOL:ls:{"path":"."}')
+                return await run_scenario(
+                    gw.url, gw.token, 'CALLTOOL:ls:{"path":"."}', settles=True
+                )
 
             async def our_side() -> ChatTrace:
                 async with bundled_with_fake_llm(our_llm.port, root) as gw:
-                    return await run_scenario(gw.url, gw.token, "CALLTOOL:nodes_list:{}")
+                    return await run_scenario(
+                        gw.url, gw.token, "CALLTOOL:nodes_list:{}", settles=False
+                    )
 
             real, ours = await asyncio.gather(real_side(), our_side())
         finally:
