@@ -10,20 +10,22 @@ developer's machine and fails it under CI, where nothing may be skipped.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.fake_llm import FakeLLM
-from tests.helpers.journey_app import Journey, journey
+from tests.helpers.journey_app import Journey, approve_own_node, journey
 from tests.helpers.qt import screenshot_folder
 from tests.helpers.real_openclaw import GatewayFactory, ensure_installed
 from tests.helpers.xsession import MissingBinary
 
 OpenJourney = Callable[..., AbstractAsyncContextManager[Journey]]
+OpenRealJourney = Callable[[], AbstractAsyncContextManager[Journey]]
 
 
 @pytest.fixture
@@ -74,3 +76,21 @@ def real_gateway() -> Iterator[GatewayFactory]:
     factory = GatewayFactory(ensure_installed())
     yield factory
     factory.close()
+
+
+@pytest.fixture
+def open_on_real_gateway(
+    open_journey: OpenJourney, model: FakeLLM, real_gateway: GatewayFactory
+) -> OpenRealJourney:
+    """``async with open_on_real_gateway() as j:`` the window on a fresh REAL gateway (with
+    :func:`model`), this computer's node approved in its dialogs, the composer showing."""
+
+    @contextlib.asynccontextmanager
+    async def opener() -> AsyncIterator[Journey]:
+        gateway = real_gateway(fake_llm_port=model.port)
+        async with open_journey(model=model, remote=(gateway.url, gateway.token)) as j:
+            await approve_own_node(j)
+            await j.control("text", "Message")
+            yield j
+
+    return opener

@@ -11,9 +11,8 @@ import time
 import pytest
 
 from tests.helpers.fake_llm import FakeLLM
-from tests.helpers.journey_app import Journey, approve_own_node
-from tests.helpers.real_openclaw import GatewayFactory
-from tests.journeys.conftest import OpenJourney
+from tests.helpers.journey_app import Journey
+from tests.journeys.conftest import OpenJourney, OpenRealJourney
 from tests.journeys.test_journey_menus import pick
 
 pytestmark = pytest.mark.timeout(300)
@@ -45,12 +44,9 @@ async def test_pair_a_phone_shows_the_setup_code(open_journey: OpenJourney, mode
 
 @pytest.mark.interop
 async def test_pair_a_phone_on_the_real_gateway_says_why_not(
-    open_journey: OpenJourney, model: FakeLLM, real_gateway: GatewayFactory
+    open_on_real_gateway: OpenRealJourney,
 ) -> None:
-    gateway = real_gateway(fake_llm_port=model.port)
-    async with open_journey(model=model, remote=(gateway.url, gateway.token)) as j:
-        await approve_own_node(j)
-        await j.control("text", "Message")
+    async with open_on_real_gateway() as j:
         await pick(j, "File", "Pair a phone…")
         [reason, *_] = await j.atspi.find(
             await j.root(),

@@ -13,9 +13,8 @@ from collections.abc import Callable
 import pytest
 
 from tests.helpers.fake_llm import FakeLLM
-from tests.helpers.journey_app import Journey, approve_own_node, idle
-from tests.helpers.real_openclaw import GatewayFactory
-from tests.journeys.conftest import OpenJourney
+from tests.helpers.journey_app import Journey, idle
+from tests.journeys.conftest import OpenJourney, OpenRealJourney
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -94,11 +93,8 @@ async def test_steer_while_a_reply_streams_live_and_after_a_restart(
 @pytest.mark.interop
 @pytest.mark.timeout(420)
 async def test_steer_while_a_reply_streams_on_the_real_gateway(
-    open_journey: OpenJourney, model: FakeLLM, real_gateway: GatewayFactory
+    open_on_real_gateway: OpenRealJourney,
 ) -> None:
     """The same person, the same window, the real OpenClaw gateway behind it."""
-    gateway = real_gateway(fake_llm_port=model.port)
-    async with open_journey(model=model, remote=(gateway.url, gateway.token)) as j:
-        await approve_own_node(j)
-        await j.control("text", "Message")
+    async with open_on_real_gateway() as j:
         await _steer_then_restart(j, remote=True)

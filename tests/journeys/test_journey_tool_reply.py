@@ -13,9 +13,8 @@ import pytest
 
 from openclaw_desktop.sdk.testing.fake_model_script import PREAMBLE_TEXT
 from tests.helpers.fake_llm import FakeLLM
-from tests.helpers.journey_app import Journey, approve_own_node, idle
-from tests.helpers.real_openclaw import GatewayFactory
-from tests.journeys.conftest import OpenJourney
+from tests.helpers.journey_app import Journey, idle
+from tests.journeys.conftest import OpenJourney, OpenRealJourney
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -84,11 +83,8 @@ async def test_text_then_tool_then_final_answer_live_and_after_a_restart(
 @pytest.mark.interop
 @pytest.mark.timeout(420)
 async def test_text_then_tool_then_final_answer_on_the_real_gateway(
-    open_journey: OpenJourney, model: FakeLLM, real_gateway: GatewayFactory
+    open_on_real_gateway: OpenRealJourney,
 ) -> None:
     """The same person, the same window, the real OpenClaw gateway behind it."""
-    gateway = real_gateway(fake_llm_port=model.port)
-    async with open_journey(model=model, remote=(gateway.url, gateway.token)) as j:
-        await approve_own_node(j)
-        await j.control("text", "Message")
+    async with open_on_real_gateway() as j:
         await _live_then_restart(j, REAL_PROMPT, remote=True)

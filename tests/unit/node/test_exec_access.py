@@ -17,24 +17,23 @@ from openclaw_desktop.node.handlers.exec import exec_area
 from openclaw_desktop.node.registry import CommandRegistry
 
 
-def _accesses(path: Path) -> list[LocalApprovals]:
-    """The file's own access, and one through the node's handlers (exec commands on)."""
+@pytest.fixture(params=["file", "through-node"])
+def access(request: pytest.FixtureRequest, tmp_path: Path) -> LocalApprovals:
+    """The file's own access, or one through the node's handlers (exec commands on)."""
+    path = tmp_path / FILE_NAME
+    if request.param == "file":
+        return LocalApprovals(ApprovalsStore(path))
     area = exec_area(NodeContext(exec_approvals_path=path))
     dispatcher = InvokeDispatcher(
         CommandRegistry(area.specs), area.handlers, lambda: {"exec": True}
     )
-    return [
-        LocalApprovals(ApprovalsStore(path)),
-        LocalApprovals(ApprovalsStore(path), dispatcher.dispatch, lambda: True),
-    ]
+    return LocalApprovals(ApprovalsStore(path), dispatcher.dispatch, lambda: True)
 
 
-@pytest.mark.parametrize("through_node", [False, True])
 async def test_a_stale_base_hash_is_a_conflict_and_writes_nothing(
-    tmp_path: Path, through_node: bool
+    access: LocalApprovals, tmp_path: Path
 ) -> None:
     path = tmp_path / FILE_NAME
-    access = _accesses(path)[through_node]
     first = await access.set({"version": 1, "defaults": {"ask": "on-miss"}}, "")
     assert first["file"]["defaults"] == {"ask": "on-miss"}
     written = path.read_bytes()
@@ -45,12 +44,7 @@ async def test_a_stale_base_hash_is_a_conflict_and_writes_nothing(
     assert current["hash"] == first["hash"]
 
 
-@pytest.mark.parametrize("through_node", [False, True])
-async def test_a_missing_base_hash_is_refused_but_no_conflict(
-    tmp_path: Path, through_node: bool
-) -> None:
-    path = tmp_path / FILE_NAME
-    access = _accesses(path)[through_node]
+async def test_a_missing_base_hash_is_refused_but_no_conflict(access: LocalApprovals) -> None:
     await access.set({"version": 1}, "")
     with pytest.raises(ApprovalsError) as refused:
         await access.set({"version": 1, "defaults": {"ask": "always"}}, "")
